@@ -1,0 +1,356 @@
+//! The agent task: owns the conversation and runs each prompt to completion behind channels.
+//!
+//! Mental model: `spawn` starts one tokio task that reads `Op`s and emits `AgentEvent`s; nothing
+//! else touches the history. A prompt runs as a loop of requests (assemble → stream → execute
+//! tools → append results) while the task keeps listening for `Interrupt` and approvals. The
+//! invariant a newcomer breaks first: after any stop (answer, interrupt, error, turn limit) the
+//! history must still be a valid request, i.e. every tool call has a result. `turn` counts
+//! requests within one prompt, from 1.
+
+mod tools_run;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::{ContentBlock, Message, ModelRequest, Role, push_user_text};
+use crate::cost::Pricing;
+use crate::prompt;
+use crate::protocol::{AgentEvent, Mode, Op};
+use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
+use crate::tools::{ToolContext, ToolRegistry};
+
+/// Output tokens a request may produce.
+const MAX_OUTPUT_TOKENS: u32 = 8192;
+
+/// How the agent task is set up.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    pub session_id: String,
+    pub mode: Mode,
+    pub max_turns: u32,
+    pub workspace: PathBuf,
+    pub pricing: Option<Pricing>,
+}
+
+/// The two ends of a running agent task.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub join: JoinHandle<()>,
+}
+
+/// Starts the agent task.
+pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle {
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let workspace = options
+        .workspace
+        .canonicalize()
+        .unwrap_or_else(|_| options.workspace.clone());
+    let agent = Agent {
+        provider,
+        mode: options.mode,
+        tool_ctx: ToolContext {
+            workspace,
+            scratch: None,
+        },
+        options,
+        history: Vec::new(),
+        totals: UsageRecord::default(),
+        events: events_tx,
+    };
+    let join = tokio::spawn(agent.run(ops_rx));
+    AgentHandle {
+        ops: ops_tx,
+        events: events_rx,
+        join,
+    }
+}
+
+struct Agent {
+    provider: Arc<dyn Provider>,
+    options: AgentOptions,
+    mode: Mode,
+    tool_ctx: ToolContext,
+    history: Vec<Message>,
+    totals: UsageRecord,
+    events: mpsc::UnboundedSender<AgentEvent>,
+}
+
+/// What one streamed response left behind.
+#[derive(Default)]
+struct Response {
+    text: String,
+    reasoning: Vec<ContentBlock>,
+    tool_calls: Vec<(String, String, serde_json::Value)>,
+    stop: Option<StopReason>,
+    interrupted: bool,
+}
+
+/// How a prompt ended, as `turn_finished` names it.
+enum Ending {
+    Answer(StopReason),
+    Interrupted,
+    MaxTurns,
+    Failed,
+}
+
+impl Ending {
+    fn as_str(&self) -> &str {
+        match self {
+            Ending::Answer(reason) => reason.as_str(),
+            Ending::Interrupted => "interrupted",
+            Ending::MaxTurns => "max_turns",
+            Ending::Failed => "error",
+        }
+    }
+}
+
+impl Agent {
+    fn emit(&self, event: AgentEvent) {
+        // The receiver gone means the UI is shutting down; there is nobody left to tell.
+        let _ = self.events.send(event);
+    }
+
+    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.emit(AgentEvent::SessionConfigured {
+            session_id: self.options.session_id.clone(),
+            provider: self.provider.label(),
+            model: self.provider.model().to_string(),
+            mode: self.mode,
+            context_window: self
+                .options
+                .pricing
+                .as_ref()
+                .and_then(|p| p.context_window)
+                .unwrap_or(0),
+        });
+        let mut queued: VecDeque<Op> = VecDeque::new();
+        loop {
+            let op = match queued.pop_front() {
+                Some(op) => op,
+                None => match ops.recv().await {
+                    Some(op) => op,
+                    None => break,
+                },
+            };
+            match op {
+                Op::Submit { text, mode } => {
+                    if self
+                        .run_prompt_listening(text, mode, &mut ops, &mut queued)
+                        .await
+                    {
+                        break;
+                    }
+                }
+                Op::SetMode { mode } => {
+                    self.mode = mode;
+                    self.emit(AgentEvent::ModeChanged { mode });
+                }
+                Op::Interrupt => {}
+                Op::Approve { id, .. } => {
+                    tracing::debug!(%id, "approval for a call that is not waiting");
+                }
+                Op::Shutdown => break,
+            }
+        }
+    }
+
+    /// Runs one prompt while still taking ops; returns true when the session should end.
+    async fn run_prompt_listening(
+        &mut self,
+        text: String,
+        mode: Mode,
+        ops: &mut mpsc::UnboundedReceiver<Op>,
+        queued: &mut VecDeque<Op>,
+    ) -> bool {
+        let cancel = CancellationToken::new();
+        let mut shutdown = false;
+        let prompt = self.run_prompt(text, mode, cancel.clone());
+        tokio::pin!(prompt);
+        loop {
+            tokio::select! {
+                _ = &mut prompt => break,
+                op = ops.recv(), if !shutdown => match op {
+                    Some(Op::Interrupt) => cancel.cancel(),
+                    Some(Op::Shutdown) | None => {
+                        cancel.cancel();
+                        shutdown = true;
+                    }
+                    Some(other) => queued.push_back(other),
+                },
+            }
+        }
+        shutdown
+    }
+
+    async fn run_prompt(&mut self, text: String, mode: Mode, cancel: CancellationToken) {
+        push_user_text(&mut self.history, text);
+        let tools = ToolRegistry::for_mode(mode);
+        let mut final_text = String::new();
+        let mut turn = 0u32;
+        let ending = loop {
+            turn += 1;
+            self.emit(AgentEvent::TurnStarted { turn });
+            let request = ModelRequest {
+                model: self.provider.model().to_string(),
+                system: prompt::system_blocks(mode),
+                tools: tools.specs(),
+                messages: self.history.clone(),
+                max_output_tokens: MAX_OUTPUT_TOKENS,
+                session_id: self.options.session_id.clone(),
+            };
+            let (response, error) = self.stream_response(request, turn, &cancel).await;
+            self.append_assistant(&response);
+            if let Some(error) = error {
+                self.emit(AgentEvent::Error {
+                    message: error.to_string(),
+                });
+                break Ending::Failed;
+            }
+            if response.interrupted {
+                break Ending::Interrupted;
+            }
+            if response.tool_calls.is_empty() {
+                final_text = response.text;
+                break Ending::Answer(response.stop.unwrap_or(StopReason::EndTurn));
+            }
+            let results = tools_run::run_calls(
+                &tools,
+                &self.tool_ctx,
+                &response.tool_calls,
+                &cancel,
+                &self.events,
+            )
+            .await;
+            self.history.push(Message {
+                role: Role::User,
+                content: results,
+            });
+            if cancel.is_cancelled() {
+                break Ending::Interrupted;
+            }
+            if turn >= self.options.max_turns {
+                self.emit(AgentEvent::Notice {
+                    message: format!(
+                        "stopped after {turn} requests (CHATCLI_AGENT_MAX_TURNS); send another prompt to go on"
+                    ),
+                });
+                break Ending::MaxTurns;
+            }
+        };
+        self.emit(AgentEvent::TurnFinished {
+            text: final_text,
+            stop_reason: ending.as_str().to_string(),
+        });
+        self.emit(self.cost_event());
+    }
+
+    /// Streams one response, emitting deltas and usage as they arrive.
+    async fn stream_response(
+        &mut self,
+        request: ModelRequest,
+        turn: u32,
+        cancel: &CancellationToken,
+    ) -> (Response, Option<ProviderError>) {
+        let mut stream = self.provider.stream(request);
+        let mut response = Response::default();
+        loop {
+            let next = tokio::select! {
+                _ = cancel.cancelled() => {
+                    // Calls that were never run must not enter the history without results.
+                    response.tool_calls.clear();
+                    response.interrupted = true;
+                    return (response, None);
+                }
+                next = stream.next() => next,
+            };
+            let event = match next {
+                None if response.stop.is_some() => return (response, None),
+                None => {
+                    response.tool_calls.clear();
+                    let error = ProviderError::Truncated {
+                        provider: self.provider.name().to_string(),
+                    };
+                    return (response, Some(error));
+                }
+                Some(Err(error)) => {
+                    response.tool_calls.clear();
+                    return (response, Some(error));
+                }
+                Some(Ok(event)) => event,
+            };
+            match event {
+                ProviderEvent::TextDelta(text) => {
+                    response.text.push_str(&text);
+                    self.emit(AgentEvent::TextDelta { text });
+                }
+                ProviderEvent::ReasoningDelta(text) => {
+                    self.emit(AgentEvent::ReasoningDelta { text });
+                }
+                ProviderEvent::ReasoningBlock { text, signature } => {
+                    response
+                        .reasoning
+                        .push(ContentBlock::Thinking { text, signature });
+                }
+                ProviderEvent::ToolCallStarted { .. } | ProviderEvent::ToolCallArgs { .. } => {}
+                ProviderEvent::ToolCall { id, name, args } => {
+                    response.tool_calls.push((id, name, args));
+                }
+                ProviderEvent::Usage(usage) => self.record_usage(turn, usage),
+                ProviderEvent::Stop(reason) => response.stop = Some(reason),
+            }
+        }
+    }
+
+    fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
+        self.totals.add(&usage);
+        let cost_usd = self.options.pricing.as_ref().map(|p| p.cost(&usage));
+        self.emit(AgentEvent::Usage {
+            turn,
+            usage: usage.figures(),
+            cost_usd,
+        });
+    }
+
+    /// Appends what the model said, if anything; tool calls go in only when the response finished.
+    fn append_assistant(&mut self, response: &Response) {
+        let mut content = response.reasoning.clone();
+        if !response.text.is_empty() {
+            content.push(ContentBlock::Text {
+                text: response.text.clone(),
+            });
+        }
+        for (id, name, input) in &response.tool_calls {
+            content.push(ContentBlock::ToolUse {
+                id: id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+            });
+        }
+        if content.is_empty() {
+            return;
+        }
+        self.history.push(Message {
+            role: Role::Assistant,
+            content,
+        });
+    }
+
+    fn cost_event(&self) -> AgentEvent {
+        let t = &self.totals;
+        AgentEvent::Cost {
+            input_tokens: t.total_input(),
+            output_tokens: t.output,
+            cache_read_tokens: t.cache_read,
+            cache_creation_tokens: t.cache_write(),
+            cost_usd: self.options.pricing.as_ref().map(|p| p.cost(t)),
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The command line: `chatcli` (the TUI) and `chatcli exec` (one prompt, headless).
+//!
+//! Flags only collect what the user typed; `Config::resolve` applies precedence and validation,
+//! so a bad `--mode` fails with the same message as a bad `CHATCLI_MODE`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Overrides;
+
+const AFTER_HELP: &str = "\
+Providers: anthropic (alias claudeai), openai, openai-responses, xai, zai, moonshot, minimax,
+openrouter, github-models, googleai (alias gemini), ollama, bedrock, copilot, stackspot, demo.
+With no provider named and no key in the environment, chatcli runs the offline demo provider.
+
+Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
+  CHATCLI_HOME             where config.toml, logs and sessions live
+  CHATCLI_PROVIDER         provider name (also LLM_PROVIDER, the reference system's name)
+  CHATCLI_MODE             chat | agent | coder | run (default agent)
+  CHATCLI_AGENT_MAX_TURNS  requests per prompt in the tool loop, 1-200 (default 50)
+  <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
+  <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
+
+Keys in the TUI: Enter send, Shift+Enter or Ctrl+J newline, Shift+Tab cycle mode,
+Ctrl+C interrupt (twice to quit), F1 help.";
+
+/// A full-screen terminal agent that keeps the token bill of long sessions low.
+#[derive(Debug, Parser)]
+#[command(name = "chatcli", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags shared by the TUI and `exec`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CommonArgs {
+    /// Mode: chat, agent, coder or run [env: CHATCLI_MODE] [default: agent]
+    #[arg(long, global = true)]
+    pub mode: Option<String>,
+    /// Provider to talk to [env: CHATCLI_PROVIDER, LLM_PROVIDER]
+    #[arg(long, global = true)]
+    pub provider: Option<String>,
+    /// Model id [env: <PROVIDER>_MODEL]
+    #[arg(long, global = true)]
+    pub model: Option<String>,
+    /// Endpoint override [env: <PROVIDER>_BASE_URL]
+    #[arg(long, global = true)]
+    pub base_url: Option<String>,
+    /// Requests per prompt in the tool loop, 1-200 [env: CHATCLI_AGENT_MAX_TURNS] [default: 50]
+    #[arg(long, global = true)]
+    pub max_turns: Option<String>,
+    /// Workspace directory for the coder tools [default: the current directory]
+    #[arg(long, global = true)]
+    pub cwd: Option<PathBuf>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one prompt to completion without the TUI and print the answer.
+    Exec(ExecArgs),
+}
+
+/// `chatcli exec` flags.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Approve tool calls that would ask.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print every event as one JSON object per line instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+    /// The prompt.
+    #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
+    pub prompt: Vec<String>,
+}
+
+impl CommonArgs {
+    /// The flags as config overrides.
+    pub fn overrides(&self, yes: bool) -> Overrides {
+        Overrides {
+            mode: self.mode.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_turns: self.max_turns.clone(),
+            cwd: self.cwd.clone(),
+            yes,
+        }
+    }
+}

@@ -1,0 +1,512 @@
+//! The one typed `Config`, resolved once at start from flags, environment, `config.toml` and
+//! defaults, in that order of precedence.
+//!
+//! Every clamp and validation lives here, so the rest of the program can trust its values. The
+//! environment is read through `Env`, a snapshot, so tests resolve configs without touching the
+//! process environment. Variable names follow the reference system (`CHATCLI_*`, `LLM_PROVIDER`)
+//! so users carry their settings over. An invalid value is a `ConfigError` that names the
+//! setting, the value and what would be accepted.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::protocol::Mode;
+
+/// A setting with a value chatcli cannot use.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// A setting's value is not one of the accepted ones.
+    #[error("{setting} must be {expected} (got \"{value}\")")]
+    Invalid {
+        setting: String,
+        value: String,
+        expected: String,
+    },
+    /// The config file could not be read or parsed.
+    #[error("config file {path}: {message}")]
+    File { path: String, message: String },
+    /// No home directory could be found for chatcli's files.
+    #[error("cannot find a home directory for chatcli's files: set CHATCLI_HOME")]
+    NoHome,
+}
+
+/// A snapshot of environment variables.
+#[derive(Debug, Clone, Default)]
+pub struct Env(HashMap<String, String>);
+
+impl Env {
+    /// The process environment, read now.
+    pub fn from_process() -> Env {
+        Env(std::env::vars().collect())
+    }
+
+    /// An environment made of the given pairs (for tests).
+    pub fn from_pairs<I, K, V>(pairs: I) -> Env
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        Env(pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect())
+    }
+
+    /// The variable's value, if set and not blank.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.trim().is_empty())
+    }
+}
+
+/// The LLM services chatcli knows by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    Demo,
+    Anthropic,
+    OpenAi,
+    OpenAiResponses,
+    Xai,
+    Zai,
+    Moonshot,
+    Minimax,
+    OpenRouter,
+    GithubModels,
+    GoogleAi,
+    Ollama,
+    Bedrock,
+    Copilot,
+    StackSpot,
+}
+
+impl ProviderKind {
+    /// Every provider, in the order `--help` lists them.
+    pub const ALL: [ProviderKind; 15] = [
+        ProviderKind::Anthropic,
+        ProviderKind::OpenAi,
+        ProviderKind::OpenAiResponses,
+        ProviderKind::Xai,
+        ProviderKind::Zai,
+        ProviderKind::Moonshot,
+        ProviderKind::Minimax,
+        ProviderKind::OpenRouter,
+        ProviderKind::GithubModels,
+        ProviderKind::GoogleAi,
+        ProviderKind::Ollama,
+        ProviderKind::Bedrock,
+        ProviderKind::Copilot,
+        ProviderKind::StackSpot,
+        ProviderKind::Demo,
+    ];
+
+    /// The name `--provider` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Demo => "demo",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::OpenAiResponses => "openai-responses",
+            ProviderKind::Xai => "xai",
+            ProviderKind::Zai => "zai",
+            ProviderKind::Moonshot => "moonshot",
+            ProviderKind::Minimax => "minimax",
+            ProviderKind::OpenRouter => "openrouter",
+            ProviderKind::GithubModels => "github-models",
+            ProviderKind::GoogleAi => "googleai",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Bedrock => "bedrock",
+            ProviderKind::Copilot => "copilot",
+            ProviderKind::StackSpot => "stackspot",
+        }
+    }
+
+    /// Parses a provider name or one of the reference system's aliases, case-insensitively.
+    pub fn parse(value: &str) -> Option<ProviderKind> {
+        let v = value.trim().to_ascii_lowercase().replace('_', "-");
+        let kind = match v.as_str() {
+            "demo" => ProviderKind::Demo,
+            "anthropic" | "claudeai" | "claude" => ProviderKind::Anthropic,
+            "openai" => ProviderKind::OpenAi,
+            "openai-responses" | "responses" => ProviderKind::OpenAiResponses,
+            "xai" | "grok" => ProviderKind::Xai,
+            "zai" | "z.ai" | "glm" => ProviderKind::Zai,
+            "moonshot" | "kimi" => ProviderKind::Moonshot,
+            "minimax" => ProviderKind::Minimax,
+            "openrouter" => ProviderKind::OpenRouter,
+            "github-models" | "githubmodels" => ProviderKind::GithubModels,
+            "googleai" | "gemini" | "google" => ProviderKind::GoogleAi,
+            "ollama" => ProviderKind::Ollama,
+            "bedrock" | "aws-bedrock" => ProviderKind::Bedrock,
+            "copilot" | "github-copilot" => ProviderKind::Copilot,
+            "stackspot" => ProviderKind::StackSpot,
+            _ => return None,
+        };
+        Some(kind)
+    }
+
+    /// The prefix of this provider's own variables (`ANTHROPIC` in `ANTHROPIC_MODEL`).
+    pub fn env_prefix(self) -> &'static str {
+        match self {
+            ProviderKind::Demo => "DEMO",
+            ProviderKind::Anthropic => "ANTHROPIC",
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "OPENAI",
+            ProviderKind::Xai => "XAI",
+            ProviderKind::Zai => "ZAI",
+            ProviderKind::Moonshot => "MOONSHOT",
+            ProviderKind::Minimax => "MINIMAX",
+            ProviderKind::OpenRouter => "OPENROUTER",
+            ProviderKind::GithubModels => "GITHUB_MODELS",
+            ProviderKind::GoogleAi => "GEMINI",
+            ProviderKind::Ollama => "OLLAMA",
+            ProviderKind::Bedrock => "BEDROCK",
+            ProviderKind::Copilot => "COPILOT",
+            ProviderKind::StackSpot => "STACKSPOT",
+        }
+    }
+
+    fn accepted() -> String {
+        ProviderKind::ALL.map(ProviderKind::as_str).join(", ")
+    }
+}
+
+/// Settings given on the command line; `None` means "not given".
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub mode: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_turns: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub yes: bool,
+}
+
+/// `config.toml`: the same settings as the flags, for users who want them permanent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    mode: Option<String>,
+    provider: Option<String>,
+    model: Option<String>,
+    base_url: Option<String>,
+    max_turns: Option<toml::Value>,
+}
+
+/// Everything the program needs to know about how it was asked to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where `config.toml`, logs and sessions live.
+    pub home: PathBuf,
+    /// The mode prompts run in until the user switches.
+    pub mode: Mode,
+    /// The provider the user named; `None` means "pick from the keys in the environment".
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// Requests the tool loop may send for one prompt, in [1, 200].
+    pub max_turns: u32,
+    /// The directory the coder tools work in.
+    pub workspace: PathBuf,
+    /// Approve every tool call that would ask (`--yes`).
+    pub auto_approve: bool,
+    /// The environment snapshot the config was resolved from (providers read their keys here).
+    pub env: Env,
+}
+
+/// Default requests per prompt (`CHATCLI_AGENT_MAX_TURNS`).
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+impl Config {
+    /// Resolves the configuration: flags over environment over `config.toml` over defaults.
+    pub fn resolve(overrides: &Overrides, env: Env) -> Result<Config, ConfigError> {
+        let home = resolve_home(&env)?;
+        let file = read_file_config(&home.join("config.toml"))?;
+
+        let mode = MODE
+            .pick(overrides.mode.as_deref(), &env, file.mode.as_deref())
+            .map(|(setting, v)| {
+                v.parse::<Mode>().map_err(|_| ConfigError::Invalid {
+                    setting,
+                    value: v.to_string(),
+                    expected: "one of: chat, agent, coder, run".into(),
+                })
+            })
+            .transpose()?
+            .unwrap_or_default();
+
+        let provider_source = overrides
+            .provider
+            .as_deref()
+            .map(|v| ("--provider", v))
+            .or_else(|| env.get("CHATCLI_PROVIDER").map(|v| ("CHATCLI_PROVIDER", v)))
+            .or_else(|| env.get("LLM_PROVIDER").map(|v| ("LLM_PROVIDER", v)))
+            .or_else(|| {
+                file.provider
+                    .as_deref()
+                    .map(|v| ("provider in config.toml", v))
+            });
+        let provider = provider_source
+            .map(|(setting, v)| {
+                ProviderKind::parse(v).ok_or_else(|| ConfigError::Invalid {
+                    setting: setting.to_string(),
+                    value: v.to_string(),
+                    expected: format!("one of: {}", ProviderKind::accepted()),
+                })
+            })
+            .transpose()?;
+
+        let prefix = provider.map(ProviderKind::env_prefix);
+        let model_var = prefix.map(|p| format!("{p}_MODEL"));
+        let model = overrides
+            .model
+            .clone()
+            .or_else(|| {
+                model_var
+                    .as_deref()
+                    .and_then(|v| env.get(v))
+                    .map(str::to_string)
+            })
+            .or(file.model);
+        let url_var = prefix.map(|p| format!("{p}_BASE_URL"));
+        let base_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| {
+                url_var
+                    .as_deref()
+                    .and_then(|v| env.get(v))
+                    .map(str::to_string)
+            })
+            .or(file.base_url);
+
+        let file_turns = file.max_turns.map(|v| match v {
+            toml::Value::String(s) => s,
+            other => other.to_string(),
+        });
+        let max_turns =
+            match MAX_TURNS.pick(overrides.max_turns.as_deref(), &env, file_turns.as_deref()) {
+                None => DEFAULT_MAX_TURNS,
+                Some((setting, v)) => {
+                    let n: i64 = v.trim().parse().map_err(|_| ConfigError::Invalid {
+                        setting,
+                        value: v.to_string(),
+                        expected: "a whole number from 1 to 200".into(),
+                    })?;
+                    n.clamp(1, 200) as u32
+                }
+            };
+
+        let workspace = match &overrides.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().map_err(|e| ConfigError::Invalid {
+                setting: "the current directory".into(),
+                value: e.to_string(),
+                expected: "a readable directory (or pass --cwd)".into(),
+            })?,
+        };
+        if !workspace.is_dir() {
+            return Err(ConfigError::Invalid {
+                setting: "--cwd".into(),
+                value: workspace.display().to_string(),
+                expected: "an existing directory".into(),
+            });
+        }
+
+        Ok(Config {
+            home,
+            mode,
+            provider,
+            model,
+            base_url,
+            max_turns,
+            workspace,
+            auto_approve: overrides.yes,
+            env,
+        })
+    }
+
+    /// Where the log files go.
+    pub fn log_dir(&self) -> PathBuf {
+        self.home.join("logs")
+    }
+}
+
+/// Where a setting can come from: its flag, its environment variable and its `config.toml` key.
+struct Setting {
+    flag: &'static str,
+    var: &'static str,
+    key: &'static str,
+}
+
+impl Setting {
+    /// The first source that is set, as (name of that source, value).
+    fn pick<'a>(
+        &self,
+        flag: Option<&'a str>,
+        env: &'a Env,
+        file: Option<&'a str>,
+    ) -> Option<(String, &'a str)> {
+        flag.map(|v| (self.flag.to_string(), v))
+            .or_else(|| env.get(self.var).map(|v| (self.var.to_string(), v)))
+            .or_else(|| file.map(|v| (format!("{} in config.toml", self.key), v)))
+    }
+}
+
+const MODE: Setting = Setting {
+    flag: "--mode",
+    var: "CHATCLI_MODE",
+    key: "mode",
+};
+const MAX_TURNS: Setting = Setting {
+    flag: "--max-turns",
+    var: "CHATCLI_AGENT_MAX_TURNS",
+    key: "max_turns",
+};
+
+fn resolve_home(env: &Env) -> Result<PathBuf, ConfigError> {
+    if let Some(home) = env.get("CHATCLI_HOME") {
+        return Ok(PathBuf::from(home));
+    }
+    directories::ProjectDirs::from("", "", "chatcli")
+        .map(|dirs| dirs.config_dir().to_path_buf())
+        .ok_or(ConfigError::NoHome)
+}
+
+fn read_file_config(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileConfig::default()),
+        Err(e) => {
+            return Err(ConfigError::File {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            });
+        }
+    };
+    toml::from_str(&text).map_err(|e| ConfigError::File {
+        path: path.display().to_string(),
+        message: e.message().to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(pairs: &[(&str, &str)], overrides: Overrides) -> Result<Config, ConfigError> {
+        let home = tempfile::tempdir().expect("tempdir");
+        let mut env: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env.push(("CHATCLI_HOME".into(), home.path().display().to_string()));
+        Config::resolve(&overrides, Env::from_pairs(env))
+    }
+
+    #[test]
+    fn defaults_when_nothing_is_set() {
+        let config = resolve(&[], Overrides::default()).expect("config");
+        assert_eq!(config.mode, Mode::Agent);
+        assert_eq!(config.provider, None);
+        assert_eq!(config.max_turns, DEFAULT_MAX_TURNS);
+    }
+
+    #[test]
+    fn flags_beat_environment() {
+        let overrides = Overrides {
+            mode: Some("coder".into()),
+            provider: Some("openai".into()),
+            ..Overrides::default()
+        };
+        let config = resolve(
+            &[("CHATCLI_MODE", "chat"), ("LLM_PROVIDER", "CLAUDEAI")],
+            overrides,
+        )
+        .expect("config");
+        assert_eq!(config.mode, Mode::Coder);
+        assert_eq!(config.provider, Some(ProviderKind::OpenAi));
+    }
+
+    #[test]
+    fn reference_aliases_are_accepted() {
+        let config =
+            resolve(&[("LLM_PROVIDER", "CLAUDEAI")], Overrides::default()).expect("config");
+        assert_eq!(config.provider, Some(ProviderKind::Anthropic));
+        let config =
+            resolve(&[("LLM_PROVIDER", "GoogleAI")], Overrides::default()).expect("config");
+        assert_eq!(config.provider, Some(ProviderKind::GoogleAi));
+        let config = resolve(
+            &[("CHATCLI_PROVIDER", "demo"), ("LLM_PROVIDER", "OPENAI")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.provider, Some(ProviderKind::Demo));
+    }
+
+    #[test]
+    fn bad_values_name_the_setting() {
+        let err = resolve(&[("CHATCLI_MODE", "fast")], Overrides::default())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("CHATCLI_MODE must be one of: chat, agent, coder, run (got \"fast\")")
+        );
+        let err = resolve(
+            &[("CHATCLI_AGENT_MAX_TURNS", "three")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("CHATCLI_AGENT_MAX_TURNS must be a whole number from 1 to 200 (got \"three\")")
+        );
+        let err = resolve(&[("LLM_PROVIDER", "skynet")], Overrides::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.starts_with("LLM_PROVIDER must be one of: anthropic, openai"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn max_turns_is_clamped() {
+        let config =
+            resolve(&[("CHATCLI_AGENT_MAX_TURNS", "500")], Overrides::default()).expect("config");
+        assert_eq!(config.max_turns, 200);
+        let config =
+            resolve(&[("CHATCLI_AGENT_MAX_TURNS", "0")], Overrides::default()).expect("config");
+        assert_eq!(config.max_turns, 1);
+    }
+
+    #[test]
+    fn config_file_is_the_last_resort_and_checked() {
+        let home = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            home.path().join("config.toml"),
+            "mode = \"chat\"\nmax_turns = 7\n",
+        )
+        .expect("write");
+        let env = Env::from_pairs([("CHATCLI_HOME", home.path().display().to_string())]);
+        let config = Config::resolve(&Overrides::default(), env.clone()).expect("config");
+        assert_eq!(config.mode, Mode::Chat);
+        assert_eq!(config.max_turns, 7);
+        std::fs::write(home.path().join("config.toml"), "colour = \"red\"\n").expect("write");
+        let err = Config::resolve(&Overrides::default(), env)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("config.toml") && err.contains("colour"),
+            "{err}"
+        );
+    }
+}

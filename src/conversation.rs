@@ -1,0 +1,134 @@
+//! The provider-neutral conversation: what the agent keeps as history and what a request carries.
+//!
+//! Each wire client translates these types into its own JSON; nothing here knows a provider.
+//! Invariant the agent keeps: every `ToolUse` block in an assistant message is answered by a
+//! `ToolResult` with the same id in the next user message, so any prefix of the history that ends
+//! on a user message is a valid request body for every provider.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text { text: String },
+    /// Reasoning the provider returned; sent back unchanged (with its signature) during tool loops.
+    Thinking {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// A tool call the model made.
+    ToolUse {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+    },
+    /// The answer to a tool call.
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// A user message holding one text block.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
+    }
+
+    /// The concatenated text blocks of the message.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The tool calls this message makes.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &serde_json::Value)> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+}
+
+/// A named block of the system prompt; `stable` blocks never change within a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemBlock {
+    pub name: String,
+    pub text: String,
+    pub stable: bool,
+}
+
+/// A tool definition as sent to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// Everything one request to the model carries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system: Vec<SystemBlock>,
+    pub tools: Vec<ToolSpec>,
+    pub messages: Vec<Message>,
+    pub max_output_tokens: u32,
+    /// Stable per session: providers use it as their cache key where they take one.
+    pub session_id: String,
+}
+
+/// Appends user text to the history, merging into a trailing user message so roles keep alternating.
+pub fn push_user_text(history: &mut Vec<Message>, text: String) {
+    match history.last_mut() {
+        Some(last) if last.role == Role::User => last.content.push(ContentBlock::Text { text }),
+        _ => history.push(Message::user_text(text)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_text_after_a_user_message_merges() {
+        let mut history = vec![Message::user_text("a")];
+        push_user_text(&mut history, "b".into());
+        assert_eq!(history.len(), 1);
+        assert_eq!(history[0].text(), "ab");
+        history.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text { text: "x".into() }],
+        });
+        push_user_text(&mut history, "c".into());
+        assert_eq!(history.len(), 3);
+    }
+}

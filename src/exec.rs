@@ -1,0 +1,58 @@
+//! `chatcli exec`: one prompt through the same agent task, printed as text or JSON lines.
+//!
+//! With `--json` every `AgentEvent` is one line of JSON on stdout, `cost` last; without it only
+//! the final answer is printed. Errors go to stderr as one line, and the exit code says whether
+//! the prompt finished (0) or not (1).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use crate::agent::{self, AgentOptions};
+use crate::protocol::{AgentEvent, Mode, Op};
+use crate::provider::Provider;
+
+/// How the run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecOutcome {
+    pub ok: bool,
+    pub errors: Vec<String>,
+}
+
+/// Runs `prompt` to completion, writing to `out`.
+pub async fn run(
+    provider: Arc<dyn Provider>,
+    options: AgentOptions,
+    prompt: String,
+    mode: Mode,
+    json: bool,
+    out: &mut (dyn Write + Send),
+) -> std::io::Result<ExecOutcome> {
+    let mut handle = agent::spawn(provider, options);
+    let _ = handle.ops.send(Op::Submit { text: prompt, mode });
+    let mut errors = Vec::new();
+    let mut finished = None;
+    while let Some(event) = handle.events.recv().await {
+        if json {
+            let line = serde_json::to_string(&event).map_err(std::io::Error::other)?;
+            writeln!(out, "{line}")?;
+        }
+        match &event {
+            AgentEvent::Error { message } => errors.push(message.clone()),
+            AgentEvent::TurnFinished { text, stop_reason } => {
+                finished = Some(stop_reason.clone());
+                if !json {
+                    writeln!(out, "{}", text.trim_end())?;
+                }
+            }
+            AgentEvent::Cost { .. } if finished.is_some() => {
+                let _ = handle.ops.send(Op::Shutdown);
+                break;
+            }
+            _ => {}
+        }
+    }
+    out.flush()?;
+    let _ = handle.join.await;
+    let ok = errors.is_empty() && finished.as_deref().is_some_and(|r| r != "interrupted");
+    Ok(ExecOutcome { ok, errors })
+}

@@ -1,0 +1,20 @@
+//! chatcli: a full-screen terminal agent that keeps the token bill of long sessions low.
+//!
+//! The crate is split along one seam: the agent task (`agent`, `provider`, `tools`, `prompt`)
+//! owns the conversation, the front ends (`ui` for the TUI, `exec` for headless runs) own only
+//! what they show, and `protocol` is the typed channel between them.
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod conversation;
+pub mod cost;
+pub mod exec;
+pub mod logging;
+pub mod prompt;
+pub mod protocol;
+pub mod provider;
+pub mod session;
+pub mod tools;
+pub mod tui;
+pub mod ui;

@@ -1,0 +1,83 @@
+//! The `chatcli` binary: parses the command line, resolves the config, starts a front end.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use chatcli::cli::{Cli, Command};
+use chatcli::config::{Config, Env};
+use chatcli::{exec, logging, session, tui};
+
+/// Pause between the demo provider's streamed pieces in the TUI, so streaming is visible.
+const DEMO_CHUNK_DELAY: Duration = Duration::from_millis(25);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("chatcli: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("chatcli: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let yes = matches!(&cli.command, Some(Command::Exec(args)) if args.yes);
+    let config = Config::resolve(&cli.common.overrides(yes), Env::from_process())?;
+    let _log_guard = logging::init(&config.log_dir(), &config.env);
+    let catalog = session::load_catalog(&config)?;
+    let session_id = session::new_session_id();
+    tracing::info!(%session_id, provider = ?config.provider, mode = %config.mode, "session start");
+
+    match cli.command {
+        Some(Command::Exec(args)) => {
+            let provider = session::build_provider(&config, Duration::ZERO)?;
+            let options = session::agent_options(&config, provider.as_ref(), &catalog, session_id);
+            let prompt = args.prompt.join(" ");
+            let mut stdout = std::io::stdout();
+            let outcome = exec::run(
+                provider,
+                options,
+                prompt,
+                config.mode,
+                args.json,
+                &mut stdout,
+            )
+            .await?;
+            if !args.json {
+                for error in &outcome.errors {
+                    eprintln!("chatcli: {error}");
+                }
+            }
+            Ok(if outcome.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        None => {
+            if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+                anyhow::bail!(
+                    "the TUI needs a terminal; use `chatcli exec PROMPT` for scripts and pipes"
+                );
+            }
+            let provider = session::build_provider(&config, DEMO_CHUNK_DELAY)?;
+            let options = session::agent_options(&config, provider.as_ref(), &catalog, session_id);
+            tui::run(provider, options).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

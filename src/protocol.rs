@@ -1,0 +1,241 @@
+//! The typed protocol between the UI and the agent task.
+//!
+//! `Op` travels from the user (TUI or headless runner) to the agent; `AgentEvent` travels back.
+//! Both are serde enums tagged by `type` in snake_case: the same `AgentEvent` values are drawn by
+//! the TUI, printed one per line by `chatcli exec --json`, and appended to the session log, so a
+//! field renamed here is a breaking change for scripts. The UI never reaches into the agent and
+//! the agent never draws: everything either side needs to know crosses this boundary.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How a prompt is handled: a plain chat request, or the tool loop with a given tool set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// One request, no tools.
+    Chat,
+    /// The tool loop with every registered tool; may be rerouted to chat.
+    #[default]
+    Agent,
+    /// The tool loop with the coder tools and the coder prompt; never rerouted.
+    Coder,
+    /// The tool loop, forced: never rerouted.
+    Run,
+}
+
+impl Mode {
+    /// Every mode, in the order Shift+Tab cycles through the first three.
+    pub const ALL: [Mode; 4] = [Mode::Chat, Mode::Agent, Mode::Coder, Mode::Run];
+
+    /// The mode's name as the user types it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Chat => "chat",
+            Mode::Agent => "agent",
+            Mode::Coder => "coder",
+            Mode::Run => "run",
+        }
+    }
+
+    /// The next mode of the Shift+Tab cycle chat → agent → coder → chat (`run` rejoins at chat).
+    pub fn cycle(self) -> Mode {
+        match self {
+            Mode::Chat => Mode::Agent,
+            Mode::Agent => Mode::Coder,
+            Mode::Coder | Mode::Run => Mode::Chat,
+        }
+    }
+
+    /// Whether this mode runs the tool loop.
+    pub fn uses_tools(self) -> bool {
+        !matches!(self, Mode::Chat)
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A mode name that is not one of `chat`, `agent`, `coder`, `run`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown mode \"{0}\" (expected one of: chat, agent, coder, run)")]
+pub struct UnknownMode(pub String);
+
+impl FromStr for Mode {
+    type Err = UnknownMode;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "chat" => Ok(Mode::Chat),
+            "agent" => Ok(Mode::Agent),
+            "coder" => Ok(Mode::Coder),
+            "run" => Ok(Mode::Run),
+            _ => Err(UnknownMode(s.to_string())),
+        }
+    }
+}
+
+/// The user's answer to a tool call that asked for approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this call once.
+    AllowOnce,
+    /// Run this call, and every later call of the same tool in this session, without asking.
+    AllowAlways,
+    /// Do not run it; the model is told the user denied it.
+    Deny,
+}
+
+/// From the user to the agent task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// Run a prompt to completion in the given mode.
+    Submit { text: String, mode: Mode },
+    /// Answer a pending approval request.
+    Approve {
+        id: String,
+        decision: ApprovalDecision,
+    },
+    /// Cancel the running request and any running tool at once.
+    Interrupt,
+    /// Make `mode` the default for prompts that do not name one.
+    SetMode { mode: Mode },
+    /// Finish: the agent task ends after emitting the session cost.
+    Shutdown,
+}
+
+/// Token usage of one request, as the `usage` event carries it.
+///
+/// `input_tokens` is ALL input of the request (uncached + cache read + cache creation), whatever
+/// the provider's own convention; the parts are given beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct UsageFigures {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_creation_tokens: u64,
+    pub reasoning_tokens: u64,
+    pub estimated: bool,
+}
+
+/// From the agent task to whoever listens (TUI, `exec --json`, session log).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The session is ready: what the status bar names.
+    SessionConfigured {
+        session_id: String,
+        provider: String,
+        model: String,
+        mode: Mode,
+        context_window: u64,
+    },
+    /// The default mode changed.
+    ModeChanged { mode: Mode },
+    /// A request is about to be sent to the model (one per request; `turn` counts from 1 per prompt).
+    TurnStarted { turn: u32 },
+    /// A piece of the assistant's visible answer.
+    TextDelta { text: String },
+    /// A piece of the model's reasoning, when the provider streams it.
+    ReasoningDelta { text: String },
+    /// The model asked for a tool call; it is about to run (or to ask for approval).
+    ToolCall {
+        id: String,
+        name: String,
+        args: serde_json::Value,
+    },
+    /// A tool call asks the user before it runs.
+    ApprovalRequest {
+        id: String,
+        name: String,
+        args: serde_json::Value,
+    },
+    /// A tool call finished; `chars` is the size of the result sent to the model.
+    ToolResult {
+        id: String,
+        name: String,
+        ok: bool,
+        chars: u64,
+        saved_path: Option<String>,
+        duration_ms: u64,
+        /// First line of the error, when `ok` is false.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// Usage of one request; `cost_usd` is `None` when the model has no known price.
+    Usage {
+        turn: u32,
+        #[serde(flatten)]
+        usage: UsageFigures,
+        cost_usd: Option<f64>,
+    },
+    /// The router decided how an `agent` prompt runs.
+    Route { decision: Mode, reason: String },
+    /// The loop stopped because the same tool batch repeated without progress.
+    EarlyExit { fingerprint: String, repeats: u32 },
+    /// Something went wrong; the session goes on.
+    Error { message: String },
+    /// A short notice for the user (not an error).
+    Notice { message: String },
+    /// The prompt is finished; `text` is the final answer.
+    TurnFinished { text: String, stop_reason: String },
+    /// Session totals; the last event `exec` prints.
+    Cost {
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_tokens: u64,
+        cache_creation_tokens: u64,
+        cost_usd: Option<f64>,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn events_serialize_with_the_documented_field_names() {
+        let usage = AgentEvent::Usage {
+            turn: 1,
+            usage: UsageFigures {
+                input_tokens: 10,
+                output_tokens: 2,
+                cache_read_tokens: 6,
+                cache_creation_tokens: 4,
+                reasoning_tokens: 0,
+                estimated: false,
+            },
+            cost_usd: Some(0.5),
+        };
+        assert_eq!(
+            serde_json::to_string(&usage).unwrap_or_default(),
+            r#"{"type":"usage","turn":1,"input_tokens":10,"output_tokens":2,"cache_read_tokens":6,"cache_creation_tokens":4,"reasoning_tokens":0,"estimated":false,"cost_usd":0.5}"#
+        );
+        let started = AgentEvent::TurnStarted { turn: 1 };
+        assert_eq!(
+            serde_json::to_string(&started).unwrap_or_default(),
+            r#"{"type":"turn_started","turn":1}"#
+        );
+    }
+
+    #[test]
+    fn mode_cycle_and_parse() {
+        assert_eq!(Mode::Chat.cycle(), Mode::Agent);
+        assert_eq!(Mode::Agent.cycle(), Mode::Coder);
+        assert_eq!(Mode::Coder.cycle(), Mode::Chat);
+        assert_eq!("CODER".parse::<Mode>(), Ok(Mode::Coder));
+        let err = "fast".parse::<Mode>().err().map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("unknown mode \"fast\" (expected one of: chat, agent, coder, run)")
+        );
+    }
+}

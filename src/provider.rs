@@ -1,0 +1,158 @@
+//! The `Provider` trait: one streaming call per request, normalised events out.
+//!
+//! Each wire family is a thin typed client in its own file below `provider/`; the agent sees only
+//! `ProviderEvent`s. Mental model: a provider turns a `ModelRequest` into a stream that yields
+//! text and reasoning deltas as they arrive, tool calls only once their arguments are whole, one
+//! `Usage` for the response, then one `Stop`. A stream that ends without `Stop` was cut short.
+//! Dropping the stream cancels the request.
+
+pub mod demo;
+pub mod usage;
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+
+use crate::conversation::ModelRequest;
+pub use usage::UsageRecord;
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// The answer is complete.
+    EndTurn,
+    /// The model wants tool results before it goes on.
+    ToolUse,
+    /// The output limit cut the answer.
+    MaxTokens,
+    /// The model declined to answer.
+    Refusal,
+    /// The request did not fit the model's context window.
+    ContextExceeded,
+    /// A reason this client does not know, as the provider named it.
+    Other(String),
+}
+
+impl StopReason {
+    /// The snake_case name used in `turn_finished`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::Refusal => "refusal",
+            StopReason::ContextExceeded => "context_exceeded",
+            StopReason::Other(s) => s,
+        }
+    }
+}
+
+/// One normalised event of a streamed response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    /// Visible answer text.
+    TextDelta(String),
+    /// Reasoning text, shown dimmed and never sent back as answer text.
+    ReasoningDelta(String),
+    /// A finished reasoning block that must be sent back unchanged in tool loops.
+    ReasoningBlock {
+        text: String,
+        signature: Option<String>,
+    },
+    /// A tool call began (arguments follow).
+    ToolCallStarted {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    /// A fragment of a tool call's JSON arguments.
+    ToolCallArgs { index: usize, fragment: String },
+    /// A tool call whose arguments arrived whole and parsed.
+    ToolCall {
+        id: String,
+        name: String,
+        args: serde_json::Value,
+    },
+    /// Usage of this response.
+    Usage(UsageRecord),
+    /// The response is complete.
+    Stop(StopReason),
+}
+
+/// A failed request, split by whether trying again can help.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// The provider answered with an error status.
+    #[error("{provider} returned HTTP {status}: {message}")]
+    Http {
+        provider: String,
+        status: u16,
+        message: String,
+    },
+    /// The connection failed or broke.
+    #[error("{provider}: connection failed: {message}")]
+    Transport { provider: String, message: String },
+    /// Nothing arrived for longer than the idle timeout.
+    #[error("{provider}: no data for {secs} s (idle timeout)")]
+    Idle { provider: String, secs: u64 },
+    /// The provider sent something this client cannot read.
+    #[error("{provider}: unreadable response: {message}")]
+    Protocol { provider: String, message: String },
+    /// The stream ended before its terminal event.
+    #[error("{provider}: the response stream ended before the answer was complete")]
+    Truncated { provider: String },
+}
+
+impl ProviderError {
+    /// Whether the same request may succeed if sent again.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Http { status, .. } => {
+                matches!(status, 408 | 409 | 429 | 529 | 500..=599)
+            }
+            ProviderError::Transport { .. } | ProviderError::Idle { .. } => true,
+            ProviderError::Protocol { .. } | ProviderError::Truncated { .. } => false,
+        }
+    }
+}
+
+/// The stream a provider returns.
+pub type ProviderStream = Pin<Box<dyn Stream<Item = Result<ProviderEvent, ProviderError>> + Send>>;
+
+/// A model service chatcli can talk to.
+pub trait Provider: Send + Sync {
+    /// The provider's short name, as `--provider` takes it.
+    fn name(&self) -> &str;
+    /// What the status bar shows, e.g. `anthropic` or `demo (offline)`.
+    fn label(&self) -> String {
+        self.name().to_string()
+    }
+    /// The model id requests are sent to.
+    fn model(&self) -> &str;
+    /// Whether the provider can take native tool calls.
+    fn supports_tools(&self) -> bool {
+        true
+    }
+    /// Sends the request and streams the response.
+    fn stream(&self, request: ModelRequest) -> ProviderStream;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_split() {
+        let http = |status| ProviderError::Http {
+            provider: "x".into(),
+            status,
+            message: String::new(),
+        };
+        assert!(http(429).is_retryable());
+        assert!(http(529).is_retryable());
+        assert!(http(503).is_retryable());
+        assert!(!http(400).is_retryable());
+        assert!(!http(401).is_retryable());
+        assert!(!http(404).is_retryable());
+    }
+}

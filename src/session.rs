@@ -1,0 +1,126 @@
+//! Setting up a session: its id, its provider and the agent options, from a resolved `Config`.
+//!
+//! This is the one place that decides which provider runs: the one the user named, else the
+//! first whose key is in the environment, else the offline demo. Both front ends (TUI and
+//! `exec`) start sessions through here so they cannot drift apart.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use crate::agent::AgentOptions;
+use crate::config::{Config, ProviderKind};
+use crate::cost::{Catalog, CatalogError};
+use crate::provider::Provider;
+use crate::provider::demo::DemoProvider;
+
+/// Why a session could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The named provider has no client in this build.
+    #[error(
+        "provider `{0}` is not available in this build yet; use --provider demo, or see `chatcli --help` for the list"
+    )]
+    NotAvailable(&'static str),
+    /// The user's pricing file is invalid.
+    #[error(transparent)]
+    Pricing(#[from] CatalogError),
+}
+
+/// A new session id: UTC time to the second, then 6 hex digits that make it unique.
+pub fn new_session_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut hasher = Sha256::new();
+    hasher.update(now.as_nanos().to_le_bytes());
+    hasher.update(std::process::id().to_le_bytes());
+    let digest = hasher.finalize();
+    let suffix: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
+    format!("{}-{suffix}", utc_stamp(now.as_secs()))
+}
+
+/// `YYYYMMDD-HHMMSS` for a Unix time, in UTC.
+pub fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date; Howard Hinnant's civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The provider this config asks for; `chunk_delay` paces the demo's stream.
+pub fn build_provider(
+    config: &Config,
+    chunk_delay: Duration,
+) -> Result<Arc<dyn Provider>, SetupError> {
+    let kind = config.provider.unwrap_or(ProviderKind::Demo);
+    match kind {
+        ProviderKind::Demo => Ok(Arc::new(DemoProvider::new(chunk_delay))),
+        other => Err(SetupError::NotAvailable(other.as_str())),
+    }
+}
+
+/// The price catalog: the built-in one, with `CHATCLI_HOME/pricing.toml` over it.
+pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
+    let mut catalog = Catalog::builtin();
+    let path = config.home.join("pricing.toml");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        catalog.merge(Catalog::parse(&text, &path.display().to_string())?);
+    }
+    Ok(catalog)
+}
+
+/// Everything the agent task needs, for this config and provider.
+pub fn agent_options(
+    config: &Config,
+    provider: &dyn Provider,
+    catalog: &Catalog,
+    session_id: String,
+) -> AgentOptions {
+    AgentOptions {
+        session_id,
+        mode: config.mode,
+        max_turns: config.max_turns,
+        workspace: config.workspace.clone(),
+        pricing: catalog.lookup(provider.model()).cloned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        assert_eq!(utc_stamp(1_796_000_000), "20261130-005320");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+    }
+
+    #[test]
+    fn session_ids_differ() {
+        let a = new_session_id();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_ne!(a, new_session_id());
+    }
+}

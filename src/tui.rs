@@ -1,0 +1,202 @@
+//! The terminal front end: owns the screen, runs the UI event loop, restores the terminal.
+//!
+//! One `tokio::select!` over the crossterm event stream, the agent's events and a frame timer.
+//! Frames are drawn on request, merged, at most one per `FRAME_INTERVAL` (~60 fps); nothing ticks
+//! while idle. The terminal is restored on every way out: normal exit, error, panic (the hook is
+//! installed before raw mode is entered) and SIGTERM/SIGHUP.
+
+use std::io::{self, Stdout};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use futures_util::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use crate::agent::{self, AgentOptions};
+use crate::protocol::Op;
+use crate::provider::Provider;
+use crate::ui::App;
+
+/// Shortest time between two frames.
+const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// Spinner step while a prompt runs.
+const SPINNER_INTERVAL: Duration = Duration::from_millis(120);
+
+/// Runs the TUI until the user quits.
+pub async fn run(provider: Arc<dyn Provider>, options: AgentOptions) -> anyhow::Result<()> {
+    install_panic_hook();
+    let enhanced = enter()?;
+    let result = event_loop(provider, options).await;
+    leave(enhanced);
+    result
+}
+
+async fn event_loop(provider: Arc<dyn Provider>, options: AgentOptions) -> anyhow::Result<()> {
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.clear()?;
+    let label = provider.label();
+    let model = provider.model().to_string();
+    let mode = options.mode;
+    let mut handle = agent::spawn(provider, options);
+    let mut app = App::new(handle.ops.clone(), mode, label, model);
+    let mut terminal_events = EventStream::new();
+    let mut signals = Signals::new();
+
+    let mut next_frame: Option<Instant> = Some(Instant::now());
+    let mut last_frame = Instant::now() - FRAME_INTERVAL;
+    let request = |next: &mut Option<Instant>, at: Instant, last: Instant| {
+        let at = at.max(last + FRAME_INTERVAL);
+        *next = Some(next.map_or(at, |n| n.min(at)));
+    };
+
+    while !app.should_quit() {
+        let deadline = next_frame.map(tokio::time::Instant::from_std);
+        tokio::select! {
+            event = terminal_events.next() => match event {
+                Some(Ok(event)) => {
+                    app.handle_terminal_event(event);
+                    request(&mut next_frame, Instant::now(), last_frame);
+                }
+                Some(Err(e)) => return Err(e.into()),
+                None => break,
+            },
+            event = handle.events.recv() => match event {
+                Some(event) => {
+                    app.handle_agent_event(event);
+                    request(&mut next_frame, Instant::now(), last_frame);
+                }
+                None => break,
+            },
+            _ = sleep_until_opt(deadline) => {
+                next_frame = None;
+                terminal.draw(|frame| app.render(frame))?;
+                last_frame = Instant::now();
+                if app.is_busy() {
+                    app.tick();
+                    request(&mut next_frame, last_frame + SPINNER_INTERVAL, last_frame);
+                }
+                if let Some(at) = app.take_wake() {
+                    request(&mut next_frame, at, last_frame);
+                }
+            }
+            _ = signals.recv() => break,
+        }
+    }
+    let _ = handle.ops.send(Op::Shutdown);
+    // Give the agent a moment to finish cleanly; it must not hold the terminal hostage.
+    let _ = tokio::time::timeout(Duration::from_millis(500), &mut handle.join).await;
+    Ok(())
+}
+
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// SIGTERM and SIGHUP, as one stream that ends the loop.
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Signals {
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            let term = async {
+                match self.term.as_mut() {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            let hup = async {
+                match self.hup.as_mut() {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = term => {}
+                _ = hup => {}
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending::<()>().await
+    }
+}
+
+/// Raw mode, alternate screen, mouse and paste; returns whether keyboard enhancement was pushed.
+fn enter() -> io::Result<bool> {
+    enable_raw_mode()?;
+    let mut out: Stdout = io::stdout();
+    execute!(
+        out,
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    )?;
+    // With enhancement on, terminals that support it report Shift+Enter apart from Enter.
+    let enhanced = supports_keyboard_enhancement().unwrap_or(false)
+        && execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )
+        .is_ok();
+    Ok(enhanced)
+}
+
+/// Puts the terminal back exactly as it was; safe to call twice.
+fn leave(enhanced: bool) {
+    let mut out = io::stdout();
+    if enhanced {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(
+        out,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = disable_raw_mode();
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        leave(true);
+        previous(info);
+    }));
+}

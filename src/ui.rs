@@ -1,0 +1,17 @@
+//! The full-screen TUI: panes, overlays and the `App` that owns them.
+//!
+//! `App` owns every piece of UI state; each pane is a plain struct that renders into a ratatui
+//! `Buffer`. The UI keeps display cells and a copy of the meters, never the conversation: all it
+//! knows arrives as `AgentEvent`s, all it asks leaves as `Op`s.
+
+pub mod app;
+pub mod chat;
+pub mod composer;
+pub mod files;
+pub mod help;
+pub mod markdown;
+pub mod status;
+pub mod text;
+pub mod tool_panel;
+
+pub use app::App;

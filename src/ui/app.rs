@@ -1,0 +1,389 @@
+//! `App`: all UI state, the key map, and how agent events change what is shown.
+//!
+//! Mental model: `App` is a state machine fed by two inputs, terminal events and agent events;
+//! it answers with `Op`s sent on its channel and with frame requests. It never blocks and never
+//! draws outside `render`. The only clock it reads is for the Ctrl+C double-press window and for
+//! notice expiry; everything else on screen is a function of the events it was fed.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::chat::{CellKind, ChatPane};
+use super::composer::{Composer, ComposerAction};
+use super::status::StatusBar;
+use super::tool_panel::ToolPanel;
+use super::{files, help};
+use crate::protocol::{AgentEvent, Mode, Op};
+
+/// How long a second Ctrl+C still quits.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// How long a status notice stays.
+const NOTICE_TIME: Duration = Duration::from_secs(3);
+/// Width of the tool panel beside the chat.
+const PANEL_WIDTH: u16 = 34;
+
+/// An overlay drawn over the panes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    Files,
+}
+
+/// The whole UI state.
+pub struct App {
+    pub chat: ChatPane,
+    pub tools: ToolPanel,
+    pub status: StatusBar,
+    pub composer: Composer,
+    pub overlay: Option<Overlay>,
+    ops: UnboundedSender<Op>,
+    running: bool,
+    quit_armed: Option<Instant>,
+    quit: bool,
+    saved_files: Vec<String>,
+    /// The areas of the last frame, to route mouse events.
+    chat_area: Rect,
+    panel_area: Rect,
+    /// When the next frame is wanted, if later than now (notice expiry).
+    wake_at: Option<Instant>,
+}
+
+impl App {
+    /// A fresh UI for a session; `ops` reaches the agent task.
+    pub fn new(ops: UnboundedSender<Op>, mode: Mode, provider: String, model: String) -> Self {
+        App {
+            chat: ChatPane::default(),
+            tools: ToolPanel::default(),
+            status: StatusBar::new(mode, provider, model),
+            composer: Composer::default(),
+            overlay: None,
+            ops,
+            running: false,
+            quit_armed: None,
+            quit: false,
+            saved_files: Vec::new(),
+            chat_area: Rect::default(),
+            panel_area: Rect::default(),
+            wake_at: None,
+        }
+    }
+
+    /// Whether the user asked to quit.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Whether a prompt is running (the spinner wants frames).
+    pub fn is_busy(&self) -> bool {
+        self.running
+    }
+
+    /// A later instant at which a frame is wanted, taken once.
+    pub fn take_wake(&mut self) -> Option<Instant> {
+        self.wake_at.take()
+    }
+
+    /// Advances the spinner.
+    pub fn tick(&mut self) {
+        self.tools.spinner = self.tools.spinner.wrapping_add(1);
+    }
+
+    fn send(&self, op: Op) {
+        // A closed channel means the agent task ended; the UI sees that through its events.
+        let _ = self.ops.send(op);
+    }
+
+    fn notice(&mut self, text: impl Into<String>) {
+        let until = Instant::now() + NOTICE_TIME;
+        self.status.notice = Some((text.into(), until));
+        self.wake_at = Some(until);
+    }
+
+    /// Handles a terminal event.
+    pub fn handle_terminal_event(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
+            Event::Paste(text) if self.overlay.is_none() => self.composer.paste(&text),
+            Event::Mouse(mouse) => {
+                let over_panel = rect_contains(self.panel_area, mouse.column, mouse.row);
+                match mouse.kind {
+                    MouseEventKind::ScrollUp if over_panel => self.tools.scroll_up(1),
+                    MouseEventKind::ScrollDown if over_panel => self.tools.scroll_down(1),
+                    MouseEventKind::ScrollUp => self.chat.scroll_up(3),
+                    MouseEventKind::ScrollDown => self.chat.scroll_down(3),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Handles a key press.
+    pub fn handle_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // Ctrl+C first, matched by the CONTROL bit being present (crossterm may add ALT).
+        if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
+            self.ctrl_c();
+            return;
+        }
+        if let Some(overlay) = self.overlay {
+            match key.code {
+                KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
+                KeyCode::F(1) if overlay == Overlay::Help => self.overlay = None,
+                _ => {}
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::F(1) => self.overlay = Some(Overlay::Help),
+            KeyCode::Char('o') if ctrl => self.overlay = Some(Overlay::Files),
+            KeyCode::Char('d') if ctrl => {
+                if self.composer.is_empty() {
+                    self.quit = true;
+                }
+            }
+            KeyCode::BackTab => self.set_mode(self.status.mode.cycle()),
+            KeyCode::PageUp => self.chat.scroll_up(self.page()),
+            KeyCode::PageDown => self.chat.scroll_down(self.page()),
+            KeyCode::End if !self.chat.following() => self.chat.follow(),
+            _ => {
+                if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
+                    self.submit(text);
+                }
+            }
+        }
+    }
+
+    fn page(&self) -> usize {
+        (self.chat_area.height as usize).saturating_sub(2).max(1)
+    }
+
+    fn ctrl_c(&mut self) {
+        if self.running {
+            self.send(Op::Interrupt);
+            self.notice("interrupting…");
+            return;
+        }
+        if self.overlay.take().is_some() {
+            return;
+        }
+        match self.quit_armed {
+            Some(at) if at.elapsed() <= QUIT_WINDOW => self.quit = true,
+            _ => {
+                self.quit_armed = Some(Instant::now());
+                self.notice("press Ctrl+C again to quit");
+            }
+        }
+    }
+
+    fn set_mode(&mut self, mode: Mode) {
+        self.status.mode = mode;
+        self.send(Op::SetMode { mode });
+    }
+
+    fn submit(&mut self, text: String) {
+        let trimmed = text.trim();
+        if let Some(command) = trimmed.strip_prefix('/') {
+            let name = command.split_whitespace().next().unwrap_or_default();
+            self.composer.clear();
+            match name {
+                "chat" | "agent" | "coder" | "run" => {
+                    if let Ok(mode) = name.parse::<Mode>() {
+                        self.set_mode(mode);
+                        self.notice(format!("{mode} mode"));
+                    }
+                }
+                "help" => self.overlay = Some(Overlay::Help),
+                "files" => self.overlay = Some(Overlay::Files),
+                "quit" | "exit" => self.quit = true,
+                _ => self.chat.push(CellKind::Notice(format!(
+                    "unknown command /{name}: try /help for the list"
+                ))),
+            }
+            return;
+        }
+        if self.running {
+            // Keep the text: nothing the user typed is lost.
+            self.notice("still answering: wait, or Ctrl+C to stop it");
+            return;
+        }
+        self.composer.clear();
+        self.chat.follow();
+        self.chat.push(CellKind::User(text.clone()));
+        self.running = true;
+        self.status.busy = true;
+        self.send(Op::Submit {
+            text,
+            mode: self.status.mode,
+        });
+    }
+
+    /// Updates the panes from an agent event.
+    pub fn handle_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::SessionConfigured {
+                provider,
+                model,
+                mode,
+                context_window,
+                ..
+            } => {
+                self.status.provider = provider;
+                self.status.model = model;
+                self.status.mode = mode;
+                self.status.context_window = context_window;
+            }
+            AgentEvent::ModeChanged { mode } => self.status.mode = mode,
+            AgentEvent::TurnStarted { .. } => self.chat.push(CellKind::Assistant {
+                text: String::new(),
+                reasoning: String::new(),
+                tool_calls: Vec::new(),
+                usage: None,
+            }),
+            AgentEvent::TextDelta { text } => self.with_assistant(|t, _, _| t.push_str(&text)),
+            AgentEvent::ReasoningDelta { text } => self.with_assistant(|_, r, _| r.push_str(&text)),
+            AgentEvent::ToolCall { id, name, args } => {
+                let summary = super::tool_panel::summarize_args(&args);
+                self.tools.started(&id, &name, &args);
+                self.with_assistant(|_, _, calls| calls.push(format!("{name} {summary}")));
+            }
+            AgentEvent::ApprovalRequest { name, .. } => {
+                self.chat
+                    .push(CellKind::Notice(format!("{name} asks for approval")));
+            }
+            AgentEvent::ToolResult {
+                id,
+                ok,
+                chars,
+                saved_path,
+                duration_ms,
+                error,
+                ..
+            } => {
+                if let Some(path) = &saved_path {
+                    self.saved_files.push(path.clone());
+                }
+                self.tools.finished(
+                    &id,
+                    ok,
+                    error,
+                    chars,
+                    Duration::from_millis(duration_ms),
+                    saved_path,
+                );
+            }
+            AgentEvent::Usage {
+                usage, cost_usd, ..
+            } => {
+                self.status.add_usage(&usage, cost_usd);
+                let figures = (usage.input_tokens, usage.output_tokens);
+                self.chat.update_last(|cell| {
+                    if let CellKind::Assistant { usage, .. } = cell {
+                        *usage = Some(figures);
+                    }
+                });
+            }
+            AgentEvent::Route { decision, reason } => {
+                self.chat
+                    .push(CellKind::Notice(format!("routed to {decision}: {reason}")));
+            }
+            AgentEvent::EarlyExit { repeats, .. } => self.chat.push(CellKind::Notice(format!(
+                "stopped: the same tool calls repeated {repeats} times without progress"
+            ))),
+            AgentEvent::Error { message } => self.chat.push(CellKind::Error(message)),
+            AgentEvent::Notice { message } => self.chat.push(CellKind::Notice(message)),
+            AgentEvent::TurnFinished { stop_reason, .. } => {
+                self.running = false;
+                self.status.busy = false;
+                self.tools.cancel_running();
+                if stop_reason == "interrupted" {
+                    self.chat.push(CellKind::Notice("interrupted".into()));
+                }
+            }
+            AgentEvent::Cost { cost_usd, .. } => {
+                // The agent's totals are authoritative; keep the live sum in step with them.
+                if cost_usd.is_none() {
+                    self.status.cost_usd = None;
+                }
+            }
+        }
+    }
+
+    /// Edits the assistant cell of the current request (made by `TurnStarted`).
+    fn with_assistant(&mut self, f: impl FnOnce(&mut String, &mut String, &mut Vec<String>)) {
+        let is_assistant = matches!(
+            self.chat.cells().last().map(|c| c.kind()),
+            Some(CellKind::Assistant { .. })
+        );
+        if !is_assistant {
+            self.chat.push(CellKind::Assistant {
+                text: String::new(),
+                reasoning: String::new(),
+                tool_calls: Vec::new(),
+                usage: None,
+            });
+        }
+        self.chat.update_last(|cell| {
+            if let CellKind::Assistant {
+                text,
+                reasoning,
+                tool_calls,
+                ..
+            } = cell
+            {
+                f(text, reasoning, tool_calls);
+            }
+        });
+    }
+
+    /// Draws the whole screen.
+    pub fn render(&mut self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        let rows = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([
+                Constraint::Min(3),
+                Constraint::Length(1),
+                Constraint::Length(self.composer.height()),
+            ])
+            .split(area);
+        let (chat_area, panel_area) = if rows[0].width >= 80 {
+            let cols = Layout::default()
+                .direction(Direction::Horizontal)
+                .constraints([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)])
+                .split(rows[0]);
+            (cols[0], cols[1])
+        } else {
+            let split = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Min(3), Constraint::Length(6)])
+                .split(rows[0]);
+            (split[0], split[1])
+        };
+        self.chat_area = chat_area;
+        self.panel_area = panel_area;
+        let buf = frame.buffer_mut();
+        let chat_inner = Rect {
+            x: chat_area.x + 1,
+            width: chat_area.width.saturating_sub(2),
+            ..chat_area
+        };
+        ratatui::widgets::Widget::render(&self.chat, chat_inner, buf);
+        ratatui::widgets::Widget::render(&self.tools, panel_area, buf);
+        ratatui::widgets::Widget::render(&self.status, rows[1], buf);
+        ratatui::widgets::Widget::render(&self.composer, rows[2], buf);
+        match self.overlay {
+            Some(Overlay::Help) => help::render(area, buf),
+            Some(Overlay::Files) => files::render(&self.saved_files, area, buf),
+            None => {}
+        }
+    }
+}
+
+fn rect_contains(rect: Rect, x: u16, y: u16) -> bool {
+    x >= rect.x && x < rect.x + rect.width && y >= rect.y && y < rect.y + rect.height
+}

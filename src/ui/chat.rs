@@ -1,0 +1,312 @@
+//! The chat pane: the transcript as cells, wrapped once per width, drawn only where visible.
+//!
+//! Mental model: each cell caches its wrapped lines keyed by width, and the pane draws from the
+//! bottom up, walking back only over the cells it needs, so a frame costs the visible rows, not
+//! the transcript. Scroll is kept as "lines above the bottom"; while the user is scrolled up and
+//! the last cell grows, the offset grows with it so the view stays where the user left it.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use unicode_width::UnicodeWidthStr;
+
+use super::markdown;
+use super::text::{meter, truncate, wrap_spans};
+
+/// What a cell shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellKind {
+    /// A prompt the user sent.
+    User(String),
+    /// One response of the model: its text, the tools it called, and its request's meter.
+    Assistant {
+        text: String,
+        reasoning: String,
+        tool_calls: Vec<String>,
+        usage: Option<(u64, u64)>,
+    },
+    /// A line from chatcli itself (route decisions, limits, hints).
+    Notice(String),
+    /// An error.
+    Error(String),
+}
+
+/// One entry of the transcript, with its wrapped lines cached for the last width.
+#[derive(Debug)]
+pub struct HistoryCell {
+    kind: CellKind,
+    cache: RefCell<Option<(u16, Rc<Vec<Line<'static>>>)>>,
+}
+
+impl HistoryCell {
+    /// A new cell.
+    pub fn new(kind: CellKind) -> Self {
+        HistoryCell {
+            kind,
+            cache: RefCell::new(None),
+        }
+    }
+
+    /// What the cell shows.
+    pub fn kind(&self) -> &CellKind {
+        &self.kind
+    }
+
+    /// Changes the cell; its cached lines are dropped.
+    pub fn update(&mut self, f: impl FnOnce(&mut CellKind)) {
+        f(&mut self.kind);
+        self.cache.get_mut().take();
+    }
+
+    /// The cell's lines at `width` columns, from the cache when the width matches.
+    pub fn lines(&self, width: u16) -> Rc<Vec<Line<'static>>> {
+        if let Some((w, lines)) = self.cache.borrow().as_ref()
+            && *w == width
+        {
+            return Rc::clone(lines);
+        }
+        let lines = Rc::new(self.build(width as usize));
+        *self.cache.borrow_mut() = Some((width, Rc::clone(&lines)));
+        lines
+    }
+
+    fn build(&self, width: usize) -> Vec<Line<'static>> {
+        let mut lines = match &self.kind {
+            CellKind::User(text) => user_lines(text, width),
+            CellKind::Assistant {
+                text,
+                reasoning,
+                tool_calls,
+                usage,
+            } => assistant_lines(text, reasoning, tool_calls, *usage, width),
+            CellKind::Notice(text) => prefixed(text, "· ", Style::new().fg(Color::DarkGray), width),
+            CellKind::Error(text) => prefixed(text, "✗ ", Style::new().fg(Color::LightRed), width),
+        };
+        lines.push(Line::default());
+        lines
+    }
+}
+
+fn prefixed(text: &str, prefix: &str, style: Style, width: usize) -> Vec<Line<'static>> {
+    let spans = vec![Span::styled(format!("{prefix}{text}"), style)];
+    wrap_spans(&spans, width, prefix.width())
+}
+
+fn user_lines(text: &str, width: usize) -> Vec<Line<'static>> {
+    let style = Style::new().fg(Color::White).add_modifier(Modifier::BOLD);
+    let mut lines = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let prefix = if i == 0 { "❯ " } else { "  " };
+        let spans = vec![
+            Span::styled(
+                prefix,
+                Style::new()
+                    .fg(Color::LightGreen)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(raw.to_string(), style),
+        ];
+        lines.extend(wrap_spans(&spans, width, 2));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled("❯ ", style)));
+    }
+    lines
+}
+
+fn assistant_lines(
+    text: &str,
+    reasoning: &str,
+    tool_calls: &[String],
+    usage: Option<(u64, u64)>,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let border = Style::new().fg(Color::DarkGray);
+    let inner = width.saturating_sub(4).max(1);
+    let mut body: Vec<Line<'static>> = Vec::new();
+    if !reasoning.trim().is_empty() {
+        let style = Style::new()
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::ITALIC);
+        for raw in reasoning.trim().lines() {
+            body.extend(wrap_spans(
+                &[Span::styled(raw.to_string(), style)],
+                inner,
+                0,
+            ));
+        }
+    }
+    if !text.trim().is_empty() {
+        body.extend(markdown::render(text.trim_end(), inner, Style::new()));
+    }
+    for call in tool_calls {
+        let spans = vec![Span::styled(
+            format!("↳ {call}"),
+            Style::new().fg(Color::Magenta),
+        )];
+        body.extend(wrap_spans(&spans, inner, 2));
+    }
+    if body.is_empty() {
+        body.push(Line::from(Span::styled(
+            "…",
+            Style::new().fg(Color::DarkGray),
+        )));
+    }
+
+    let label = " assistant ";
+    let meter_text = usage
+        .map(|(i, o)| format!(" {} ", meter(i, o)))
+        .unwrap_or_default();
+    let fill = width
+        .saturating_sub(2 + 1 + label.width() + meter_text.width() + 1)
+        .max(0);
+    let mut lines = Vec::with_capacity(body.len() + 2);
+    lines.push(Line::from(vec![
+        Span::styled("╭─", border),
+        Span::styled(label, Style::new().fg(Color::LightBlue)),
+        Span::styled("─".repeat(fill), border),
+        Span::styled(meter_text, Style::new().fg(Color::Yellow)),
+        Span::styled("─╮", border),
+    ]));
+    for line in body {
+        let pad = inner.saturating_sub(line.width());
+        let mut spans = vec![Span::styled("│ ", border)];
+        spans.extend(line.spans);
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(Span::styled(" │", border));
+        lines.push(Line::from(spans));
+    }
+    lines.push(Line::from(Span::styled(
+        format!("╰{}╯", "─".repeat(width.saturating_sub(2))),
+        border,
+    )));
+    lines
+}
+
+/// The transcript and its scroll state.
+#[derive(Debug, Default)]
+pub struct ChatPane {
+    cells: Vec<HistoryCell>,
+    /// Lines between the bottom of the transcript and the bottom of the view.
+    scroll: Cell<usize>,
+    /// The width of the last render, to measure growth while scrolled up.
+    last_width: Cell<u16>,
+}
+
+impl ChatPane {
+    /// Appends a cell.
+    pub fn push(&mut self, kind: CellKind) {
+        let added = self.height_of(&HistoryCell::new(kind.clone()));
+        if !self.following() {
+            self.scroll.set(self.scroll.get() + added);
+        }
+        self.cells.push(HistoryCell::new(kind));
+    }
+
+    /// Changes the last cell, keeping a scrolled-up view still.
+    pub fn update_last(&mut self, f: impl FnOnce(&mut CellKind)) {
+        let following = self.following();
+        let width = self.last_width.get();
+        let Some(last) = self.cells.last_mut() else {
+            return;
+        };
+        let before = if following || width == 0 {
+            0
+        } else {
+            last.lines(width).len()
+        };
+        last.update(f);
+        if !following && width > 0 {
+            let after = last.lines(width).len();
+            self.scroll
+                .set((self.scroll.get() + after).saturating_sub(before));
+        }
+    }
+
+    /// The cells, oldest first.
+    pub fn cells(&self) -> &[HistoryCell] {
+        &self.cells
+    }
+
+    fn height_of(&self, cell: &HistoryCell) -> usize {
+        match self.last_width.get() {
+            0 => 0,
+            w => cell.lines(w).len(),
+        }
+    }
+
+    /// Whether the view sticks to the bottom.
+    pub fn following(&self) -> bool {
+        self.scroll.get() == 0
+    }
+
+    /// Scrolls up (towards older cells) by `lines`.
+    pub fn scroll_up(&mut self, lines: usize) {
+        self.scroll.set(self.scroll.get().saturating_add(lines));
+    }
+
+    /// Scrolls down by `lines`; reaching the bottom follows it again.
+    pub fn scroll_down(&mut self, lines: usize) {
+        self.scroll.set(self.scroll.get().saturating_sub(lines));
+    }
+
+    /// Back to following the bottom.
+    pub fn follow(&mut self) {
+        self.scroll.set(0);
+    }
+}
+
+impl Widget for &ChatPane {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        self.last_width.set(area.width);
+        let height = area.height as usize;
+        // Walk back from the newest cell until the rows above the scroll offset fill the view.
+        let mut wanted = self.scroll.get() + height;
+        let mut rows: Vec<Rc<Vec<Line<'static>>>> = Vec::new();
+        let mut collected = 0usize;
+        for cell in self.cells.iter().rev() {
+            if collected >= wanted {
+                break;
+            }
+            let lines = cell.lines(area.width);
+            collected += lines.len();
+            rows.push(lines);
+        }
+        if collected < wanted {
+            // Scrolled past the top: clamp so the first line sits at the top of the view.
+            let max_scroll = collected.saturating_sub(height);
+            self.scroll.set(self.scroll.get().min(max_scroll));
+            wanted = self.scroll.get() + height;
+        }
+        let skip_bottom = self.scroll.get();
+        let all: Vec<&Line<'static>> = rows.iter().rev().flat_map(|r| r.iter()).collect();
+        let end = all.len().saturating_sub(skip_bottom);
+        let start = end.saturating_sub(height);
+        let _ = wanted;
+        for (row, line) in all[start..end].iter().enumerate() {
+            let y = area.y + row as u16;
+            buf.set_line(area.x, y, line, area.width);
+        }
+        if !self.following() && area.width > 12 {
+            let tag = truncate(
+                &format!(" ↓ {} more · End ", self.scroll.get()),
+                area.width as usize,
+            );
+            let x = area.x + area.width.saturating_sub(tag.width() as u16);
+            buf.set_string(
+                x,
+                area.y + area.height - 1,
+                tag,
+                Style::new().fg(Color::Black).bg(Color::Yellow),
+            );
+        }
+    }
+}

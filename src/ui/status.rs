@@ -1,0 +1,151 @@
+//! The status bar: mode, provider and model, the session meter, cache share, cost, context used.
+//!
+//! The numbers are the UI's copy of what `usage` and `cost` events said; nothing here computes
+//! prices. A transient notice (e.g. "press Ctrl+C again to quit") replaces the right-hand side
+//! until it expires.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use unicode_width::UnicodeWidthStr;
+
+use super::text::{meter, truncate};
+use crate::protocol::{Mode, UsageFigures};
+
+/// What the status bar shows.
+#[derive(Debug, Clone)]
+pub struct StatusBar {
+    pub mode: Mode,
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    /// `None` once any request had no known price.
+    pub cost_usd: Option<f64>,
+    pub context_window: u64,
+    pub last_input: u64,
+    pub busy: bool,
+    pub notice: Option<(String, Instant)>,
+}
+
+impl StatusBar {
+    /// A status bar for a session that has not sent anything yet.
+    pub fn new(mode: Mode, provider: String, model: String) -> Self {
+        StatusBar {
+            mode,
+            provider,
+            model,
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read_tokens: 0,
+            cost_usd: Some(0.0),
+            context_window: 0,
+            last_input: 0,
+            busy: false,
+            notice: None,
+        }
+    }
+
+    /// Adds one request's usage.
+    pub fn add_usage(&mut self, usage: &UsageFigures, cost: Option<f64>) {
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+        self.cache_read_tokens += usage.cache_read_tokens;
+        self.last_input = usage.input_tokens;
+        self.cost_usd = match (self.cost_usd, cost) {
+            (Some(total), Some(c)) => Some(total + c),
+            _ => None,
+        };
+    }
+
+    /// Share of all input read from the cache, in percent.
+    pub fn cache_percent(&self) -> u64 {
+        (self.cache_read_tokens * 100)
+            .checked_div(self.input_tokens)
+            .unwrap_or(0)
+    }
+
+    /// Context used by the last request, in percent of the window.
+    pub fn context_percent(&self) -> u64 {
+        (self.last_input * 100)
+            .checked_div(self.context_window)
+            .unwrap_or(0)
+    }
+
+    fn segments(&self) -> Vec<Span<'static>> {
+        let sep = Span::styled(" │ ", Style::new().fg(Color::DarkGray));
+        let cost = match self.cost_usd {
+            Some(c) => format!("${c:.4}"),
+            None => "cost unknown".to_string(),
+        };
+        vec![
+            Span::styled(
+                format!(" {} MODE ", self.mode.as_str().to_uppercase()),
+                Style::new()
+                    .fg(Color::Black)
+                    .bg(mode_color(self.mode))
+                    .add_modifier(Modifier::BOLD),
+            ),
+            sep.clone(),
+            Span::styled(
+                format!("{} · {}", self.provider, self.model),
+                Style::new().fg(Color::Gray),
+            ),
+            sep.clone(),
+            Span::styled(
+                meter(self.input_tokens, self.output_tokens),
+                Style::new().fg(Color::Yellow),
+            ),
+            sep.clone(),
+            Span::styled(
+                format!("cache {}%", self.cache_percent()),
+                Style::new().fg(Color::Green),
+            ),
+            sep.clone(),
+            Span::styled(cost, Style::new().fg(Color::LightMagenta)),
+            sep,
+            Span::styled(
+                format!("ctx {}%", self.context_percent()),
+                Style::new().fg(Color::Cyan),
+            ),
+        ]
+    }
+}
+
+fn mode_color(mode: Mode) -> Color {
+    match mode {
+        Mode::Chat => Color::LightBlue,
+        Mode::Agent => Color::LightGreen,
+        Mode::Coder => Color::LightMagenta,
+        Mode::Run => Color::LightYellow,
+    }
+}
+
+impl Widget for &StatusBar {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.height == 0 {
+            return;
+        }
+        let line = Line::from(self.segments());
+        buf.set_line(area.x, area.y, &line, area.width);
+        let right = match &self.notice {
+            Some((text, until)) if *until > Instant::now() => Some((text.clone(), Color::Yellow)),
+            _ if self.busy => Some(("● working · Ctrl+C to stop".to_string(), Color::LightYellow)),
+            _ => None,
+        };
+        if let Some((text, color)) = right {
+            let left_width = line.width() as u16 + 2;
+            let room = area.width.saturating_sub(left_width) as usize;
+            if room > 4 {
+                let text = truncate(&text, room);
+                let x = area.x + area.width - text.width() as u16;
+                buf.set_string(x, area.y, text, Style::new().fg(color));
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Text helpers for the panes: width-aware wrapping of styled spans, truncation, compact numbers.
+//!
+//! Widths are terminal columns (unicode-width), never bytes or chars: a CJK character takes two
+//! columns and an accent none. Wrapping keeps each span's style across the break.
+
+use ratatui::text::{Line, Span};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// `999`, `1.2k`, `12.3k`, `123k`, `1.2M`: token counts as the meters show them.
+pub fn compact(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=99_999 => trim_zero(format!("{:.1}k", n as f64 / 1_000.0)),
+        100_000..=999_999 => format!("{}k", n / 1_000),
+        _ => trim_zero(format!("{:.1}M", n as f64 / 1_000_000.0)),
+    }
+}
+
+fn trim_zero(s: String) -> String {
+    s.replace(".0k", "k").replace(".0M", "M")
+}
+
+/// `N↑ M↓`.
+pub fn meter(input: u64, output: u64) -> String {
+    format!("{}↑ {}↓", compact(input), compact(output))
+}
+
+/// The text cut to `width` columns, with `…` when something was cut.
+pub fn truncate(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in text.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// Word-wraps styled spans to `width` columns; continuation lines start with `indent` spaces.
+pub fn wrap_spans(spans: &[Span<'static>], width: usize, indent: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let indent = if indent >= width { 0 } else { indent };
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut current: Vec<Span<'static>> = Vec::new();
+    let mut used = 0usize;
+
+    let flush = |current: &mut Vec<Span<'static>>, lines: &mut Vec<Line<'static>>| {
+        lines.push(Line::from(std::mem::take(current)));
+    };
+
+    for span in spans {
+        for word in split_words(&span.content) {
+            let w = word.width();
+            let trimmed_w = word.trim_end().width();
+            if used + trimmed_w > width && used > indent_if(lines.is_empty(), indent) {
+                flush(&mut current, &mut lines);
+                current.push(Span::raw(" ".repeat(indent)));
+                used = indent;
+                if word.trim().is_empty() {
+                    continue;
+                }
+            }
+            if used + trimmed_w <= width {
+                current.push(Span::styled(word.to_string(), span.style));
+                used += w;
+                continue;
+            }
+            // A word longer than a whole line: split it by columns.
+            for ch in word.chars() {
+                let cw = ch.width().unwrap_or(0);
+                if used + cw > width {
+                    flush(&mut current, &mut lines);
+                    current.push(Span::raw(" ".repeat(indent)));
+                    used = indent;
+                }
+                push_char(&mut current, ch, span.style);
+                used += cw;
+            }
+        }
+    }
+    if !current.is_empty() || lines.is_empty() {
+        lines.push(Line::from(current));
+    }
+    lines
+}
+
+fn indent_if(first: bool, indent: usize) -> usize {
+    if first { 0 } else { indent }
+}
+
+fn push_char(current: &mut Vec<Span<'static>>, ch: char, style: ratatui::style::Style) {
+    match current.last_mut() {
+        Some(last) if last.style == style => last.content.to_mut().push(ch),
+        _ => current.push(Span::styled(ch.to_string(), style)),
+    }
+}
+
+/// Splits text into words, each with its trailing whitespace.
+fn split_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split_inclusive(char::is_whitespace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compact_numbers() {
+        assert_eq!(compact(0), "0");
+        assert_eq!(compact(999), "999");
+        assert_eq!(compact(1_000), "1k");
+        assert_eq!(compact(12_345), "12.3k");
+        assert_eq!(compact(123_456), "123k");
+        assert_eq!(compact(1_250_000), "1.2M");
+        assert_eq!(meter(12_345, 80), "12.3k↑ 80↓");
+    }
+
+    #[test]
+    fn wraps_words_and_long_words() {
+        let spans = vec![Span::raw("the quick brown fox jumps")];
+        assert_eq!(
+            plain(&wrap_spans(&spans, 10, 0)),
+            vec!["the quick ", "brown fox ", "jumps"]
+        );
+        let spans = vec![Span::raw("abcdefghijkl")];
+        assert_eq!(
+            plain(&wrap_spans(&spans, 5, 0)),
+            vec!["abcde", "fghij", "kl"]
+        );
+        let spans = vec![Span::raw("• one two three")];
+        assert_eq!(
+            plain(&wrap_spans(&spans, 8, 2)),
+            vec!["• one ", "  two ", "  three"]
+        );
+    }
+
+    #[test]
+    fn wide_characters_count_two_columns() {
+        let spans = vec![Span::raw("日本語のテキスト")];
+        let lines = wrap_spans(&spans, 6, 0);
+        assert!(lines.iter().all(|l| l.width() <= 6));
+        assert_eq!(truncate("日本語", 4), "日…");
+    }
+}

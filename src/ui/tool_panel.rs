@@ -1,0 +1,220 @@
+//! The tool activity panel: one line per tool call of the session, newest at the bottom.
+//!
+//! Each line shows status, tool name, its main argument, and once finished the duration and the
+//! size of the result sent to the model (and a 💾 mark when the body was saved to a file instead
+//! of being inlined). The panel scrolls independently of the chat.
+
+use std::time::Duration;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Widget};
+use unicode_width::UnicodeWidthStr;
+
+use super::text::{compact, truncate};
+
+/// Where a call is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolStatus {
+    Running,
+    Ok,
+    Failed(String),
+}
+
+/// One tool call as the panel shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolEntry {
+    pub id: String,
+    pub name: String,
+    pub summary: String,
+    pub status: ToolStatus,
+    pub duration: Option<Duration>,
+    pub chars: Option<u64>,
+    pub saved_path: Option<String>,
+}
+
+/// The panel's entries and scroll.
+#[derive(Debug, Default)]
+pub struct ToolPanel {
+    entries: Vec<ToolEntry>,
+    scroll: usize,
+    /// Frame of the running spinner.
+    pub spinner: usize,
+}
+
+const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+
+impl ToolPanel {
+    /// A call started.
+    pub fn started(&mut self, id: &str, name: &str, args: &serde_json::Value) {
+        self.entries.push(ToolEntry {
+            id: id.to_string(),
+            name: name.to_string(),
+            summary: summarize_args(args),
+            status: ToolStatus::Running,
+            duration: None,
+            chars: None,
+            saved_path: None,
+        });
+        if self.scroll > 0 {
+            self.scroll += 1;
+        }
+    }
+
+    /// A call finished.
+    pub fn finished(
+        &mut self,
+        id: &str,
+        ok: bool,
+        error: Option<String>,
+        chars: u64,
+        duration: Duration,
+        saved_path: Option<String>,
+    ) {
+        if let Some(entry) = self.entries.iter_mut().rev().find(|e| e.id == id) {
+            entry.status = if ok {
+                ToolStatus::Ok
+            } else {
+                ToolStatus::Failed(error.unwrap_or_default())
+            };
+            entry.chars = Some(chars);
+            entry.duration = Some(duration);
+            entry.saved_path = saved_path;
+        }
+    }
+
+    /// Marks every running call as cancelled (the prompt ended while they ran).
+    pub fn cancel_running(&mut self) {
+        for entry in &mut self.entries {
+            if entry.status == ToolStatus::Running {
+                entry.status = ToolStatus::Failed("cancelled".into());
+            }
+        }
+    }
+
+    /// The entries, oldest first.
+    pub fn entries(&self) -> &[ToolEntry] {
+        &self.entries
+    }
+
+    /// Whether any call is running.
+    pub fn any_running(&self) -> bool {
+        self.entries.iter().any(|e| e.status == ToolStatus::Running)
+    }
+
+    /// Scrolls towards older calls.
+    pub fn scroll_up(&mut self, n: usize) {
+        self.scroll = (self.scroll + n).min(self.entries.len().saturating_sub(1));
+    }
+
+    /// Scrolls towards newer calls.
+    pub fn scroll_down(&mut self, n: usize) {
+        self.scroll = self.scroll.saturating_sub(n);
+    }
+
+    fn line(&self, entry: &ToolEntry, width: usize) -> Line<'static> {
+        let (icon, icon_style) = match &entry.status {
+            ToolStatus::Running => (
+                SPINNER[self.spinner % SPINNER.len()],
+                Style::new().fg(Color::Yellow),
+            ),
+            ToolStatus::Ok => ("✓", Style::new().fg(Color::Green)),
+            ToolStatus::Failed(_) => ("✗", Style::new().fg(Color::Red)),
+        };
+        let tail = match (&entry.status, entry.duration, entry.chars) {
+            (ToolStatus::Running, _, _) => "running".to_string(),
+            (ToolStatus::Failed(e), _, _) if e == "cancelled" => "cancelled".to_string(),
+            (_, Some(d), Some(c)) => {
+                let saved = if entry.saved_path.is_some() {
+                    " 💾"
+                } else {
+                    ""
+                };
+                format!("{} {}{saved}", format_duration(d), compact(c))
+            }
+            _ => String::new(),
+        };
+        let name = entry.name.clone();
+        let fixed = 2 + name.width() + 1 + tail.width() + 1;
+        let room = width.saturating_sub(fixed);
+        let summary = if room >= 2 {
+            truncate(&entry.summary, room)
+        } else {
+            String::new()
+        };
+        let pad = width.saturating_sub(fixed + summary.width());
+        Line::from(vec![
+            Span::styled(format!("{icon} "), icon_style),
+            Span::styled(name, Style::new().add_modifier(Modifier::BOLD)),
+            Span::raw(" "),
+            Span::styled(summary, Style::new().fg(Color::Gray)),
+            Span::raw(" ".repeat(pad)),
+            Span::styled(tail, Style::new().fg(Color::DarkGray)),
+            Span::raw(" "),
+        ])
+    }
+}
+
+impl Widget for &ToolPanel {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let title = format!(" Tools ({}) ", self.entries.len());
+        let block = Block::new()
+            .borders(Borders::ALL)
+            .border_style(Style::new().fg(Color::DarkGray))
+            .title(Span::styled(title, Style::new().fg(Color::LightBlue)));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.height == 0 || inner.width == 0 {
+            return;
+        }
+        if self.entries.is_empty() {
+            buf.set_string(
+                inner.x,
+                inner.y,
+                truncate("no tool calls yet", inner.width as usize),
+                Style::new().fg(Color::DarkGray),
+            );
+            return;
+        }
+        let height = inner.height as usize;
+        let end = self.entries.len().saturating_sub(self.scroll);
+        let start = end.saturating_sub(height);
+        for (row, entry) in self.entries[start..end].iter().enumerate() {
+            let line = self.line(entry, inner.width as usize);
+            buf.set_line(inner.x, inner.y + row as u16, &line, inner.width);
+        }
+    }
+}
+
+/// `12ms`, `1.4s`, `2m03s`.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+/// The argument a user recognises a call by: the path, URL, query or command.
+pub fn summarize_args(args: &serde_json::Value) -> String {
+    const KEYS: [&str; 8] = [
+        "file", "path", "url", "query", "cmd", "term", "dir", "action",
+    ];
+    let Some(obj) = args.as_object() else {
+        return String::new();
+    };
+    for key in KEYS {
+        if let Some(v) = obj.get(key).and_then(|v| v.as_str()) {
+            return v.replace('\n', " ");
+        }
+    }
+    obj.iter()
+        .next()
+        .map(|(k, v)| format!("{k}={}", v.to_string().replace('\n', " ")))
+        .unwrap_or_default()
+}
