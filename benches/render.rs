@@ -1,1 +1,67 @@
-fn main() {}
+//! Frame render cost with a 10,000-message history (target: under 2 ms per frame).
+//!
+//! `steady`: the transcript is unchanged between frames (every cell's wrap is cached).
+//! `streaming`: a text delta lands in the last cell before each frame, as while an answer streams
+//! (the last cell is re-parsed and re-wrapped every frame; the rest comes from the cache).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio::sync::mpsc;
+
+use chatcli::protocol::{AgentEvent, Mode, UsageFigures};
+use chatcli::ui::App;
+
+fn history_app(messages: usize) -> App {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let mut app = App::new(tx, Mode::Agent, "demo (offline)".into(), "demo".into());
+    for i in 0..messages / 2 {
+        app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+        app.handle_agent_event(AgentEvent::TextDelta {
+            text: format!(
+                "Answer **{i}**: here is a list\n\n- first point with `code`\n- second point that is long enough to wrap across the pane width once or twice\n\n```rust\nfn main() {{ println!(\"{i}\"); }}\n```\n"
+            ),
+        });
+        app.handle_agent_event(AgentEvent::Usage {
+            turn: 1,
+            usage: UsageFigures {
+                input_tokens: 1000 + i as u64,
+                output_tokens: 50,
+                ..UsageFigures::default()
+            },
+            cost_usd: Some(0.001),
+        });
+        app.handle_agent_event(AgentEvent::Notice {
+            message: format!("note {i}"),
+        });
+    }
+    app
+}
+
+fn render(c: &mut Criterion) {
+    let mut app = history_app(10_000);
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("test terminal");
+    terminal.draw(|f| app.render(f)).expect("draw");
+    c.bench_function("frame_10k_history_steady", |b| {
+        b.iter(|| {
+            terminal.draw(|f| app.render(f)).expect("draw");
+        })
+    });
+    let mut deltas = 0usize;
+    c.bench_function("frame_10k_history_streaming", |b| {
+        b.iter(|| {
+            // A new answer every 200 deltas keeps the streaming message at a realistic ~2 KB.
+            deltas += 1;
+            if deltas.is_multiple_of(200) {
+                app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+            }
+            app.handle_agent_event(AgentEvent::TextDelta {
+                text: " more words".into(),
+            });
+            terminal.draw(|f| app.render(f)).expect("draw");
+        })
+    });
+}
+
+criterion_group!(benches, render);
+criterion_main!(benches);

@@ -162,9 +162,7 @@ fn assistant_lines(
     let meter_text = usage
         .map(|(i, o)| format!(" {} ", meter(i, o)))
         .unwrap_or_default();
-    let fill = width
-        .saturating_sub(2 + 1 + label.width() + meter_text.width() + 1)
-        .max(0);
+    let fill = width.saturating_sub(2 + 1 + label.width() + meter_text.width() + 1);
     let mut lines = Vec::with_capacity(body.len() + 2);
     lines.push(Line::from(vec![
         Span::styled("╭─", border),
@@ -267,9 +265,13 @@ impl Widget for &ChatPane {
             return;
         }
         self.last_width.set(area.width);
+        if self.cells.is_empty() {
+            render_welcome(area, buf);
+            return;
+        }
         let height = area.height as usize;
         // Walk back from the newest cell until the rows above the scroll offset fill the view.
-        let mut wanted = self.scroll.get() + height;
+        let wanted = self.scroll.get() + height;
         let mut rows: Vec<Rc<Vec<Line<'static>>>> = Vec::new();
         let mut collected = 0usize;
         for cell in self.cells.iter().rev() {
@@ -284,13 +286,11 @@ impl Widget for &ChatPane {
             // Scrolled past the top: clamp so the first line sits at the top of the view.
             let max_scroll = collected.saturating_sub(height);
             self.scroll.set(self.scroll.get().min(max_scroll));
-            wanted = self.scroll.get() + height;
         }
         let skip_bottom = self.scroll.get();
         let all: Vec<&Line<'static>> = rows.iter().rev().flat_map(|r| r.iter()).collect();
         let end = all.len().saturating_sub(skip_bottom);
         let start = end.saturating_sub(height);
-        let _ = wanted;
         for (row, line) in all[start..end].iter().enumerate() {
             let y = area.y + row as u16;
             buf.set_line(area.x, y, line, area.width);
@@ -307,6 +307,35 @@ impl Widget for &ChatPane {
                 tag,
                 Style::new().fg(Color::Black).bg(Color::Yellow),
             );
+        }
+    }
+}
+
+const WELCOME: [&str; 4] = [
+    "Welcome to chatcli.",
+    "Type a prompt and press Enter; Shift+Tab switches mode.",
+    "The meter below counts tokens sent ↑ and received ↓.",
+    "F1 lists every key.",
+];
+
+fn render_welcome(area: Rect, buf: &mut Buffer) {
+    let style = Style::new().fg(Color::DarkGray);
+    let mut y = area.y + 1;
+    for (i, text) in WELCOME.iter().enumerate() {
+        let spans = vec![Span::styled(
+            *text,
+            if i == 0 {
+                style.add_modifier(Modifier::BOLD)
+            } else {
+                style
+            },
+        )];
+        for line in wrap_spans(&spans, area.width as usize, 0) {
+            if y >= area.y + area.height {
+                return;
+            }
+            buf.set_line(area.x, y, &line, area.width);
+            y += 1;
         }
     }
 }

@@ -78,11 +78,9 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
     for event in Parser::new_ext(source, options) {
         match event {
             Event::Start(tag) => match tag {
-                Tag::Paragraph => {
-                    if current.is_empty() {
-                        let indent = " ".repeat(lists.len() * 2);
-                        start_block!(&indent, indent.len());
-                    }
+                Tag::Paragraph if current.is_empty() => {
+                    let indent = " ".repeat(lists.len() * 2);
+                    start_block!(&indent, indent.len());
                 }
                 Tag::Heading { level, .. } => {
                     flush!();
@@ -160,10 +158,8 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
                     flush!();
                     start_block!("", 0);
                 }
-                Tag::TableCell => {
-                    if current.len() > 1 {
-                        current.push(Span::styled(" │ ", Style::new().fg(Color::DarkGray)));
-                    }
+                Tag::TableCell if current.len() > 1 => {
+                    current.push(Span::styled(" │ ", Style::new().fg(Color::DarkGray)));
                 }
                 _ => {}
             },

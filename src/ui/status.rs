@@ -77,6 +77,15 @@ impl StatusBar {
             .unwrap_or(0)
     }
 
+    /// `provider · model`, or just the provider when they share a name (the demo).
+    fn provider_text(&self) -> String {
+        if self.provider.split_whitespace().next() == Some(self.model.as_str()) {
+            self.provider.clone()
+        } else {
+            format!("{} · {}", self.provider, self.model)
+        }
+    }
+
     fn segments(&self) -> Vec<Span<'static>> {
         let sep = Span::styled(" │ ", Style::new().fg(Color::DarkGray));
         let cost = match self.cost_usd {
@@ -92,10 +101,7 @@ impl StatusBar {
                     .add_modifier(Modifier::BOLD),
             ),
             sep.clone(),
-            Span::styled(
-                format!("{} · {}", self.provider, self.model),
-                Style::new().fg(Color::Gray),
-            ),
+            Span::styled(self.provider_text(), Style::new().fg(Color::Gray)),
             sep.clone(),
             Span::styled(
                 meter(self.input_tokens, self.output_tokens),
@@ -139,13 +145,14 @@ impl Widget for &StatusBar {
             _ => None,
         };
         if let Some((text, color)) = right {
-            let left_width = line.width() as u16 + 2;
-            let room = area.width.saturating_sub(left_width) as usize;
-            if room > 4 {
-                let text = truncate(&text, room);
-                let x = area.x + area.width - text.width() as u16;
-                buf.set_string(x, area.y, text, Style::new().fg(color));
-            }
+            // The notice wins over the meters it covers: it is what the user must read now.
+            let room = area
+                .width
+                .saturating_sub(line.width() as u16 + 2)
+                .max(area.width / 2);
+            let text = truncate(&format!(" {text}"), room as usize);
+            let x = area.x + area.width.saturating_sub(text.width() as u16);
+            buf.set_string(x, area.y, text, Style::new().fg(color));
         }
     }
 }

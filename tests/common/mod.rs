@@ -1,0 +1,89 @@
+//! Helpers shared by the suites: spawning an agent on the demo provider, draining its events,
+//! and drawing an `App` on a fixed-size test terminal.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatcli::agent::{self, AgentHandle, AgentOptions};
+use chatcli::cost::Catalog;
+use chatcli::protocol::{AgentEvent, Mode};
+use chatcli::provider::Provider;
+use chatcli::provider::demo::DemoProvider;
+use chatcli::ui::App;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// Agent options for a test session in `workspace`, priced like the real demo.
+pub fn options(workspace: &Path, mode: Mode) -> AgentOptions {
+    AgentOptions {
+        session_id: "test-session".into(),
+        mode,
+        max_turns: 50,
+        workspace: workspace.to_path_buf(),
+        pricing: Catalog::builtin().lookup("demo").cloned(),
+    }
+}
+
+/// An agent on the demo provider; `delay` paces its stream.
+pub fn demo_agent(
+    workspace: &Path,
+    mode: Mode,
+    delay: Duration,
+) -> (AgentHandle, Arc<dyn Provider>) {
+    let provider: Arc<dyn Provider> = Arc::new(DemoProvider::new(delay));
+    (
+        agent::spawn(Arc::clone(&provider), options(workspace, mode)),
+        provider,
+    )
+}
+
+/// Receives events until (and including) the first one `stop` accepts; fails after 10 s.
+pub async fn events_until(
+    handle: &mut AgentHandle,
+    stop: impl Fn(&AgentEvent) -> bool,
+) -> Vec<AgentEvent> {
+    let mut events = Vec::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+            .await
+            .expect("an agent event within 10 s")
+            .expect("the agent task is alive");
+        let done = stop(&next);
+        events.push(next);
+        if done {
+            return events;
+        }
+    }
+}
+
+/// The `type` tag of an event, as `exec --json` prints it.
+pub fn kind(event: &AgentEvent) -> String {
+    serde_json::to_value(event).expect("events serialize")["type"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Draws the app on a 100x30 test terminal and returns the terminal.
+pub fn draw(app: &mut App) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("test terminal");
+    terminal.draw(|frame| app.render(frame)).expect("draw");
+    terminal
+}
+
+/// The screen as plain text, one line per row.
+pub fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buffer.area.height {
+        let mut line = String::new();
+        for x in 0..buffer.area.width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,117 @@
+//! `chatcli exec` as a script sees it: the binary, its stdout JSON lines, its exit code.
+
+use std::process::Command;
+
+fn chatcli(home: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chatcli"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CHATCLI_HOME", home)
+        .current_dir(home);
+    cmd
+}
+
+#[test]
+fn exec_json_prints_usage_then_turn_finished_then_cost_last() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .args(["exec", "--json", "--provider", "demo", "hello"])
+        .output()
+        .expect("run chatcli");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or(""))
+        .collect();
+    let usage = types
+        .iter()
+        .position(|t| *t == "usage")
+        .expect("a usage event");
+    let finished = types
+        .iter()
+        .position(|t| *t == "turn_finished")
+        .expect("turn_finished");
+    assert!(usage < finished);
+    assert_eq!(types.last(), Some(&"cost"));
+    let u = &events[usage];
+    for field in [
+        "turn",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_creation_tokens",
+        "reasoning_tokens",
+        "estimated",
+    ] {
+        assert!(u.get(field).is_some(), "usage lacks {field}: {u}");
+    }
+    let cost = events.last().expect("cost");
+    assert!(cost["cost_usd"].as_f64().is_some_and(|c| c > 0.0), "{cost}");
+    assert_eq!(events[finished]["stop_reason"], "end_turn");
+}
+
+#[test]
+fn exec_without_json_prints_the_answer() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .args(["exec", "hello"])
+        .output()
+        .expect("run chatcli");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("Hello! I'm the **offline demo** model"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_bad_mode_is_one_clear_line_and_a_failure() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .args(["exec", "--mode", "turbo", "hello"])
+        .output()
+        .expect("run chatcli");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "chatcli: --mode must be one of: chat, agent, coder, run (got \"turbo\")"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_bad_environment_value_names_the_variable() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .env("CHATCLI_AGENT_MAX_TURNS", "lots")
+        .args(["exec", "hello"])
+        .output()
+        .expect("run chatcli");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "CHATCLI_AGENT_MAX_TURNS must be a whole number from 1 to 200 (got \"lots\")"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_tui_refuses_to_start_without_a_terminal() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path()).output().expect("run chatcli");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use `chatcli exec PROMPT`"));
+}

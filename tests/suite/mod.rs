@@ -1,0 +1,3 @@
+mod agent_channels;
+mod exec_cli;
+mod screen;

@@ -1,0 +1,219 @@
+//! Whole-screen snapshots at 100x30: what a user sees at each step that matters.
+
+use std::time::Duration;
+
+use chatcli::protocol::{AgentEvent, Mode, UsageFigures};
+use chatcli::ui::App;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use tokio::sync::mpsc;
+
+use crate::common::{demo_agent, draw, events_until, screen_text};
+
+fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<chatcli::protocol::Op>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (
+        App::new(tx, mode, "demo (offline)".into(), "demo".into()),
+        rx,
+    )
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+#[test]
+fn empty_start() {
+    let (mut app, _ops) = app(Mode::Agent);
+    let screen = screen_text(&draw(&mut app));
+    assert!(
+        screen.contains("0↑ 0↓"),
+        "the meter shows from the first frame"
+    );
+    assert_snapshot!(screen);
+}
+
+#[tokio::test]
+async fn streamed_answer_with_its_envelope_meter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut handle, _) = demo_agent(dir.path(), Mode::Agent, Duration::ZERO);
+    let (mut app, mut ops) = app(Mode::Agent);
+    for c in "hello".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.handle_key(key(KeyCode::Enter));
+    let op = ops.try_recv().expect("Enter sends the prompt");
+    handle.ops.send(op).expect("agent alive");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    for event in events {
+        app.handle_agent_event(event);
+    }
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("❯ hello"));
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn running_tool_call_in_the_panel() {
+    let (mut app, _ops) = app(Mode::Coder);
+    app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+    app.handle_agent_event(AgentEvent::TextDelta {
+        text: "Let me look at the manifest.".into(),
+    });
+    app.handle_agent_event(AgentEvent::Usage {
+        turn: 1,
+        usage: UsageFigures {
+            input_tokens: 12_345,
+            output_tokens: 42,
+            cache_read_tokens: 10_000,
+            cache_creation_tokens: 2_345,
+            reasoning_tokens: 0,
+            estimated: false,
+        },
+        cost_usd: Some(0.0125),
+    });
+    app.handle_agent_event(AgentEvent::ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        args: serde_json::json!({"file": "Cargo.toml"}),
+    });
+    app.handle_agent_event(AgentEvent::ToolResult {
+        id: "c1".into(),
+        name: "read_file".into(),
+        ok: true,
+        chars: 1_842,
+        saved_path: None,
+        duration_ms: 3,
+        error: None,
+    });
+    app.handle_agent_event(AgentEvent::ToolCall {
+        id: "c2".into(),
+        name: "read_file".into(),
+        args: serde_json::json!({"file": "src/main.rs"}),
+    });
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("running"));
+    assert!(screen.contains("12.3k↑ 42↓"));
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn mode_after_shift_tab() {
+    let (mut app, mut ops) = app(Mode::Agent);
+    app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    assert_eq!(
+        ops.try_recv().ok(),
+        Some(chatcli::protocol::Op::SetMode { mode: Mode::Coder })
+    );
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("CODER MODE"));
+    assert_snapshot!(screen);
+    app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    assert!(screen_text(&draw(&mut app)).contains("CHAT MODE"));
+}
+
+#[test]
+fn help_overlay_opens_on_f1_and_closes_on_esc() {
+    let (mut app, _ops) = app(Mode::Agent);
+    app.handle_key(key(KeyCode::F(1)));
+    let screen = screen_text(&draw(&mut app));
+    assert_snapshot!(screen);
+    app.handle_key(key(KeyCode::Esc));
+    assert!(!screen_text(&draw(&mut app)).contains("Help · Esc to close"));
+}
+
+#[test]
+fn saved_files_browser_says_why_it_is_empty() {
+    let (mut app, _ops) = app(Mode::Agent);
+    app.handle_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("No saved files in this session."));
+}
+
+#[test]
+fn slash_commands_switch_mode_and_unknown_ones_say_so() {
+    let (mut app, mut ops) = app(Mode::Agent);
+    for c in "/chat".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        ops.try_recv().ok(),
+        Some(chatcli::protocol::Op::SetMode { mode: Mode::Chat })
+    );
+    for c in "/frobnicate".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.handle_key(key(KeyCode::Enter));
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("CHAT MODE"));
+    assert!(screen.contains("unknown command /frobnicate: try /help"));
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_prompt_and_quits_only_when_idle() {
+    let (mut app, mut ops) = app(Mode::Agent);
+    for c in "hi".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.handle_key(key(KeyCode::Enter));
+    assert!(matches!(
+        ops.try_recv(),
+        Ok(chatcli::protocol::Op::Submit { .. })
+    ));
+    // Ctrl+C can arrive with ALT as well; the CONTROL bit is what counts.
+    let ctrl_c = KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    app.handle_key(ctrl_c);
+    assert_eq!(ops.try_recv().ok(), Some(chatcli::protocol::Op::Interrupt));
+    assert!(!app.should_quit());
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "interrupted".into(),
+    });
+    app.handle_key(ctrl_c);
+    assert!(!app.should_quit(), "the first Ctrl+C when idle only arms");
+    assert!(screen_text(&draw(&mut app)).contains("press Ctrl+C again to quit"));
+    app.handle_key(ctrl_c);
+    assert!(app.should_quit());
+}
+
+#[test]
+fn shift_enter_and_ctrl_j_insert_newlines_enter_sends() {
+    let (mut app, mut ops) = app(Mode::Agent);
+    app.handle_key(key(KeyCode::Char('a')));
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    app.handle_key(key(KeyCode::Char('b')));
+    app.handle_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
+    app.handle_key(key(KeyCode::Char('c')));
+    assert!(ops.try_recv().is_err(), "nothing sent yet");
+    app.handle_key(key(KeyCode::Enter));
+    match ops.try_recv() {
+        Ok(chatcli::protocol::Op::Submit { text, mode }) => {
+            assert_eq!(text, "a\nb\nc");
+            assert_eq!(mode, Mode::Agent);
+        }
+        other => panic!("expected a submit, got {other:?}"),
+    }
+}
+
+#[test]
+fn long_transcript_scrolls_with_page_keys_and_end_follows_again() {
+    let (mut app, _ops) = app(Mode::Chat);
+    for i in 0..60 {
+        app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+        app.handle_agent_event(AgentEvent::TextDelta {
+            text: format!("answer number {i}"),
+        });
+    }
+    let bottom = screen_text(&draw(&mut app));
+    assert!(bottom.contains("answer number 59"));
+    app.handle_key(key(KeyCode::PageUp));
+    let up = screen_text(&draw(&mut app));
+    assert!(!up.contains("answer number 59"));
+    assert!(up.contains("more · End"));
+    app.handle_key(key(KeyCode::End));
+    assert!(screen_text(&draw(&mut app)).contains("answer number 59"));
+}
