@@ -23,6 +23,7 @@ use crate::cost::Pricing;
 use crate::prompt;
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
+use crate::session_log::SessionLog;
 use crate::tools::{ToolContext, ToolRegistry};
 
 /// Output tokens a request may produce.
@@ -36,6 +37,8 @@ pub struct AgentOptions {
     pub max_turns: u32,
     pub workspace: PathBuf,
     pub pricing: Option<Pricing>,
+    /// Where the session log goes (`CHATCLI_HOME/sessions`); `None` keeps no log.
+    pub sessions_dir: Option<PathBuf>,
 }
 
 /// The two ends of a running agent task.
@@ -53,8 +56,14 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         .workspace
         .canonicalize()
         .unwrap_or_else(|_| options.workspace.clone());
+    let log = options.sessions_dir.as_deref().and_then(|dir| {
+        SessionLog::create(dir, &options.session_id)
+            .inspect_err(|e| tracing::warn!(error = %e, "cannot create the session log"))
+            .ok()
+    });
     let agent = Agent {
         provider,
+        log,
         mode: options.mode,
         tool_ctx: ToolContext {
             workspace,
@@ -75,6 +84,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
 
 struct Agent {
     provider: Arc<dyn Provider>,
+    log: Option<SessionLog>,
     options: AgentOptions,
     mode: Mode,
     tool_ctx: ToolContext,
@@ -113,7 +123,10 @@ impl Ending {
 }
 
 impl Agent {
-    fn emit(&self, event: AgentEvent) {
+    fn emit(&mut self, event: AgentEvent) {
+        if let Some(log) = self.log.as_mut() {
+            log.append(&event);
+        }
         // The receiver gone means the UI is shutting down; there is nobody left to tell.
         let _ = self.events.send(event);
     }
@@ -191,6 +204,10 @@ impl Agent {
     }
 
     async fn run_prompt(&mut self, text: String, mode: Mode, cancel: CancellationToken) {
+        self.emit(AgentEvent::Prompt {
+            text: text.clone(),
+            mode,
+        });
         push_user_text(&mut self.history, text);
         let tools = ToolRegistry::for_mode(mode);
         let mut final_text = String::new();
@@ -249,7 +266,8 @@ impl Agent {
             text: final_text,
             stop_reason: ending.as_str().to_string(),
         });
-        self.emit(self.cost_event());
+        let cost = self.cost_event();
+        self.emit(cost);
     }
 
     /// Streams one response, emitting deltas and usage as they arrive.

@@ -15,6 +15,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod provider;
 pub mod session;
+pub mod session_log;
 pub mod tools;
 pub mod tui;
 pub mod ui;

@@ -139,6 +139,8 @@ pub enum AgentEvent {
     },
     /// The default mode changed.
     ModeChanged { mode: Mode },
+    /// A prompt was accepted and starts running in `mode`.
+    Prompt { text: String, mode: Mode },
     /// A request is about to be sent to the model (one per request; `turn` counts from 1 per prompt).
     TurnStarted { turn: u32 },
     /// A piece of the assistant's visible answer.

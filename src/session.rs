@@ -103,6 +103,7 @@ pub fn agent_options(
         max_turns: config.max_turns,
         workspace: config.workspace.clone(),
         pricing: catalog.lookup(provider.model()).cloned(),
+        sessions_dir: Some(config.home.join("sessions")),
     }
 }
 

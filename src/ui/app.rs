@@ -238,6 +238,8 @@ impl App {
                 self.status.context_window = context_window;
             }
             AgentEvent::ModeChanged { mode } => self.status.mode = mode,
+            // The UI showed the prompt when it was sent.
+            AgentEvent::Prompt { .. } => {}
             AgentEvent::TurnStarted { .. } => self.chat.push(CellKind::Assistant {
                 text: String::new(),
                 reasoning: String::new(),

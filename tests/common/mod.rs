@@ -23,6 +23,7 @@ pub fn options(workspace: &Path, mode: Mode) -> AgentOptions {
         max_turns: 50,
         workspace: workspace.to_path_buf(),
         pricing: Catalog::builtin().lookup("demo").cloned(),
+        sessions_dir: None,
     }
 }
 

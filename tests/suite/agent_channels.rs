@@ -38,6 +38,7 @@ async fn a_tool_round_trip_emits_the_documented_sequence_and_moves_the_meters() 
         kinds,
         vec![
             "session_configured",
+            "prompt",
             "turn_started",
             "text_delta",
             "usage",

@@ -55,6 +55,14 @@ fn exec_json_prints_usage_then_turn_finished_then_cost_last() {
         assert!(u.get(field).is_some(), "usage lacks {field}: {u}");
     }
     let cost = events.last().expect("cost");
+    // The same events went to the session log, line for line.
+    let sessions: Vec<_> = std::fs::read_dir(home.path().join("sessions"))
+        .expect("sessions dir")
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    let logged = std::fs::read_to_string(sessions[0].path()).expect("session log");
+    assert_eq!(logged, stdout);
     assert!(cost["cost_usd"].as_f64().is_some_and(|c| c > 0.0), "{cost}");
     assert_eq!(events[finished]["stop_reason"], "end_turn");
 }
