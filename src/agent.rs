@@ -72,6 +72,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         options,
         history: Vec::new(),
         totals: UsageRecord::default(),
+        cost_total: Some(0.0),
         events: events_tx,
     };
     let join = tokio::spawn(agent.run(ops_rx));
@@ -90,6 +91,8 @@ struct Agent {
     tool_ctx: ToolContext,
     history: Vec<Message>,
     totals: UsageRecord,
+    /// Sum of every request's cost; `None` once a request had no known price.
+    cost_total: Option<f64>,
     events: mpsc::UnboundedSender<AgentEvent>,
 }
 
@@ -322,6 +325,7 @@ impl Agent {
                     response.tool_calls.push((id, name, args));
                 }
                 ProviderEvent::Usage(usage) => self.record_usage(turn, usage),
+                ProviderEvent::Notice(message) => self.emit(AgentEvent::Notice { message }),
                 ProviderEvent::Stop(reason) => response.stop = Some(reason),
             }
         }
@@ -329,7 +333,14 @@ impl Agent {
 
     fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
         self.totals.add(&usage);
-        let cost_usd = self.options.pricing.as_ref().map(|p| p.cost(&usage));
+        // A price the provider reported for the response beats the catalog's.
+        let cost_usd = usage
+            .reported_cost
+            .or_else(|| self.options.pricing.as_ref().map(|p| p.cost(&usage)));
+        self.cost_total = match (self.cost_total, cost_usd) {
+            (Some(total), Some(cost)) => Some(total + cost),
+            _ => None,
+        };
         self.emit(AgentEvent::Usage {
             turn,
             usage: usage.figures(),
@@ -368,7 +379,7 @@ impl Agent {
             output_tokens: t.output,
             cache_read_tokens: t.cache_read,
             cache_creation_tokens: t.cache_write(),
-            cost_usd: self.options.pricing.as_ref().map(|p| p.cost(t)),
+            cost_usd: self.cost_total,
         }
     }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::protocol::Mode;
+use crate::provider::anthropic::CacheTtl;
 
 /// A setting with a value chatcli cannot use.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -169,9 +170,63 @@ impl ProviderKind {
         }
     }
 
+    /// Variables that name the model, most specific first (`ANTHROPIC_MODEL`, `CLAUDEAI_MODEL`).
+    pub fn model_vars(self) -> Vec<String> {
+        let mut vars = vec![format!("{}_MODEL", self.env_prefix())];
+        match self {
+            ProviderKind::Anthropic => vars.push("CLAUDEAI_MODEL".into()),
+            ProviderKind::GoogleAi => vars.push("GOOGLEAI_MODEL".into()),
+            _ => {}
+        }
+        vars
+    }
+
+    /// Variables that override the endpoint.
+    pub fn base_url_vars(self) -> Vec<String> {
+        vec![format!("{}_BASE_URL", self.env_prefix())]
+    }
+
+    /// Variables that hold the API key, in the order they are read.
+    pub fn key_vars(self) -> &'static [&'static str] {
+        match self {
+            ProviderKind::Anthropic => &["ANTHROPIC_API_KEY", "CLAUDEAI_API_KEY"],
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => &["OPENAI_API_KEY"],
+            ProviderKind::Xai => &["XAI_API_KEY"],
+            ProviderKind::Zai => &["ZAI_API_KEY"],
+            ProviderKind::Moonshot => &["MOONSHOT_API_KEY"],
+            ProviderKind::Minimax => &["MINIMAX_API_KEY"],
+            ProviderKind::OpenRouter => &["OPENROUTER_API_KEY"],
+            ProviderKind::GithubModels => &["GITHUB_TOKEN"],
+            ProviderKind::GoogleAi => &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLEAI_API_KEY"],
+            ProviderKind::Demo
+            | ProviderKind::Ollama
+            | ProviderKind::Bedrock
+            | ProviderKind::Copilot
+            | ProviderKind::StackSpot => &[],
+        }
+    }
+
     fn accepted() -> String {
         ProviderKind::ALL.map(ProviderKind::as_str).join(", ")
     }
+}
+
+/// Providers picked from the keys in the environment when none is named, in this order.
+/// (`GITHUB_TOKEN` is set for many other tools, so it never picks GitHub Models by itself.)
+const DETECT_ORDER: [ProviderKind; 7] = [
+    ProviderKind::Anthropic,
+    ProviderKind::OpenAi,
+    ProviderKind::Xai,
+    ProviderKind::Zai,
+    ProviderKind::Moonshot,
+    ProviderKind::Minimax,
+    ProviderKind::OpenRouter,
+];
+
+fn detect_from_keys(env: &Env) -> Option<ProviderKind> {
+    DETECT_ORDER
+        .into_iter()
+        .find(|kind| kind.key_vars().iter().any(|var| env.get(var).is_some()))
 }
 
 /// Settings given on the command line; `None` means "not given".
@@ -204,8 +259,10 @@ pub struct Config {
     pub home: PathBuf,
     /// The mode prompts run in until the user switches.
     pub mode: Mode,
-    /// The provider the user named; `None` means "pick from the keys in the environment".
-    pub provider: Option<ProviderKind>,
+    /// The provider: the one the user named, else the first whose key is set, else the demo.
+    pub provider: ProviderKind,
+    /// Whether the user named the provider (rather than chatcli picking it).
+    pub provider_explicit: bool,
     pub model: Option<String>,
     pub base_url: Option<String>,
     /// Requests the tool loop may send for one prompt, in [1, 200].
@@ -214,6 +271,8 @@ pub struct Config {
     pub workspace: PathBuf,
     /// Approve every tool call that would ask (`--yes`).
     pub auto_approve: bool,
+    /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
+    pub cache_ttl: CacheTtl,
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
 }
@@ -260,28 +319,20 @@ impl Config {
             })
             .transpose()?;
 
-        let prefix = provider.map(ProviderKind::env_prefix);
-        let model_var = prefix.map(|p| format!("{p}_MODEL"));
+        let provider_explicit = provider.is_some();
+        let provider = provider
+            .or_else(|| detect_from_keys(&env))
+            .unwrap_or(ProviderKind::Demo);
+        let from_env = |vars: Vec<String>| vars.iter().find_map(|v| env.get(v)).map(str::to_string);
         let model = overrides
             .model
             .clone()
-            .or_else(|| {
-                model_var
-                    .as_deref()
-                    .and_then(|v| env.get(v))
-                    .map(str::to_string)
-            })
+            .or_else(|| from_env(provider.model_vars()))
             .or(file.model);
-        let url_var = prefix.map(|p| format!("{p}_BASE_URL"));
         let base_url = overrides
             .base_url
             .clone()
-            .or_else(|| {
-                url_var
-                    .as_deref()
-                    .and_then(|v| env.get(v))
-                    .map(str::to_string)
-            })
+            .or_else(|| from_env(provider.base_url_vars()))
             .or(file.base_url);
 
         let file_turns = file.max_turns.map(|v| match v {
@@ -317,10 +368,25 @@ impl Config {
             });
         }
 
+        let cache_ttl = match env.get("CHATCLI_PROMPT_CACHE_TTL").map(|v| v.trim().to_ascii_lowercase()) {
+            None => CacheTtl::FiveMinutes,
+            Some(v) if v == "5m" => CacheTtl::FiveMinutes,
+            Some(v) if v == "1h" => CacheTtl::OneHour,
+            Some(_) => {
+                return Err(ConfigError::Invalid {
+                    setting: "CHATCLI_PROMPT_CACHE_TTL".into(),
+                    value: env.get("CHATCLI_PROMPT_CACHE_TTL").unwrap_or_default().to_string(),
+                    expected: "5m or 1h".into(),
+                });
+            }
+        };
+
         Ok(Config {
             home,
+            cache_ttl,
             mode,
             provider,
+            provider_explicit,
             model,
             base_url,
             max_turns,
@@ -412,7 +478,8 @@ mod tests {
     fn defaults_when_nothing_is_set() {
         let config = resolve(&[], Overrides::default()).expect("config");
         assert_eq!(config.mode, Mode::Agent);
-        assert_eq!(config.provider, None);
+        assert_eq!(config.provider, ProviderKind::Demo);
+        assert!(!config.provider_explicit);
         assert_eq!(config.max_turns, DEFAULT_MAX_TURNS);
     }
 
@@ -429,23 +496,23 @@ mod tests {
         )
         .expect("config");
         assert_eq!(config.mode, Mode::Coder);
-        assert_eq!(config.provider, Some(ProviderKind::OpenAi));
+        assert_eq!(config.provider, ProviderKind::OpenAi);
     }
 
     #[test]
     fn reference_aliases_are_accepted() {
         let config =
             resolve(&[("LLM_PROVIDER", "CLAUDEAI")], Overrides::default()).expect("config");
-        assert_eq!(config.provider, Some(ProviderKind::Anthropic));
+        assert_eq!(config.provider, ProviderKind::Anthropic);
         let config =
             resolve(&[("LLM_PROVIDER", "GoogleAI")], Overrides::default()).expect("config");
-        assert_eq!(config.provider, Some(ProviderKind::GoogleAi));
+        assert_eq!(config.provider, ProviderKind::GoogleAi);
         let config = resolve(
             &[("CHATCLI_PROVIDER", "demo"), ("LLM_PROVIDER", "OPENAI")],
             Overrides::default(),
         )
         .expect("config");
-        assert_eq!(config.provider, Some(ProviderKind::Demo));
+        assert_eq!(config.provider, ProviderKind::Demo);
     }
 
     #[test]
@@ -475,6 +542,25 @@ mod tests {
             err.starts_with("LLM_PROVIDER must be one of: anthropic, openai"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_key_in_the_environment_picks_its_provider_and_its_model_variable() {
+        let config = resolve(
+            &[("OPENAI_API_KEY", "sk-x"), ("OPENAI_MODEL", "gpt-5"), ("ANTHROPIC_MODEL", "claude")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.provider, ProviderKind::OpenAi);
+        assert!(!config.provider_explicit);
+        assert_eq!(config.model.as_deref(), Some("gpt-5"));
+        let config = resolve(
+            &[("CLAUDEAI_API_KEY", "k"), ("CLAUDEAI_MODEL", "claude-haiku-4-5"), ("OPENAI_API_KEY", "k")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.provider, ProviderKind::Anthropic);
+        assert_eq!(config.model.as_deref(), Some("claude-haiku-4-5"));
     }
 
     #[test]

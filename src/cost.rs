@@ -164,6 +164,7 @@ mod tests {
             output: 1_000_000,
             reasoning: 0,
             estimated: false,
+            reported_cost: None,
         };
         let cost = sonnet.cost(&usage);
         assert!((cost - (3.0 + 0.30 + 3.75 + 15.0)).abs() < 1e-9, "{cost}");

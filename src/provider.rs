@@ -6,7 +6,12 @@
 //! `Usage` for the response, then one `Stop`. A stream that ends without `Stop` was cut short.
 //! Dropping the stream cancels the request.
 
+pub mod anthropic;
 pub mod demo;
+pub mod http;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod registry;
 pub mod usage;
 
 use std::pin::Pin;
@@ -75,6 +80,8 @@ pub enum ProviderEvent {
     },
     /// Usage of this response.
     Usage(UsageRecord),
+    /// Something the user should know about this response (shown once, not an error).
+    Notice(String),
     /// The response is complete.
     Stop(StopReason),
 }
@@ -101,6 +108,16 @@ pub enum ProviderError {
     /// The stream ended before its terminal event.
     #[error("{provider}: the response stream ended before the answer was complete")]
     Truncated { provider: String },
+    /// The provider reported an error inside the stream.
+    #[error("{provider}: {message}")]
+    Remote {
+        provider: String,
+        message: String,
+        retryable: bool,
+    },
+    /// The provider cannot be used as configured (missing key, bad URL).
+    #[error("{0}")]
+    Setup(String),
 }
 
 impl ProviderError {
@@ -111,7 +128,10 @@ impl ProviderError {
                 matches!(status, 408 | 409 | 429 | 529 | 500..=599)
             }
             ProviderError::Transport { .. } | ProviderError::Idle { .. } => true,
-            ProviderError::Protocol { .. } | ProviderError::Truncated { .. } => false,
+            ProviderError::Remote { retryable, .. } => *retryable,
+            ProviderError::Protocol { .. }
+            | ProviderError::Truncated { .. }
+            | ProviderError::Setup(_) => false,
         }
     }
 }

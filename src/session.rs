@@ -10,19 +10,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::agent::AgentOptions;
-use crate::config::{Config, ProviderKind};
+use crate::config::Config;
 use crate::cost::{Catalog, CatalogError};
-use crate::provider::Provider;
-use crate::provider::demo::DemoProvider;
+use crate::provider::{Provider, ProviderError, registry};
 
 /// Why a session could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
-    /// The named provider has no client in this build.
-    #[error(
-        "provider `{0}` is not available in this build yet; use --provider demo, or see `chatcli --help` for the list"
-    )]
-    NotAvailable(&'static str),
+    /// The provider cannot be set up (missing key, not available).
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
     /// The user's pricing file is invalid.
     #[error(transparent)]
     Pricing(#[from] CatalogError),
@@ -69,15 +66,8 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// The provider this config asks for; `chunk_delay` paces the demo's stream.
-pub fn build_provider(
-    config: &Config,
-    chunk_delay: Duration,
-) -> Result<Arc<dyn Provider>, SetupError> {
-    let kind = config.provider.unwrap_or(ProviderKind::Demo);
-    match kind {
-        ProviderKind::Demo => Ok(Arc::new(DemoProvider::new(chunk_delay))),
-        other => Err(SetupError::NotAvailable(other.as_str())),
-    }
+pub fn build_provider(config: &Config, chunk_delay: Duration) -> Result<Arc<dyn Provider>, SetupError> {
+    Ok(registry::build(config, chunk_delay)?)
 }
 
 /// The price catalog: the built-in one, with `CHATCLI_HOME/pricing.toml` over it.

@@ -287,6 +287,7 @@ impl PrefixCache {
             output,
             reasoning: 0,
             estimated: false,
+            reported_cost: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::UsageFigures;
 
 /// Token usage of one response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct UsageRecord {
     pub uncached_input: u64,
     pub cache_read: u64,
@@ -20,6 +20,9 @@ pub struct UsageRecord {
     pub reasoning: u64,
     /// True when chatcli counted the tokens itself because the provider reported nothing.
     pub estimated: bool,
+    /// The price the provider itself reported for this response (OpenRouter's `usage.cost`).
+    #[serde(default)]
+    pub reported_cost: Option<f64>,
 }
 
 impl UsageRecord {
@@ -54,6 +57,10 @@ impl UsageRecord {
         self.output += other.output;
         self.reasoning += other.reasoning;
         self.estimated |= other.estimated;
+        self.reported_cost = match (self.reported_cost, other.reported_cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 }
 
@@ -71,6 +78,7 @@ mod tests {
             output: 10,
             reasoning: 4,
             estimated: false,
+            reported_cost: None,
         };
         assert_eq!(u.total_input(), 9630);
         let f = u.figures();

@@ -1,0 +1,505 @@
+//! Anthropic Messages (`POST /v1/messages`, streamed), also used for Anthropic-compatible APIs
+//! (MiniMax).
+//!
+//! Request: system as a list of text blocks, native tools, thinking blocks sent back unchanged
+//! with their signature, and at most 4 `cache_control` markers (last tool, end of the stable
+//! system prefix, last block of the newest message). Response: SSE whose usage comes first in
+//! `message_start` and is then overwritten field by field by `message_delta` (cumulative; it can
+//! change input and cache counts). `input_tokens` excludes both cache counts. With server-side
+//! compaction the usage carries `iterations`, each billed: their sum is the response's usage.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Value, json};
+
+use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
+use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
+use crate::provider::demo::estimate_tokens;
+
+/// How long cache entries written by the markers live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheTtl {
+    #[default]
+    FiveMinutes,
+    OneHour,
+}
+
+/// An Anthropic Messages client.
+pub struct Anthropic {
+    http: Http,
+    name: &'static str,
+    base_url: String,
+    api_key: String,
+    model: String,
+    ttl: CacheTtl,
+    warned_minimum: Arc<AtomicBool>,
+}
+
+impl Anthropic {
+    /// A client for `name` (`anthropic` or an Anthropic-compatible preset) at `base_url`.
+    pub fn new(
+        http: Http,
+        name: &'static str,
+        base_url: String,
+        api_key: String,
+        model: String,
+        ttl: CacheTtl,
+    ) -> Self {
+        Anthropic {
+            http,
+            name,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model,
+            ttl,
+            warned_minimum: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+impl Provider for Anthropic {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn stream(&self, request: ModelRequest) -> ProviderStream {
+        let body = build_body(&request, self.ttl);
+        let prefix = estimate_tokens(
+            body.get("tools").map(|t| t.to_string().len()).unwrap_or(0)
+                + body.get("system").map(|s| s.to_string().len()).unwrap_or(0),
+        );
+        let mut headers = vec![
+            ("x-api-key".to_string(), self.api_key.clone()),
+            ("anthropic-version".to_string(), "2023-06-01".to_string()),
+        ];
+        if self.ttl == CacheTtl::OneHour {
+            headers.push(("anthropic-beta".to_string(), "extended-cache-ttl-2025-04-11".to_string()));
+        }
+        let parser = AnthropicParser::new(self.name)
+            .with_minimum_check(&self.model, prefix, Arc::clone(&self.warned_minimum));
+        self.http.stream_sse(
+            HttpRequest {
+                provider: self.name.to_string(),
+                url: format!("{}/v1/messages", self.base_url),
+                headers,
+                body,
+            },
+            parser,
+        )
+    }
+}
+
+/// The smallest prefix Anthropic caches for a model, in tokens.
+pub fn cache_minimum(model: &str) -> u64 {
+    let m = model.to_ascii_lowercase();
+    if m.contains("haiku-3") || m.contains("3-haiku") || m.contains("3-5-haiku") {
+        2048
+    } else if m.contains("haiku-4") || is_opus_45_or_later(&m) {
+        4096
+    } else {
+        1024
+    }
+}
+
+fn is_opus_45_or_later(model: &str) -> bool {
+    let Some(rest) = model.split("opus-").nth(1) else {
+        return false;
+    };
+    let mut parts = rest.split(['-', '.']);
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts
+        .next()
+        .filter(|p| p.len() <= 2)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    major > 4 || (major == 4 && minor >= 5)
+}
+
+fn cache_control(ttl: CacheTtl) -> Value {
+    match ttl {
+        CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
+        CacheTtl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
+    }
+}
+
+/// The request body, with cache markers placed.
+pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
+    let marker = cache_control(ttl);
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+        .collect();
+    if let Some(last) = tools.last_mut() {
+        last["cache_control"] = marker.clone();
+    }
+    let blocks: Vec<_> = request.system.iter().filter(|b| !b.text.is_empty()).collect();
+    let mut system: Vec<Value> = blocks
+        .iter()
+        .map(|b| json!({"type": "text", "text": b.text}))
+        .collect();
+    let last_stable = blocks.iter().rposition(|b| b.stable);
+    if let Some(i) = last_stable {
+        system[i]["cache_control"] = marker.clone();
+    }
+    let mut messages: Vec<Value> = request.messages.iter().filter_map(message_json).collect();
+    if let Some(block) = messages
+        .last_mut()
+        .and_then(|m| m["content"].as_array_mut())
+        .and_then(|c| c.last_mut())
+    {
+        block["cache_control"] = marker;
+    }
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_output_tokens,
+        "stream": true,
+        "messages": messages,
+    });
+    if !system.is_empty() {
+        body["system"] = Value::Array(system);
+    }
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+fn message_json(message: &Message) -> Option<Value> {
+    let content: Vec<Value> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } if text.is_empty() => None,
+            ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+            ContentBlock::Thinking {
+                text,
+                signature: Some(signature),
+                ..
+            } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
+            ContentBlock::Thinking { .. } => None,
+            ContentBlock::ToolUse { id, name, input } => {
+                let input = if input.is_object() { input.clone() } else { json!({}) };
+                Some(json!({"type": "tool_use", "id": id, "name": name, "input": input}))
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                let mut block = json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
+                if *is_error {
+                    block["is_error"] = Value::Bool(true);
+                }
+                Some(block)
+            }
+        })
+        .collect();
+    if content.is_empty() {
+        return None;
+    }
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    Some(json!({"role": role, "content": content}))
+}
+
+/// Anthropic's usage counters as they stand.
+#[derive(Debug, Default, Clone, Copy)]
+struct RawUsage {
+    input: u64,
+    cache_read: u64,
+    cache_creation: u64,
+    ephemeral_1h: u64,
+    output: u64,
+    thinking: u64,
+}
+
+impl RawUsage {
+    /// Overwrites every counter `usage` carries; a sum of `iterations` when it has them.
+    fn merge(&mut self, usage: &Value) {
+        if let Some(iterations) = usage.get("iterations").and_then(Value::as_array)
+            && !iterations.is_empty()
+        {
+            let mut sum = RawUsage::default();
+            for it in iterations {
+                let mut one = RawUsage::default();
+                one.merge_fields(it);
+                sum.input += one.input;
+                sum.cache_read += one.cache_read;
+                sum.cache_creation += one.cache_creation;
+                sum.ephemeral_1h += one.ephemeral_1h;
+                sum.output += one.output;
+                sum.thinking += one.thinking;
+            }
+            *self = sum;
+            return;
+        }
+        self.merge_fields(usage);
+    }
+
+    fn merge_fields(&mut self, usage: &Value) {
+        let get = |path: &str| usage.pointer(path).and_then(Value::as_u64);
+        if let Some(v) = get("/input_tokens") {
+            self.input = v;
+        }
+        if let Some(v) = get("/cache_read_input_tokens") {
+            self.cache_read = v;
+        }
+        if let Some(v) = get("/cache_creation_input_tokens") {
+            self.cache_creation = v;
+        }
+        if let Some(v) = get("/cache_creation/ephemeral_1h_input_tokens") {
+            self.ephemeral_1h = v;
+        }
+        if let Some(v) = get("/output_tokens") {
+            self.output = v;
+        }
+        if let Some(v) = get("/output_tokens_details/thinking_tokens") {
+            self.thinking = v;
+        }
+    }
+
+    fn record(&self) -> UsageRecord {
+        let one_hour = self.ephemeral_1h.min(self.cache_creation);
+        UsageRecord {
+            uncached_input: self.input,
+            cache_read: self.cache_read,
+            cache_write_5m: self.cache_creation - one_hour,
+            cache_write_1h: one_hour,
+            output: self.output,
+            reasoning: self.thinking,
+            estimated: false,
+            reported_cost: None,
+        }
+    }
+}
+
+/// Usage of a non-streamed Messages response body (or of one `usage` object).
+pub fn usage_from_json(usage: &Value) -> UsageRecord {
+    let mut raw = RawUsage::default();
+    raw.merge(usage);
+    raw.record()
+}
+
+enum Block {
+    Text,
+    ToolUse { id: String, name: String, json: String },
+    Thinking { text: String, signature: Option<String> },
+    Other,
+}
+
+/// Parses the Messages SSE stream.
+pub struct AnthropicParser {
+    provider: String,
+    blocks: HashMap<u64, Block>,
+    usage: RawUsage,
+    stop: Option<StopReason>,
+    ended: bool,
+    minimum: Option<(String, u64, Arc<AtomicBool>)>,
+}
+
+impl AnthropicParser {
+    /// A parser for one response of `provider`.
+    pub fn new(provider: &str) -> Self {
+        AnthropicParser {
+            provider: provider.to_string(),
+            blocks: HashMap::new(),
+            usage: RawUsage::default(),
+            stop: None,
+            ended: false,
+            minimum: None,
+        }
+    }
+
+    /// Warn once (through `warned`) when nothing was cached because the prefix is too short.
+    pub fn with_minimum_check(mut self, model: &str, prefix_tokens: u64, warned: Arc<AtomicBool>) -> Self {
+        self.minimum = Some((model.to_string(), prefix_tokens, warned));
+        self
+    }
+
+    fn protocol(&self, message: String) -> ProviderError {
+        ProviderError::Protocol {
+            provider: self.provider.clone(),
+            message,
+        }
+    }
+}
+
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        "refusal" => StopReason::Refusal,
+        "model_context_window_exceeded" => StopReason::ContextExceeded,
+        other => StopReason::Other(other.to_string()),
+    }
+}
+
+/// Parses tool arguments that arrived whole; an empty string means `{}`.
+pub fn parse_arguments(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return json!({});
+    }
+    // Arguments that are not JSON stay a string: the agent answers the call with an error.
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+impl StreamParser for AnthropicParser {
+    fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError> {
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|e| self.protocol(format!("event is not JSON ({e}): {}", event.data.chars().take(120).collect::<String>())))?;
+        let kind = data["type"].as_str().unwrap_or(event.event.as_str());
+        let index = data["index"].as_u64().unwrap_or(0);
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => self.usage.merge(&data["message"]["usage"]),
+            "content_block_start" => {
+                let block = &data["content_block"];
+                let entry = match block["type"].as_str().unwrap_or_default() {
+                    "text" => {
+                        if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push(ProviderEvent::TextDelta(text.to_string()));
+                        }
+                        Block::Text
+                    }
+                    "tool_use" => {
+                        let id = block["id"].as_str().unwrap_or_default().to_string();
+                        let name = block["name"].as_str().unwrap_or_default().to_string();
+                        out.push(ProviderEvent::ToolCallStarted {
+                            index: index as usize,
+                            id: id.clone(),
+                            name: name.clone(),
+                        });
+                        Block::ToolUse {
+                            id,
+                            name,
+                            json: String::new(),
+                        }
+                    }
+                    "thinking" => Block::Thinking {
+                        text: block["thinking"].as_str().unwrap_or_default().to_string(),
+                        signature: block["signature"].as_str().map(str::to_string),
+                    },
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index, entry);
+            }
+            "content_block_delta" => {
+                let delta = &data["delta"];
+                match (delta["type"].as_str().unwrap_or_default(), self.blocks.get_mut(&index)) {
+                    ("text_delta", _) => {
+                        if let Some(text) = delta["text"].as_str() {
+                            out.push(ProviderEvent::TextDelta(text.to_string()));
+                        }
+                    }
+                    ("input_json_delta", Some(Block::ToolUse { json, .. })) => {
+                        let fragment = delta["partial_json"].as_str().unwrap_or_default();
+                        json.push_str(fragment);
+                        out.push(ProviderEvent::ToolCallArgs {
+                            index: index as usize,
+                            fragment: fragment.to_string(),
+                        });
+                    }
+                    ("thinking_delta", Some(Block::Thinking { text, .. })) => {
+                        let piece = delta["thinking"].as_str().unwrap_or_default();
+                        text.push_str(piece);
+                        out.push(ProviderEvent::ReasoningDelta(piece.to_string()));
+                    }
+                    ("signature_delta", Some(Block::Thinking { signature, .. })) => {
+                        *signature = delta["signature"].as_str().map(str::to_string);
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => match self.blocks.remove(&index) {
+                Some(Block::ToolUse { id, name, json }) => out.push(ProviderEvent::ToolCall {
+                    id,
+                    name,
+                    args: parse_arguments(&json),
+                }),
+                Some(Block::Thinking { text, signature }) => {
+                    out.push(ProviderEvent::ReasoningBlock { text, signature })
+                }
+                _ => {}
+            },
+            "message_delta" => {
+                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                    self.stop = Some(stop_reason(reason));
+                }
+                if data["usage"].is_object() {
+                    self.usage.merge(&data["usage"]);
+                }
+            }
+            "message_stop" => {
+                self.ended = true;
+                let usage = self.usage.record();
+                if let Some((model, prefix, warned)) = &self.minimum {
+                    let minimum = cache_minimum(model);
+                    if usage.cache_read == 0
+                        && usage.cache_write() == 0
+                        && *prefix < minimum
+                        && !warned.swap(true, Ordering::Relaxed)
+                    {
+                        out.push(ProviderEvent::Notice(format!(
+                            "prefix below the cache minimum for {model} (~{prefix} of {minimum} tokens): nothing is cached until the conversation grows"
+                        )));
+                    }
+                }
+                out.push(ProviderEvent::Usage(usage));
+                out.push(ProviderEvent::Stop(self.stop.clone().unwrap_or(StopReason::EndTurn)));
+            }
+            "error" => {
+                let kind = data["error"]["type"].as_str().unwrap_or("error");
+                let message = data["error"]["message"].as_str().unwrap_or(kind).to_string();
+                return Err(ProviderError::Remote {
+                    provider: self.provider.clone(),
+                    message: format!("{kind}: {message}"),
+                    retryable: matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error"),
+                });
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn finish(&mut self) -> Result<Vec<ProviderEvent>, ProviderError> {
+        if self.ended {
+            Ok(Vec::new())
+        } else {
+            Err(ProviderError::Truncated {
+                provider: self.provider.clone(),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_minimums_by_model() {
+        assert_eq!(cache_minimum("claude-sonnet-4-5-20250929"), 1024);
+        assert_eq!(cache_minimum("claude-opus-4-5"), 4096);
+        assert_eq!(cache_minimum("claude-opus-4-1"), 1024);
+        assert_eq!(cache_minimum("claude-haiku-4-5"), 4096);
+        assert_eq!(cache_minimum("claude-3-5-haiku-latest"), 2048);
+    }
+
+    #[test]
+    fn arguments_parse_with_empty_meaning_an_empty_object() {
+        assert_eq!(parse_arguments(""), json!({}));
+        assert_eq!(parse_arguments("{\"a\":1}"), json!({"a": 1}));
+        assert_eq!(parse_arguments("{\"a\":"), Value::String("{\"a\":".into()));
+    }
+}

@@ -1,0 +1,257 @@
+//! The HTTP side every wire client shares: POST a JSON body, classify failures, read SSE.
+//!
+//! A request is sent from a spawned task that feeds a channel; the `ProviderStream` handed to
+//! the agent is the receiving end, so dropping it cancels the request (the task's next send
+//! fails and it drops the connection). Two timeouts guard a stream: one for the response headers
+//! (first byte) and one between two SSE events (idle). Errors keep the provider's own message;
+//! an HTML page where JSON was expected (a proxy in the way) is reported as such.
+
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use super::{ProviderError, ProviderEvent, ProviderStream};
+
+/// Default wait for response headers, and between two events of a stream.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    /// The `event:` name; empty when the server sent none.
+    pub event: String,
+    pub data: String,
+}
+
+/// Turns SSE events into provider events; one implementation per wire family.
+pub trait StreamParser: Send + 'static {
+    /// Handles one event.
+    fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError>;
+    /// The stream ended; returns what is still owed (usage, stop) or an error if it ended early.
+    fn finish(&mut self) -> Result<Vec<ProviderEvent>, ProviderError>;
+}
+
+/// A JSON POST about to be sent.
+pub struct HttpRequest {
+    pub provider: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: serde_json::Value,
+}
+
+/// The shared client: connection pool and timeouts.
+#[derive(Clone)]
+pub struct Http {
+    client: reqwest::Client,
+    pub first_byte_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+impl Default for Http {
+    fn default() -> Self {
+        Http::new(DEFAULT_TIMEOUT, DEFAULT_TIMEOUT)
+    }
+}
+
+impl Http {
+    /// A client with these timeouts.
+    pub fn new(first_byte_timeout: Duration, idle_timeout: Duration) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(20))
+            .user_agent(concat!("chatcli/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
+        Http {
+            client,
+            first_byte_timeout,
+            idle_timeout,
+        }
+    }
+
+    /// Sends the request and streams the parsed SSE response.
+    pub fn stream_sse<P: StreamParser>(&self, request: HttpRequest, parser: P) -> ProviderStream {
+        let (tx, rx) = mpsc::channel::<Result<ProviderEvent, ProviderError>>(64);
+        let http = self.clone();
+        tokio::spawn(async move {
+            if let Err(error) = http.pump(request, parser, &tx).await {
+                let _ = tx.send(Err(error)).await;
+            }
+        });
+        Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        }))
+    }
+
+    async fn pump<P: StreamParser>(
+        &self,
+        request: HttpRequest,
+        mut parser: P,
+        tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
+    ) -> Result<(), ProviderError> {
+        let provider = request.provider.clone();
+        let response = self.send(request).await?;
+        let mut events = response.bytes_stream().eventsource();
+        loop {
+            let next = tokio::time::timeout(self.idle_timeout, events.next())
+                .await
+                .map_err(|_| ProviderError::Idle {
+                    provider: provider.clone(),
+                    secs: self.idle_timeout.as_secs(),
+                })?;
+            let out = match next {
+                None => parser.finish()?,
+                Some(Ok(event)) => parser.feed(&SseEvent {
+                    event: event.event,
+                    data: event.data,
+                })?,
+                Some(Err(e)) => {
+                    return Err(ProviderError::Transport {
+                        provider,
+                        message: e.to_string(),
+                    });
+                }
+            };
+            let ended = next_is_end(&out);
+            for item in out {
+                if tx.send(Ok(item)).await.is_err() {
+                    // The agent dropped the stream: cancelled. Dropping `events` closes the connection.
+                    return Ok(());
+                }
+            }
+            if ended {
+                return Ok(());
+            }
+        }
+    }
+
+    /// POSTs the body; a non-success status becomes a `ProviderError::Http` with the server's message.
+    pub async fn send(&self, request: HttpRequest) -> Result<reqwest::Response, ProviderError> {
+        let HttpRequest {
+            provider,
+            url,
+            headers,
+            body,
+        } = request;
+        let mut builder = self.client.post(&url).json(&body);
+        for (name, value) in &headers {
+            builder = builder.header(name, value);
+        }
+        let response = tokio::time::timeout(self.first_byte_timeout, builder.send())
+            .await
+            .map_err(|_| ProviderError::Idle {
+                provider: provider.clone(),
+                secs: self.first_byte_timeout.as_secs(),
+            })?
+            .map_err(|e| ProviderError::Transport {
+                provider: provider.clone(),
+                message: describe_reqwest(&e),
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            let is_html = response
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/html"));
+            if is_html {
+                let text = response.text().await.unwrap_or_default();
+                return Err(ProviderError::Protocol {
+                    provider,
+                    message: format!(
+                        "HTTP {} with an HTML page instead of a stream (a proxy in the way?): {}",
+                        status.as_u16(),
+                        first_line(&text)
+                    ),
+                });
+            }
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let text = response.text().await.unwrap_or_default();
+        let mut message = error_message(&text);
+        if let Some(after) = retry_after {
+            message.push_str(&format!(" (retry after {after} s)"));
+        }
+        Err(ProviderError::Http {
+            provider,
+            status: status.as_u16(),
+            message,
+        })
+    }
+}
+
+/// Whether a parser's output ends the stream (it holds the `Stop`).
+fn next_is_end(out: &[ProviderEvent]) -> bool {
+    out.iter().any(|e| matches!(e, ProviderEvent::Stop(_)))
+}
+
+/// The provider's own error message from an error body, or the body's first line.
+pub fn error_message(body: &str) -> String {
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(body) {
+        let candidates = [
+            json.pointer("/error/message"),
+            json.pointer("/message"),
+            json.pointer("/error"),
+            json.pointer("/detail"),
+        ];
+        for candidate in candidates.into_iter().flatten() {
+            if let Some(s) = candidate.as_str() {
+                return s.to_string();
+            }
+        }
+        return first_line(body);
+    }
+    let trimmed = body.trim_start();
+    if trimmed.starts_with('<') {
+        return format!("an HTML page instead of JSON (a proxy in the way?): {}", first_line(trimmed));
+    }
+    if trimmed.is_empty() {
+        return "empty response body".to_string();
+    }
+    first_line(trimmed)
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.trim_start().lines().next().unwrap_or_default().trim();
+    let mut out: String = line.chars().take(200).collect();
+    if line.chars().count() > 200 {
+        out.push('…');
+    }
+    out
+}
+
+fn describe_reqwest(e: &reqwest::Error) -> String {
+    use std::error::Error;
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        message = format!("{message}: {inner}");
+        source = inner.source();
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        assert_eq!(
+            error_message(r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#),
+            "max_tokens: too large"
+        );
+        assert_eq!(error_message(r#"{"error":{"message":"Incorrect API key provided"}}"#), "Incorrect API key provided");
+        assert_eq!(
+            error_message("<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>"),
+            "an HTML page instead of JSON (a proxy in the way?): <!DOCTYPE html>"
+        );
+        assert_eq!(error_message(""), "empty response body");
+    }
+}

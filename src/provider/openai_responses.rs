@@ -1,0 +1,304 @@
+//! OpenAI Responses (`POST {base}/responses`, streamed, `store: false`).
+//!
+//! The conversation goes as `input` items: `message` (each with `"type": "message"`, which some
+//! compatible servers require), `function_call`, `function_call_output`, and `reasoning` items
+//! sent back with their `encrypted_content`. Usage arrives only in the terminal event
+//! (`response.completed`, `.incomplete` or `.failed`); `input_tokens` includes cached tokens.
+//! The stop reason comes from `status`, `incomplete_details` and whether calls were produced.
+
+use serde_json::{Value, json};
+
+use super::anthropic::parse_arguments;
+use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
+use crate::conversation::{ContentBlock, ModelRequest, Role};
+
+/// A Responses API client.
+pub struct OpenAiResponses {
+    http: Http,
+    name: &'static str,
+    base_url: String,
+    api_key: String,
+    model: String,
+}
+
+impl OpenAiResponses {
+    /// A client at `base_url` (which includes any `/v1`).
+    pub fn new(http: Http, name: &'static str, base_url: String, api_key: String, model: String) -> Self {
+        OpenAiResponses {
+            http,
+            name,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model,
+        }
+    }
+}
+
+impl Provider for OpenAiResponses {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn stream(&self, request: ModelRequest) -> ProviderStream {
+        self.http.stream_sse(
+            HttpRequest {
+                provider: self.name.to_string(),
+                url: format!("{}/responses", self.base_url),
+                headers: vec![("Authorization".to_string(), format!("Bearer {}", self.api_key))],
+                body: build_body(&request),
+            },
+            ResponsesParser::new(self.name),
+        )
+    }
+}
+
+/// Whether the model reasons (and so can return encrypted reasoning to send back).
+fn is_reasoning_model(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit()) || m.starts_with("gpt-5")
+}
+
+/// The request body.
+pub fn build_body(request: &ModelRequest) -> Value {
+    let mut input: Vec<Value> = Vec::new();
+    for message in &request.messages {
+        let (role, text_type) = match message.role {
+            Role::User => ("user", "input_text"),
+            Role::Assistant => ("assistant", "output_text"),
+        };
+        let mut texts: Vec<Value> = Vec::new();
+        let flush = |texts: &mut Vec<Value>, input: &mut Vec<Value>| {
+            if !texts.is_empty() {
+                input.push(json!({"type": "message", "role": role, "content": std::mem::take(texts)}));
+            }
+        };
+        for block in &message.content {
+            match block {
+                ContentBlock::Text { text } if !text.is_empty() => {
+                    texts.push(json!({"type": text_type, "text": text}));
+                }
+                ContentBlock::Text { .. } => {}
+                ContentBlock::Thinking { text, signature } => {
+                    flush(&mut texts, &mut input);
+                    let summary: Vec<Value> = if text.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![json!({"type": "summary_text", "text": text})]
+                    };
+                    if let Some(encrypted) = signature {
+                        input.push(json!({"type": "reasoning", "summary": summary, "encrypted_content": encrypted}));
+                    }
+                }
+                ContentBlock::ToolUse { id, name, input: args } => {
+                    flush(&mut texts, &mut input);
+                    let arguments = match args {
+                        Value::String(raw) => raw.clone(),
+                        other => other.to_string(),
+                    };
+                    input.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments}));
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id, content, ..
+                } => {
+                    flush(&mut texts, &mut input);
+                    input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": content}));
+                }
+            }
+        }
+        flush(&mut texts, &mut input);
+    }
+    let instructions: Vec<&str> = request
+        .system
+        .iter()
+        .filter(|b| !b.text.is_empty())
+        .map(|b| b.text.as_str())
+        .collect();
+    let mut body = json!({
+        "model": request.model,
+        "input": input,
+        "stream": true,
+        "store": false,
+        "max_output_tokens": request.max_output_tokens,
+        "prompt_cache_key": request.session_id,
+    });
+    if !instructions.is_empty() {
+        body["instructions"] = json!(instructions.join("\n\n"));
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = Value::Array(
+            request
+                .tools
+                .iter()
+                .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}))
+                .collect(),
+        );
+    }
+    if is_reasoning_model(&request.model) {
+        body["include"] = json!(["reasoning.encrypted_content"]);
+    }
+    body
+}
+
+/// Usage from a Responses `usage` object.
+pub fn usage_from_json(usage: &Value) -> UsageRecord {
+    let get = |path: &str| usage.pointer(path).and_then(Value::as_u64);
+    let input = get("/input_tokens").unwrap_or(0);
+    let cached = get("/input_tokens_details/cached_tokens").unwrap_or(0).min(input);
+    UsageRecord {
+        uncached_input: input - cached,
+        cache_read: cached,
+        output: get("/output_tokens").unwrap_or(0),
+        reasoning: get("/output_tokens_details/reasoning_tokens").unwrap_or(0),
+        ..UsageRecord::default()
+    }
+}
+
+/// Parses the Responses SSE stream.
+pub struct ResponsesParser {
+    provider: String,
+    calls_seen: bool,
+    done: bool,
+}
+
+impl ResponsesParser {
+    /// A parser for one response.
+    pub fn new(provider: &str) -> Self {
+        ResponsesParser {
+            provider: provider.to_string(),
+            calls_seen: false,
+            done: false,
+        }
+    }
+
+    fn terminal(&mut self, response: &Value) -> Result<Vec<ProviderEvent>, ProviderError> {
+        self.done = true;
+        let status = response["status"].as_str().unwrap_or("completed");
+        if status == "failed" {
+            let message = response["error"]["message"]
+                .as_str()
+                .unwrap_or("the response failed")
+                .to_string();
+            return Err(ProviderError::Remote {
+                provider: self.provider.clone(),
+                message,
+                retryable: response["error"]["code"].as_str() == Some("server_error"),
+            });
+        }
+        let stop = match (status, response["incomplete_details"]["reason"].as_str()) {
+            ("incomplete", Some("max_output_tokens")) => StopReason::MaxTokens,
+            ("incomplete", Some("content_filter")) => StopReason::Refusal,
+            ("incomplete", Some(other)) => StopReason::Other(other.to_string()),
+            _ if self.calls_seen => StopReason::ToolUse,
+            _ => StopReason::EndTurn,
+        };
+        let usage = match response.get("usage").filter(|u| u.is_object()) {
+            Some(usage) => usage_from_json(usage),
+            None => UsageRecord {
+                estimated: true,
+                ..UsageRecord::default()
+            },
+        };
+        Ok(vec![ProviderEvent::Usage(usage), ProviderEvent::Stop(stop)])
+    }
+}
+
+impl StreamParser for ResponsesParser {
+    fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError> {
+        if event.data.trim() == "[DONE]" {
+            return Ok(Vec::new());
+        }
+        let data: Value = serde_json::from_str(&event.data).map_err(|e| ProviderError::Protocol {
+            provider: self.provider.clone(),
+            message: format!("event is not JSON ({e}): {}", event.data.chars().take(120).collect::<String>()),
+        })?;
+        let kind = data["type"].as_str().unwrap_or(event.event.as_str());
+        let index = data["output_index"].as_u64().unwrap_or(0) as usize;
+        let mut out = Vec::new();
+        match kind {
+            "response.output_text.delta" | "response.refusal.delta" => {
+                if let Some(text) = data["delta"].as_str() {
+                    out.push(ProviderEvent::TextDelta(text.to_string()));
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                if let Some(text) = data["delta"].as_str() {
+                    out.push(ProviderEvent::ReasoningDelta(text.to_string()));
+                }
+            }
+            "response.output_item.added" if data["item"]["type"] == "function_call" => {
+                out.push(ProviderEvent::ToolCallStarted {
+                    index,
+                    id: data["item"]["call_id"].as_str().unwrap_or_default().to_string(),
+                    name: data["item"]["name"].as_str().unwrap_or_default().to_string(),
+                });
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(fragment) = data["delta"].as_str() {
+                    out.push(ProviderEvent::ToolCallArgs {
+                        index,
+                        fragment: fragment.to_string(),
+                    });
+                }
+            }
+            "response.output_item.done" => {
+                let item = &data["item"];
+                match item["type"].as_str() {
+                    Some("function_call") => {
+                        self.calls_seen = true;
+                        out.push(ProviderEvent::ToolCall {
+                            id: item["call_id"].as_str().unwrap_or_default().to_string(),
+                            name: item["name"].as_str().unwrap_or_default().to_string(),
+                            args: parse_arguments(item["arguments"].as_str().unwrap_or_default()),
+                        });
+                    }
+                    Some("reasoning") => {
+                        let text: String = item["summary"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|s| s["text"].as_str())
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                        let signature = item["encrypted_content"].as_str().map(str::to_string);
+                        if signature.is_some() {
+                            out.push(ProviderEvent::ReasoningBlock { text, signature });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                out.extend(self.terminal(&data["response"])?);
+            }
+            "error" => {
+                let message = data["message"]
+                    .as_str()
+                    .or_else(|| data["error"]["message"].as_str())
+                    .unwrap_or("error event")
+                    .to_string();
+                return Err(ProviderError::Remote {
+                    provider: self.provider.clone(),
+                    message,
+                    retryable: false,
+                });
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn finish(&mut self) -> Result<Vec<ProviderEvent>, ProviderError> {
+        if self.done {
+            Ok(Vec::new())
+        } else {
+            Err(ProviderError::Truncated {
+                provider: self.provider.clone(),
+            })
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Which client serves which provider name: default endpoints, default models and keys.
+//!
+//! The one table a user reads to know what `--provider NAME` talks to. Endpoints: the flag or
+//! `<NAME>_BASE_URL` replaces the default base, and each client appends its documented path
+//! (`/v1/messages`, `/chat/completions`, `/responses`); OpenAI-style bases include `/v1`,
+//! Anthropic-style bases do not, as in the official SDKs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::anthropic::Anthropic;
+use super::demo::DemoProvider;
+use super::http::Http;
+use super::openai_chat::{OpenAiChat, Preset};
+use super::openai_responses::OpenAiResponses;
+use super::{Provider, ProviderError};
+use crate::config::{Config, ProviderKind};
+
+/// The default endpoint and model of a provider.
+pub fn defaults(kind: ProviderKind) -> (&'static str, &'static str) {
+    match kind {
+        ProviderKind::Anthropic => ("https://api.anthropic.com", "claude-sonnet-4-5"),
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => ("https://api.openai.com/v1", "gpt-4.1"),
+        ProviderKind::Xai => ("https://api.x.ai/v1", "grok-4"),
+        ProviderKind::Zai => ("https://api.z.ai/api/paas/v4", "glm-4.7"),
+        ProviderKind::Moonshot => ("https://api.moonshot.ai/v1", "kimi-k2-0905-preview"),
+        ProviderKind::Minimax => ("https://api.minimax.io/anthropic", "MiniMax-M2"),
+        ProviderKind::OpenRouter => ("https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4.5"),
+        ProviderKind::GithubModels => ("https://models.github.ai/inference", "openai/gpt-4.1"),
+        ProviderKind::GoogleAi => ("https://generativelanguage.googleapis.com", "gemini-2.5-flash"),
+        ProviderKind::Ollama => ("http://localhost:11434", "llama3.2"),
+        ProviderKind::Bedrock => ("", "anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        ProviderKind::Copilot => ("https://api.github.com", "gpt-4.1"),
+        ProviderKind::StackSpot => ("https://genai-inference-app.stackspot.com", "stackspot-agent"),
+        ProviderKind::Demo => ("", "demo"),
+    }
+}
+
+/// Builds the provider the config names; `demo_delay` paces the demo's stream.
+pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>, ProviderError> {
+    let kind = config.provider;
+    let (default_url, default_model) = defaults(kind);
+    let base_url = config.base_url.clone().unwrap_or_else(|| default_url.to_string());
+    let model = config.model.clone().unwrap_or_else(|| default_model.to_string());
+    let http = Http::default();
+    let provider: Arc<dyn Provider> = match kind {
+        ProviderKind::Demo => Arc::new(DemoProvider::new(demo_delay)),
+        ProviderKind::Anthropic | ProviderKind::Minimax => {
+            let key = api_key(config, kind)?;
+            Arc::new(Anthropic::new(http, kind.as_str(), base_url, key, model, config.cache_ttl))
+        }
+        ProviderKind::OpenAiResponses => {
+            let key = api_key(config, kind)?;
+            Arc::new(OpenAiResponses::new(http, kind.as_str(), base_url, key, model))
+        }
+        ProviderKind::OpenAi
+        | ProviderKind::Xai
+        | ProviderKind::Zai
+        | ProviderKind::Moonshot
+        | ProviderKind::OpenRouter
+        | ProviderKind::GithubModels => {
+            let preset = match kind {
+                ProviderKind::Xai => Preset::XAI,
+                ProviderKind::Zai => Preset::ZAI,
+                ProviderKind::Moonshot => Preset::MOONSHOT,
+                ProviderKind::OpenRouter => Preset::OPENROUTER,
+                ProviderKind::GithubModels => Preset::GITHUB_MODELS,
+                _ => Preset::OPENAI,
+            };
+            let key = api_key(config, kind)?;
+            Arc::new(OpenAiChat::new(http, preset, base_url, key, model))
+        }
+        ProviderKind::GoogleAi
+        | ProviderKind::Ollama
+        | ProviderKind::Bedrock
+        | ProviderKind::Copilot
+        | ProviderKind::StackSpot => {
+            return Err(ProviderError::Setup(format!(
+                "provider `{}` is not available in this build yet; available: anthropic, openai, openai-responses, xai, zai, moonshot, minimax, openrouter, github-models, demo",
+                kind.as_str()
+            )));
+        }
+    };
+    Ok(provider)
+}
+
+fn api_key(config: &Config, kind: ProviderKind) -> Result<String, ProviderError> {
+    let vars = kind.key_vars();
+    vars.iter()
+        .find_map(|var| config.env.get(var))
+        .map(|key| key.trim().to_string())
+        .ok_or_else(|| {
+            ProviderError::Setup(format!(
+                "provider `{}` needs an API key: set {}",
+                kind.as_str(),
+                vars.join(" (or ") + &")".repeat(vars.len().saturating_sub(1))
+            ))
+        })
+}
