@@ -11,8 +11,10 @@ use crate::config::Overrides;
 
 const AFTER_HELP: &str = "\
 Providers: anthropic (alias claudeai), openai, openai-responses, xai, zai, moonshot, minimax,
-openrouter, github-models, googleai (alias gemini), ollama, bedrock, copilot, stackspot, demo.
-With no provider named and no key in the environment, chatcli runs the offline demo provider.
+openrouter, github-models, demo. (googleai, ollama, bedrock, copilot and stackspot are named
+but not available in this build yet.) With no provider named, the first key set among
+ANTHROPIC_API_KEY/CLAUDEAI_API_KEY, OPENAI_API_KEY, XAI_API_KEY, ZAI_API_KEY, MOONSHOT_API_KEY,
+MINIMAX_API_KEY, OPENROUTER_API_KEY picks its provider; with none, the offline demo runs.
 
 Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_HOME             where config.toml, logs and sessions live
@@ -21,6 +23,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_AGENT_MAX_TURNS  requests per prompt in the tool loop, 1-200 (default 50)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
+  CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
 
 Keys in the TUI: Enter send, Shift+Enter or Ctrl+J newline, Shift+Tab cycle mode,
 Ctrl+C interrupt (twice to quit), F1 help.";

@@ -368,14 +368,20 @@ impl Config {
             });
         }
 
-        let cache_ttl = match env.get("CHATCLI_PROMPT_CACHE_TTL").map(|v| v.trim().to_ascii_lowercase()) {
+        let cache_ttl = match env
+            .get("CHATCLI_PROMPT_CACHE_TTL")
+            .map(|v| v.trim().to_ascii_lowercase())
+        {
             None => CacheTtl::FiveMinutes,
             Some(v) if v == "5m" => CacheTtl::FiveMinutes,
             Some(v) if v == "1h" => CacheTtl::OneHour,
             Some(_) => {
                 return Err(ConfigError::Invalid {
                     setting: "CHATCLI_PROMPT_CACHE_TTL".into(),
-                    value: env.get("CHATCLI_PROMPT_CACHE_TTL").unwrap_or_default().to_string(),
+                    value: env
+                        .get("CHATCLI_PROMPT_CACHE_TTL")
+                        .unwrap_or_default()
+                        .to_string(),
                     expected: "5m or 1h".into(),
                 });
             }
@@ -547,7 +553,11 @@ mod tests {
     #[test]
     fn a_key_in_the_environment_picks_its_provider_and_its_model_variable() {
         let config = resolve(
-            &[("OPENAI_API_KEY", "sk-x"), ("OPENAI_MODEL", "gpt-5"), ("ANTHROPIC_MODEL", "claude")],
+            &[
+                ("OPENAI_API_KEY", "sk-x"),
+                ("OPENAI_MODEL", "gpt-5"),
+                ("ANTHROPIC_MODEL", "claude"),
+            ],
             Overrides::default(),
         )
         .expect("config");
@@ -555,7 +565,11 @@ mod tests {
         assert!(!config.provider_explicit);
         assert_eq!(config.model.as_deref(), Some("gpt-5"));
         let config = resolve(
-            &[("CLAUDEAI_API_KEY", "k"), ("CLAUDEAI_MODEL", "claude-haiku-4-5"), ("OPENAI_API_KEY", "k")],
+            &[
+                ("CLAUDEAI_API_KEY", "k"),
+                ("CLAUDEAI_MODEL", "claude-haiku-4-5"),
+                ("OPENAI_API_KEY", "k"),
+            ],
             Overrides::default(),
         )
         .expect("config");

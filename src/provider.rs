@@ -100,8 +100,8 @@ pub enum ProviderError {
     #[error("{provider}: connection failed: {message}")]
     Transport { provider: String, message: String },
     /// Nothing arrived for longer than the idle timeout.
-    #[error("{provider}: no data for {secs} s (idle timeout)")]
-    Idle { provider: String, secs: u64 },
+    #[error("{provider}: no data for {} (idle timeout)", wait_text(*waited_ms))]
+    Idle { provider: String, waited_ms: u64 },
     /// The provider sent something this client cannot read.
     #[error("{provider}: unreadable response: {message}")]
     Protocol { provider: String, message: String },
@@ -133,6 +133,15 @@ impl ProviderError {
             | ProviderError::Truncated { .. }
             | ProviderError::Setup(_) => false,
         }
+    }
+}
+
+/// `90 s`, or `200 ms` under a second.
+fn wait_text(ms: u64) -> String {
+    if ms >= 1000 && ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
     }
 }
 

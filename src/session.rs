@@ -66,7 +66,10 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// The provider this config asks for; `chunk_delay` paces the demo's stream.
-pub fn build_provider(config: &Config, chunk_delay: Duration) -> Result<Arc<dyn Provider>, SetupError> {
+pub fn build_provider(
+    config: &Config,
+    chunk_delay: Duration,
+) -> Result<Arc<dyn Provider>, SetupError> {
     Ok(registry::build(config, chunk_delay)?)
 }
 

@@ -80,10 +80,16 @@ impl Provider for Anthropic {
             ("anthropic-version".to_string(), "2023-06-01".to_string()),
         ];
         if self.ttl == CacheTtl::OneHour {
-            headers.push(("anthropic-beta".to_string(), "extended-cache-ttl-2025-04-11".to_string()));
+            headers.push((
+                "anthropic-beta".to_string(),
+                "extended-cache-ttl-2025-04-11".to_string(),
+            ));
         }
-        let parser = AnthropicParser::new(self.name)
-            .with_minimum_check(&self.model, prefix, Arc::clone(&self.warned_minimum));
+        let parser = AnthropicParser::new(self.name).with_minimum_check(
+            &self.model,
+            prefix,
+            Arc::clone(&self.warned_minimum),
+        );
         self.http.stream_sse(
             HttpRequest {
                 provider: self.name.to_string(),
@@ -135,12 +141,18 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
     let mut tools: Vec<Value> = request
         .tools
         .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
         .collect();
     if let Some(last) = tools.last_mut() {
         last["cache_control"] = marker.clone();
     }
-    let blocks: Vec<_> = request.system.iter().filter(|b| !b.text.is_empty()).collect();
+    let blocks: Vec<_> = request
+        .system
+        .iter()
+        .filter(|b| !b.text.is_empty())
+        .collect();
     let mut system: Vec<Value> = blocks
         .iter()
         .map(|b| json!({"type": "text", "text": b.text}))
@@ -186,7 +198,11 @@ fn message_json(message: &Message) -> Option<Value> {
             } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
             ContentBlock::Thinking { .. } => None,
             ContentBlock::ToolUse { id, name, input } => {
-                let input = if input.is_object() { input.clone() } else { json!({}) };
+                let input = if input.is_object() {
+                    input.clone()
+                } else {
+                    json!({})
+                };
                 Some(json!({"type": "tool_use", "id": id, "name": name, "input": input}))
             }
             ContentBlock::ToolResult {
@@ -194,7 +210,8 @@ fn message_json(message: &Message) -> Option<Value> {
                 content,
                 is_error,
             } => {
-                let mut block = json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
                 if *is_error {
                     block["is_error"] = Value::Bool(true);
                 }
@@ -292,8 +309,15 @@ pub fn usage_from_json(usage: &Value) -> UsageRecord {
 
 enum Block {
     Text,
-    ToolUse { id: String, name: String, json: String },
-    Thinking { text: String, signature: Option<String> },
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Thinking {
+        text: String,
+        signature: Option<String>,
+    },
     Other,
 }
 
@@ -321,7 +345,12 @@ impl AnthropicParser {
     }
 
     /// Warn once (through `warned`) when nothing was cached because the prefix is too short.
-    pub fn with_minimum_check(mut self, model: &str, prefix_tokens: u64, warned: Arc<AtomicBool>) -> Self {
+    pub fn with_minimum_check(
+        mut self,
+        model: &str,
+        prefix_tokens: u64,
+        warned: Arc<AtomicBool>,
+    ) -> Self {
         self.minimum = Some((model.to_string(), prefix_tokens, warned));
         self
     }
@@ -356,8 +385,12 @@ pub fn parse_arguments(raw: &str) -> Value {
 
 impl StreamParser for AnthropicParser {
     fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError> {
-        let data: Value = serde_json::from_str(&event.data)
-            .map_err(|e| self.protocol(format!("event is not JSON ({e}): {}", event.data.chars().take(120).collect::<String>())))?;
+        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
+            self.protocol(format!(
+                "event is not JSON ({e}): {}",
+                event.data.chars().take(120).collect::<String>()
+            ))
+        })?;
         let kind = data["type"].as_str().unwrap_or(event.event.as_str());
         let index = data["index"].as_u64().unwrap_or(0);
         let mut out = Vec::new();
@@ -396,7 +429,10 @@ impl StreamParser for AnthropicParser {
             }
             "content_block_delta" => {
                 let delta = &data["delta"];
-                match (delta["type"].as_str().unwrap_or_default(), self.blocks.get_mut(&index)) {
+                match (
+                    delta["type"].as_str().unwrap_or_default(),
+                    self.blocks.get_mut(&index),
+                ) {
                     ("text_delta", _) => {
                         if let Some(text) = delta["text"].as_str() {
                             out.push(ProviderEvent::TextDelta(text.to_string()));
@@ -456,15 +492,23 @@ impl StreamParser for AnthropicParser {
                     }
                 }
                 out.push(ProviderEvent::Usage(usage));
-                out.push(ProviderEvent::Stop(self.stop.clone().unwrap_or(StopReason::EndTurn)));
+                out.push(ProviderEvent::Stop(
+                    self.stop.clone().unwrap_or(StopReason::EndTurn),
+                ));
             }
             "error" => {
                 let kind = data["error"]["type"].as_str().unwrap_or("error");
-                let message = data["error"]["message"].as_str().unwrap_or(kind).to_string();
+                let message = data["error"]["message"]
+                    .as_str()
+                    .unwrap_or(kind)
+                    .to_string();
                 return Err(ProviderError::Remote {
                     provider: self.provider.clone(),
                     message: format!("{kind}: {message}"),
-                    retryable: matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error"),
+                    retryable: matches!(
+                        kind,
+                        "overloaded_error" | "api_error" | "rate_limit_error"
+                    ),
                 });
             }
             _ => {}

@@ -87,43 +87,19 @@ impl Http {
     async fn pump<P: StreamParser>(
         &self,
         request: HttpRequest,
-        mut parser: P,
+        parser: P,
         tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
     ) -> Result<(), ProviderError> {
         let provider = request.provider.clone();
         let response = self.send(request).await?;
-        let mut events = response.bytes_stream().eventsource();
-        loop {
-            let next = tokio::time::timeout(self.idle_timeout, events.next())
-                .await
-                .map_err(|_| ProviderError::Idle {
-                    provider: provider.clone(),
-                    secs: self.idle_timeout.as_secs(),
-                })?;
-            let out = match next {
-                None => parser.finish()?,
-                Some(Ok(event)) => parser.feed(&SseEvent {
-                    event: event.event,
-                    data: event.data,
-                })?,
-                Some(Err(e)) => {
-                    return Err(ProviderError::Transport {
-                        provider,
-                        message: e.to_string(),
-                    });
-                }
-            };
-            let ended = next_is_end(&out);
-            for item in out {
-                if tx.send(Ok(item)).await.is_err() {
-                    // The agent dropped the stream: cancelled. Dropping `events` closes the connection.
-                    return Ok(());
-                }
-            }
-            if ended {
-                return Ok(());
-            }
-        }
+        drive(
+            response.bytes_stream(),
+            &provider,
+            self.idle_timeout,
+            parser,
+            tx,
+        )
+        .await
     }
 
     /// POSTs the body; a non-success status becomes a `ProviderError::Http` with the server's message.
@@ -142,7 +118,7 @@ impl Http {
             .await
             .map_err(|_| ProviderError::Idle {
                 provider: provider.clone(),
-                secs: self.first_byte_timeout.as_secs(),
+                waited_ms: self.first_byte_timeout.as_millis() as u64,
             })?
             .map_err(|e| ProviderError::Transport {
                 provider: provider.clone(),
@@ -186,6 +162,81 @@ impl Http {
     }
 }
 
+/// Reads SSE from `bytes` into `parser`, sending what it yields, until the parser's `Stop`.
+async fn drive<S, B, E, P>(
+    bytes: S,
+    provider: &str,
+    idle: Duration,
+    mut parser: P,
+    tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
+) -> Result<(), ProviderError>
+where
+    S: futures_util::Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+    P: StreamParser,
+{
+    let mut events = bytes.eventsource();
+    loop {
+        let next = tokio::time::timeout(idle, events.next())
+            .await
+            .map_err(|_| ProviderError::Idle {
+                provider: provider.to_string(),
+                waited_ms: idle.as_millis() as u64,
+            })?;
+        let at_end = next.is_none();
+        let out = match next {
+            None => parser.finish()?,
+            Some(Ok(event)) => parser.feed(&SseEvent {
+                event: event.event,
+                data: event.data,
+            })?,
+            Some(Err(e)) => {
+                return Err(ProviderError::Transport {
+                    provider: provider.to_string(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let ended = at_end || next_is_end(&out);
+        for item in out {
+            if tx.send(Ok(item)).await.is_err() {
+                // The agent dropped the stream: cancelled. Dropping `events` closes the connection.
+                return Ok(());
+            }
+        }
+        if ended {
+            return Ok(());
+        }
+    }
+}
+
+/// Runs a recorded SSE body through `parser` in chunks of `chunk` bytes, as the network would
+/// deliver it: the same path as a live response, for fixture tests.
+pub async fn replay<P: StreamParser>(
+    body: &[u8],
+    chunk: usize,
+    parser: P,
+) -> Result<Vec<ProviderEvent>, ProviderError> {
+    let chunks: Vec<Result<Vec<u8>, std::convert::Infallible>> =
+        body.chunks(chunk.max(1)).map(|c| Ok(c.to_vec())).collect();
+    let (tx, mut rx) = mpsc::channel(body.len().max(16));
+    let result = drive(
+        futures_util::stream::iter(chunks),
+        "replay",
+        DEFAULT_TIMEOUT,
+        parser,
+        &tx,
+    )
+    .await;
+    drop(tx);
+    let mut events = Vec::new();
+    while let Some(item) = rx.recv().await {
+        events.push(item?);
+    }
+    result.map(|()| events)
+}
+
 /// Whether a parser's output ends the stream (it holds the `Stop`).
 fn next_is_end(out: &[ProviderEvent]) -> bool {
     out.iter().any(|e| matches!(e, ProviderEvent::Stop(_)))
@@ -209,7 +260,10 @@ pub fn error_message(body: &str) -> String {
     }
     let trimmed = body.trim_start();
     if trimmed.starts_with('<') {
-        return format!("an HTML page instead of JSON (a proxy in the way?): {}", first_line(trimmed));
+        return format!(
+            "an HTML page instead of JSON (a proxy in the way?): {}",
+            first_line(trimmed)
+        );
     }
     if trimmed.is_empty() {
         return "empty response body".to_string();
@@ -244,10 +298,15 @@ mod tests {
     #[test]
     fn error_messages_come_from_the_body() {
         assert_eq!(
-            error_message(r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#),
+            error_message(
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#
+            ),
             "max_tokens: too large"
         );
-        assert_eq!(error_message(r#"{"error":{"message":"Incorrect API key provided"}}"#), "Incorrect API key provided");
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Incorrect API key provided"}}"#),
+            "Incorrect API key provided"
+        );
         assert_eq!(
             error_message("<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>"),
             "an HTML page instead of JSON (a proxy in the way?): <!DOCTYPE html>"

@@ -88,7 +88,13 @@ pub struct OpenAiChat {
 
 impl OpenAiChat {
     /// A client for `preset` at `base_url` (which includes any `/v1`).
-    pub fn new(http: Http, preset: Preset, base_url: String, api_key: String, model: String) -> Self {
+    pub fn new(
+        http: Http,
+        preset: Preset,
+        base_url: String,
+        api_key: String,
+        model: String,
+    ) -> Self {
         OpenAiChat {
             http,
             preset,
@@ -110,7 +116,10 @@ impl Provider for OpenAiChat {
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {
         let body = build_body(&request, &self.preset);
-        let mut headers = vec![("Authorization".to_string(), format!("Bearer {}", self.api_key))];
+        let mut headers = vec![(
+            "Authorization".to_string(),
+            format!("Bearer {}", self.api_key),
+        )];
         for (name, value) in self.preset.headers {
             headers.push((name.to_string(), value.to_string()));
         }
@@ -133,7 +142,10 @@ impl Provider for OpenAiChat {
 /// Whether a model behind a router needs explicit cache markers (Anthropic and Gemini models).
 fn needs_markers(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
-    m.starts_with("anthropic/") || m.contains("claude") || m.starts_with("google/") || m.contains("gemini")
+    m.starts_with("anthropic/")
+        || m.contains("claude")
+        || m.starts_with("google/")
+        || m.contains("gemini")
 }
 
 /// The request body.
@@ -191,7 +203,12 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
                     let content = if texts.len() == 1 {
                         Value::String(texts[0].to_string())
                     } else {
-                        Value::Array(texts.iter().map(|t| json!({"type": "text", "text": t})).collect())
+                        Value::Array(
+                            texts
+                                .iter()
+                                .map(|t| json!({"type": "text", "text": t}))
+                                .collect(),
+                        )
                     };
                     messages.push(json!({"role": "user", "content": content}));
                 }
@@ -204,7 +221,10 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
             if let Some(text) = last["content"].as_str().map(str::to_string) {
                 last["content"] = json!([{"type": "text", "text": text}]);
             }
-            if let Some(part) = last["content"].as_array_mut().and_then(|parts| parts.last_mut()) {
+            if let Some(part) = last["content"]
+                .as_array_mut()
+                .and_then(|parts| parts.last_mut())
+            {
                 part["cache_control"] = json!({"type": "ephemeral"});
             }
         }
@@ -215,7 +235,11 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
-    let limit_key = if preset.max_completion_tokens { "max_completion_tokens" } else { "max_tokens" };
+    let limit_key = if preset.max_completion_tokens {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
     body[limit_key] = json!(request.max_output_tokens);
     if !request.tools.is_empty() {
         body["tools"] = Value::Array(
@@ -295,7 +319,10 @@ impl ChatParser {
     }
 
     fn call_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
-        let existing = self.calls.iter().rposition(|c| index.is_none() || c.index == index);
+        let existing = self
+            .calls
+            .iter()
+            .rposition(|c| index.is_none() || c.index == index);
         match (existing, id) {
             (Some(i), Some(id)) if self.calls[i].id.is_empty() || self.calls[i].id == id => i,
             (Some(i), None) => i,
@@ -315,7 +342,11 @@ impl ChatParser {
         self.done = true;
         let mut out = Vec::new();
         for (n, call) in self.calls.drain(..).enumerate() {
-            let id = if call.id.is_empty() { format!("call_{n}") } else { call.id };
+            let id = if call.id.is_empty() {
+                format!("call_{n}")
+            } else {
+                call.id
+            };
             out.push(ProviderEvent::ToolCall {
                 id,
                 name: call.name,
@@ -329,7 +360,9 @@ impl ChatParser {
             ..UsageRecord::default()
         });
         out.push(ProviderEvent::Usage(usage));
-        let has_calls = out.iter().any(|e| matches!(e, ProviderEvent::ToolCall { .. }));
+        let has_calls = out
+            .iter()
+            .any(|e| matches!(e, ProviderEvent::ToolCall { .. }));
         let stop = match self.finish.clone() {
             Some(StopReason::EndTurn) | None if has_calls => StopReason::ToolUse,
             Some(reason) => reason,
@@ -361,10 +394,16 @@ impl StreamParser for ChatParser {
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| ProviderError::Protocol {
             provider: self.preset.name.to_string(),
-            message: format!("chunk is not JSON ({e}): {}", data.chars().take(120).collect::<String>()),
+            message: format!(
+                "chunk is not JSON ({e}): {}",
+                data.chars().take(120).collect::<String>()
+            ),
         })?;
         if let Some(error) = chunk.get("error") {
-            let message = error["message"].as_str().map(str::to_string).unwrap_or_else(|| error.to_string());
+            let message = error["message"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| error.to_string());
             return Err(ProviderError::Remote {
                 provider: self.preset.name.to_string(),
                 message,
@@ -401,7 +440,10 @@ impl StreamParser for ChatParser {
                         name: name.to_string(),
                     });
                 }
-                if let Some(fragment) = call["function"]["arguments"].as_str().filter(|s| !s.is_empty()) {
+                if let Some(fragment) = call["function"]["arguments"]
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                {
                     self.output_chars += fragment.len();
                     entry.arguments.push_str(fragment);
                     out.push(ProviderEvent::ToolCallArgs {

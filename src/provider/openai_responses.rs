@@ -24,7 +24,13 @@ pub struct OpenAiResponses {
 
 impl OpenAiResponses {
     /// A client at `base_url` (which includes any `/v1`).
-    pub fn new(http: Http, name: &'static str, base_url: String, api_key: String, model: String) -> Self {
+    pub fn new(
+        http: Http,
+        name: &'static str,
+        base_url: String,
+        api_key: String,
+        model: String,
+    ) -> Self {
         OpenAiResponses {
             http,
             name,
@@ -49,7 +55,10 @@ impl Provider for OpenAiResponses {
             HttpRequest {
                 provider: self.name.to_string(),
                 url: format!("{}/responses", self.base_url),
-                headers: vec![("Authorization".to_string(), format!("Bearer {}", self.api_key))],
+                headers: vec![(
+                    "Authorization".to_string(),
+                    format!("Bearer {}", self.api_key),
+                )],
                 body: build_body(&request),
             },
             ResponsesParser::new(self.name),
@@ -60,7 +69,8 @@ impl Provider for OpenAiResponses {
 /// Whether the model reasons (and so can return encrypted reasoning to send back).
 fn is_reasoning_model(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
-    m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit()) || m.starts_with("gpt-5")
+    m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit())
+        || m.starts_with("gpt-5")
 }
 
 /// The request body.
@@ -74,7 +84,9 @@ pub fn build_body(request: &ModelRequest) -> Value {
         let mut texts: Vec<Value> = Vec::new();
         let flush = |texts: &mut Vec<Value>, input: &mut Vec<Value>| {
             if !texts.is_empty() {
-                input.push(json!({"type": "message", "role": role, "content": std::mem::take(texts)}));
+                input.push(
+                    json!({"type": "message", "role": role, "content": std::mem::take(texts)}),
+                );
             }
         };
         for block in &message.content {
@@ -94,7 +106,11 @@ pub fn build_body(request: &ModelRequest) -> Value {
                         input.push(json!({"type": "reasoning", "summary": summary, "encrypted_content": encrypted}));
                     }
                 }
-                ContentBlock::ToolUse { id, name, input: args } => {
+                ContentBlock::ToolUse {
+                    id,
+                    name,
+                    input: args,
+                } => {
                     flush(&mut texts, &mut input);
                     let arguments = match args {
                         Value::String(raw) => raw.clone(),
@@ -103,7 +119,9 @@ pub fn build_body(request: &ModelRequest) -> Value {
                     input.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments}));
                 }
                 ContentBlock::ToolResult {
-                    tool_use_id, content, ..
+                    tool_use_id,
+                    content,
+                    ..
                 } => {
                     flush(&mut texts, &mut input);
                     input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": content}));
@@ -148,10 +166,16 @@ pub fn build_body(request: &ModelRequest) -> Value {
 pub fn usage_from_json(usage: &Value) -> UsageRecord {
     let get = |path: &str| usage.pointer(path).and_then(Value::as_u64);
     let input = get("/input_tokens").unwrap_or(0);
-    let cached = get("/input_tokens_details/cached_tokens").unwrap_or(0).min(input);
+    let cached = get("/input_tokens_details/cached_tokens")
+        .unwrap_or(0)
+        .min(input);
+    let written = get("/input_tokens_details/cache_write_tokens")
+        .unwrap_or(0)
+        .min(input - cached);
     UsageRecord {
-        uncached_input: input - cached,
+        uncached_input: input - cached - written,
         cache_read: cached,
+        cache_write_5m: written,
         output: get("/output_tokens").unwrap_or(0),
         reasoning: get("/output_tokens_details/reasoning_tokens").unwrap_or(0),
         ..UsageRecord::default()
@@ -212,10 +236,14 @@ impl StreamParser for ResponsesParser {
         if event.data.trim() == "[DONE]" {
             return Ok(Vec::new());
         }
-        let data: Value = serde_json::from_str(&event.data).map_err(|e| ProviderError::Protocol {
-            provider: self.provider.clone(),
-            message: format!("event is not JSON ({e}): {}", event.data.chars().take(120).collect::<String>()),
-        })?;
+        let data: Value =
+            serde_json::from_str(&event.data).map_err(|e| ProviderError::Protocol {
+                provider: self.provider.clone(),
+                message: format!(
+                    "event is not JSON ({e}): {}",
+                    event.data.chars().take(120).collect::<String>()
+                ),
+            })?;
         let kind = data["type"].as_str().unwrap_or(event.event.as_str());
         let index = data["output_index"].as_u64().unwrap_or(0) as usize;
         let mut out = Vec::new();
@@ -233,8 +261,14 @@ impl StreamParser for ResponsesParser {
             "response.output_item.added" if data["item"]["type"] == "function_call" => {
                 out.push(ProviderEvent::ToolCallStarted {
                     index,
-                    id: data["item"]["call_id"].as_str().unwrap_or_default().to_string(),
-                    name: data["item"]["name"].as_str().unwrap_or_default().to_string(),
+                    id: data["item"]["call_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    name: data["item"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
                 });
             }
             "response.function_call_arguments.delta" => {

@@ -20,18 +20,29 @@ use crate::config::{Config, ProviderKind};
 pub fn defaults(kind: ProviderKind) -> (&'static str, &'static str) {
     match kind {
         ProviderKind::Anthropic => ("https://api.anthropic.com", "claude-sonnet-4-5"),
-        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => ("https://api.openai.com/v1", "gpt-4.1"),
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+            ("https://api.openai.com/v1", "gpt-4.1")
+        }
         ProviderKind::Xai => ("https://api.x.ai/v1", "grok-4"),
         ProviderKind::Zai => ("https://api.z.ai/api/paas/v4", "glm-4.7"),
         ProviderKind::Moonshot => ("https://api.moonshot.ai/v1", "kimi-k2-0905-preview"),
         ProviderKind::Minimax => ("https://api.minimax.io/anthropic", "MiniMax-M2"),
-        ProviderKind::OpenRouter => ("https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4.5"),
+        ProviderKind::OpenRouter => (
+            "https://openrouter.ai/api/v1",
+            "anthropic/claude-sonnet-4.5",
+        ),
         ProviderKind::GithubModels => ("https://models.github.ai/inference", "openai/gpt-4.1"),
-        ProviderKind::GoogleAi => ("https://generativelanguage.googleapis.com", "gemini-2.5-flash"),
+        ProviderKind::GoogleAi => (
+            "https://generativelanguage.googleapis.com",
+            "gemini-2.5-flash",
+        ),
         ProviderKind::Ollama => ("http://localhost:11434", "llama3.2"),
         ProviderKind::Bedrock => ("", "anthropic.claude-sonnet-4-5-20250929-v1:0"),
         ProviderKind::Copilot => ("https://api.github.com", "gpt-4.1"),
-        ProviderKind::StackSpot => ("https://genai-inference-app.stackspot.com", "stackspot-agent"),
+        ProviderKind::StackSpot => (
+            "https://genai-inference-app.stackspot.com",
+            "stackspot-agent",
+        ),
         ProviderKind::Demo => ("", "demo"),
     }
 }
@@ -40,18 +51,37 @@ pub fn defaults(kind: ProviderKind) -> (&'static str, &'static str) {
 pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>, ProviderError> {
     let kind = config.provider;
     let (default_url, default_model) = defaults(kind);
-    let base_url = config.base_url.clone().unwrap_or_else(|| default_url.to_string());
-    let model = config.model.clone().unwrap_or_else(|| default_model.to_string());
+    let base_url = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| default_url.to_string());
+    let model = config
+        .model
+        .clone()
+        .unwrap_or_else(|| default_model.to_string());
     let http = Http::default();
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Demo => Arc::new(DemoProvider::new(demo_delay)),
         ProviderKind::Anthropic | ProviderKind::Minimax => {
             let key = api_key(config, kind)?;
-            Arc::new(Anthropic::new(http, kind.as_str(), base_url, key, model, config.cache_ttl))
+            Arc::new(Anthropic::new(
+                http,
+                kind.as_str(),
+                base_url,
+                key,
+                model,
+                config.cache_ttl,
+            ))
         }
         ProviderKind::OpenAiResponses => {
             let key = api_key(config, kind)?;
-            Arc::new(OpenAiResponses::new(http, kind.as_str(), base_url, key, model))
+            Arc::new(OpenAiResponses::new(
+                http,
+                kind.as_str(),
+                base_url,
+                key,
+                model,
+            ))
         }
         ProviderKind::OpenAi
         | ProviderKind::Xai
@@ -90,10 +120,14 @@ fn api_key(config: &Config, kind: ProviderKind) -> Result<String, ProviderError>
         .find_map(|var| config.env.get(var))
         .map(|key| key.trim().to_string())
         .ok_or_else(|| {
+            let alternatives = match vars {
+                [] | [_] => String::new(),
+                [_, rest @ ..] => format!(" (or {})", rest.join(", ")),
+            };
             ProviderError::Setup(format!(
-                "provider `{}` needs an API key: set {}",
+                "provider `{}` needs an API key: set {}{alternatives}",
                 kind.as_str(),
-                vars.join(" (or ") + &")".repeat(vars.len().saturating_sub(1))
+                vars.first().copied().unwrap_or("its key variable"),
             ))
         })
 }

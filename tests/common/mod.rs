@@ -1,6 +1,7 @@
 //! Helpers shared by the suites: spawning an agent on the demo provider, draining its events,
 //! and drawing an `App` on a fixed-size test terminal.
 #![allow(dead_code)]
+pub mod sse;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -87,4 +88,41 @@ pub fn screen_text(terminal: &Terminal<TestBackend>) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The recorded provider responses in `../shared/fixtures/providers`, when that folder exists.
+pub fn provider_fixtures() -> Option<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/providers");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "note: {} is missing; recorded-response tests skipped",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// A fixture as an SSE body: `.sse` files as recorded; `.jsonl` files hold one `data:` payload
+/// per line, so each line becomes one event.
+pub fn fixture_sse(dir: &Path, name: &str) -> Vec<u8> {
+    let path = dir.join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if name.ends_with(".jsonl") {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| format!("data: {l}\n\n"))
+            .collect::<String>()
+            .into_bytes()
+    } else {
+        text.into_bytes()
+    }
+}
+
+/// A JSON fixture (cassette) parsed.
+pub fn fixture_json(dir: &Path, name: &str) -> serde_json::Value {
+    let path = dir.join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

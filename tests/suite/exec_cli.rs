@@ -123,3 +123,65 @@ fn the_tui_refuses_to_start_without_a_terminal() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("use `chatcli exec PROMPT`"));
 }
+
+#[test]
+fn a_provider_without_its_key_fails_at_once_naming_the_variable() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .args(["exec", "--provider", "claudeai", "hello"])
+        .output()
+        .expect("run chatcli");
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "chatcli: provider `anthropic` needs an API key: set ANTHROPIC_API_KEY (or CLAUDEAI_API_KEY)"
+    );
+}
+
+#[tokio::test]
+async fn a_key_in_the_environment_picks_the_provider_and_its_base_url_variable_is_honoured() {
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("authorization", "Bearer sk-env"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(crate::common::sse::openai_chat(
+                    "Hi from the mock.",
+                    None,
+                    30,
+                    0,
+                    5,
+                )),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatcli(home.path());
+    cmd.env("OPENAI_API_KEY", "sk-env")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+        .env("OPENAI_MODEL", "gpt-4.1-mini")
+        .args(["exec", "--json", "hello"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run chatcli");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let configured: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or_default()).expect("json");
+    assert_eq!(configured["provider"], "openai");
+    assert_eq!(configured["model"], "gpt-4.1-mini");
+    assert!(stdout.contains("Hi from the mock."));
+    let requests = server.received_requests().await.unwrap_or_default();
+    let body: serde_json::Value = serde_json::from_slice(&requests[0].body).expect("json body");
+    assert_eq!(body["model"], "gpt-4.1-mini");
+}

@@ -1,0 +1,453 @@
+//! Whole conversations against a mock server, one per wire family: a tool call, its result sent
+//! back in the family's shape, the final text, and usage summed over the two requests.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatcli::agent;
+use chatcli::protocol::{AgentEvent, Mode, Op};
+use chatcli::provider::Provider;
+use chatcli::provider::anthropic::{Anthropic, CacheTtl};
+use chatcli::provider::http::Http;
+use chatcli::provider::openai_chat::{OpenAiChat, Preset};
+use chatcli::provider::openai_responses::OpenAiResponses;
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::{events_until, options, sse};
+
+const NOTES: &str = "alpha\nbeta\n";
+
+fn sse_response(body: String) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .insert_header("content-type", "text/event-stream")
+        .set_body_string(body)
+}
+
+/// Mounts the two answers at `route`: first the tool call, then the final text.
+async fn mount_two(server: &MockServer, route: &str, first: String, second: String) {
+    Mock::given(method("POST"))
+        .and(path(route))
+        .respond_with(sse_response(first))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(route))
+        .respond_with(sse_response(second))
+        .with_priority(2)
+        .mount(server)
+        .await;
+}
+
+/// Runs one prompt through the real agent on `provider`; returns its events and request bodies.
+async fn converse(
+    provider: Arc<dyn Provider>,
+    server: &MockServer,
+) -> (Vec<AgentEvent>, Vec<Value>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), NOTES).expect("write");
+    let mut handle = agent::spawn(provider, options(dir.path(), Mode::Agent));
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "read notes.txt and tell me".into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    let bodies = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).expect("request bodies are JSON"))
+        .collect();
+    (events, bodies)
+}
+
+fn final_text(events: &[AgentEvent]) -> (String, String) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::TurnFinished { text, stop_reason } => {
+                Some((text.clone(), stop_reason.clone()))
+            }
+            _ => None,
+        })
+        .expect("turn_finished")
+}
+
+/// (input, output, cache read) summed over usage events, and the session cost event's totals.
+fn usage_sums(events: &[AgentEvent]) -> ((u64, u64, u64), (u64, u64, u64)) {
+    let mut sum = (0, 0, 0);
+    for e in events {
+        if let AgentEvent::Usage { usage, .. } = e {
+            sum.0 += usage.input_tokens;
+            sum.1 += usage.output_tokens;
+            sum.2 += usage.cache_read_tokens;
+        }
+    }
+    let cost = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Cost {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                ..
+            } => Some((*input_tokens, *output_tokens, *cache_read_tokens)),
+            _ => None,
+        })
+        .expect("cost");
+    (sum, cost)
+}
+
+fn no_errors(events: &[AgentEvent]) {
+    let errors: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::Error { .. }))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+fn count_markers(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => {
+            usize::from(map.contains_key("cache_control"))
+                + map.values().map(count_markers).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_markers).sum(),
+        _ => 0,
+    }
+}
+
+#[tokio::test]
+async fn anthropic_tool_round_trip() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", "test-key"))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(sse_response(sse::anthropic(
+            "Reading.",
+            Some(("toolu_1", "read_file", r#"{"file":"notes.txt"}"#)),
+            1500,
+            0,
+            1200,
+            20,
+        )))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(sse_response(sse::anthropic(
+            "The notes say alpha, beta.",
+            None,
+            40,
+            1200,
+            60,
+            12,
+        )))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let provider = Arc::new(Anthropic::new(
+        Http::default(),
+        "anthropic",
+        server.uri(),
+        "test-key".into(),
+        "claude-sonnet-4-5".into(),
+        CacheTtl::FiveMinutes,
+    ));
+    let (events, bodies) = converse(provider, &server).await;
+    no_errors(&events);
+    assert_eq!(
+        final_text(&events),
+        ("The notes say alpha, beta.".into(), "end_turn".into())
+    );
+    assert_eq!(bodies.len(), 2);
+    let second = &bodies[1];
+    let messages = second["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[1]["content"][1]["type"], "tool_use");
+    assert_eq!(messages[1]["content"][1]["input"]["file"], "notes.txt");
+    let result = &messages[2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_1");
+    assert_eq!(result["content"], "1  alpha\n2  beta\n");
+    for body in &bodies {
+        assert!(count_markers(body) <= 4);
+        let tools = body["tools"].as_array().expect("tools");
+        assert!(tools.last().expect("a tool").get("cache_control").is_some());
+        assert_eq!(body["stream"], true);
+    }
+    assert!(
+        second["system"]
+            .as_array()
+            .expect("system blocks")
+            .last()
+            .expect("block")
+            .get("cache_control")
+            .is_some()
+    );
+    // Input = uncached + read + written, per request, summed.
+    let (sum, cost) = usage_sums(&events);
+    assert_eq!(sum, (1500 + 1200 + 40 + 1200 + 60, 20 + 12, 1200));
+    assert_eq!(cost, sum);
+}
+
+#[tokio::test]
+async fn openai_chat_tool_round_trip() {
+    let server = MockServer::start().await;
+    mount_two(
+        &server,
+        "/v1/chat/completions",
+        sse::openai_chat(
+            "",
+            Some(("call_1", "read_file", r#"{"file":"notes.txt"}"#)),
+            1000,
+            0,
+            15,
+        ),
+        sse::openai_chat("The notes say alpha, beta.", None, 1100, 1024, 9),
+    )
+    .await;
+    let provider = Arc::new(OpenAiChat::new(
+        Http::default(),
+        Preset::OPENAI,
+        format!("{}/v1", server.uri()),
+        "sk-test".into(),
+        "gpt-4.1".into(),
+    ));
+    let (events, bodies) = converse(provider, &server).await;
+    no_errors(&events);
+    assert_eq!(
+        final_text(&events),
+        ("The notes say alpha, beta.".into(), "end_turn".into())
+    );
+    let second = &bodies[1];
+    assert_eq!(second["stream_options"]["include_usage"], true);
+    assert_eq!(second["prompt_cache_key"], "test-session");
+    let messages = second["messages"].as_array().expect("messages");
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["arguments"],
+        r#"{"file":"notes.txt"}"#
+    );
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(messages[3]["tool_call_id"], "call_1");
+    assert_eq!(messages[3]["content"], "1  alpha\n2  beta\n");
+    let (sum, cost) = usage_sums(&events);
+    assert_eq!(sum, (2100, 24, 1024));
+    assert_eq!(cost, sum);
+}
+
+#[tokio::test]
+async fn openai_responses_tool_round_trip() {
+    let server = MockServer::start().await;
+    mount_two(
+        &server,
+        "/v1/responses",
+        sse::responses(
+            "",
+            Some(("call_r1", "read_file", r#"{"file":"notes.txt"}"#)),
+            900,
+            0,
+            18,
+        ),
+        sse::responses("The notes say alpha, beta.", None, 980, 896, 10),
+    )
+    .await;
+    let provider = Arc::new(OpenAiResponses::new(
+        Http::default(),
+        "openai-responses",
+        format!("{}/v1", server.uri()),
+        "sk-test".into(),
+        "gpt-4.1".into(),
+    ));
+    let (events, bodies) = converse(provider, &server).await;
+    no_errors(&events);
+    assert_eq!(
+        final_text(&events),
+        ("The notes say alpha, beta.".into(), "end_turn".into())
+    );
+    let second = &bodies[1];
+    assert_eq!(second["prompt_cache_key"], "test-session");
+    assert_eq!(second["store"], false);
+    let input = second["input"].as_array().expect("input");
+    assert_eq!(input[0]["type"], "message");
+    assert_eq!(input[1]["type"], "function_call");
+    assert_eq!(input[1]["call_id"], "call_r1");
+    assert_eq!(input[2]["type"], "function_call_output");
+    assert_eq!(input[2]["output"], "1  alpha\n2  beta\n");
+    let (sum, cost) = usage_sums(&events);
+    assert_eq!(sum, (1880, 28, 896));
+    assert_eq!(cost, sum);
+}
+
+#[tokio::test]
+async fn compatible_presets_send_their_own_headers() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .and(header("x-grok-conv-id", "test-session"))
+        .respond_with(sse_response(sse::openai_chat("ok", None, 10, 0, 1)))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/inference/chat/completions"))
+        .and(header("X-GitHub-Api-Version", "2022-11-28"))
+        .and(header("Accept", "application/vnd.github+json"))
+        .respond_with(sse_response(sse::openai_chat("ok", None, 10, 0, 1)))
+        .mount(&server)
+        .await;
+    let xai = Arc::new(OpenAiChat::new(
+        Http::default(),
+        Preset::XAI,
+        server.uri(),
+        "k".into(),
+        "grok-4".into(),
+    ));
+    let (events, _) = converse(xai, &server).await;
+    no_errors(&events);
+    let github = Arc::new(OpenAiChat::new(
+        Http::default(),
+        Preset::GITHUB_MODELS,
+        format!("{}/inference", server.uri()),
+        "k".into(),
+        "openai/gpt-4.1".into(),
+    ));
+    let (events, _) = converse(github, &server).await;
+    no_errors(&events);
+}
+
+#[tokio::test]
+async fn openrouter_passes_cache_markers_through_for_anthropic_models() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(sse_response(sse::openai_chat("ok", None, 10, 0, 1)))
+        .mount(&server)
+        .await;
+    let router = Arc::new(OpenAiChat::new(
+        Http::default(),
+        Preset::OPENROUTER,
+        server.uri(),
+        "k".into(),
+        "anthropic/claude-sonnet-4.5".into(),
+    ));
+    let (_, bodies) = converse(router, &server).await;
+    let body = &bodies[0];
+    let markers = count_markers(body);
+    assert!((1..=4).contains(&markers), "{markers} markers");
+    assert!(
+        body["messages"][0]["content"][0]
+            .get("cache_control")
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn provider_errors_surface_their_own_message_and_end_the_turn() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(ResponseTemplate::new(401).set_body_string(
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        ))
+        .mount(&server)
+        .await;
+    let provider = Arc::new(Anthropic::new(
+        Http::new(Duration::from_secs(5), Duration::from_secs(5)),
+        "anthropic",
+        server.uri(),
+        "bad".into(),
+        "claude-sonnet-4-5".into(),
+        CacheTtl::FiveMinutes,
+    ));
+    let (events, _) = converse(provider, &server).await;
+    let message = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("an error event");
+    assert_eq!(message, "anthropic returned HTTP 401: invalid x-api-key");
+    assert_eq!(final_text(&events).1, "error");
+}
+
+#[tokio::test]
+async fn anthropic_says_once_when_the_prefix_is_below_the_cache_minimum() {
+    let server = MockServer::start().await;
+    mount_two(
+        &server,
+        "/v1/messages",
+        sse::anthropic(
+            "",
+            Some(("toolu_1", "read_file", r#"{"file":"notes.txt"}"#)),
+            700,
+            0,
+            0,
+            10,
+        ),
+        sse::anthropic("Done.", None, 760, 0, 0, 3),
+    )
+    .await;
+    let provider = Arc::new(Anthropic::new(
+        Http::default(),
+        "anthropic",
+        server.uri(),
+        "k".into(),
+        "claude-opus-4-5".into(),
+        CacheTtl::FiveMinutes,
+    ));
+    let (events, _) = converse(provider, &server).await;
+    let notices: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with("prefix below the cache minimum for claude-opus-4-5"),
+        "{}",
+        notices[0]
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_sends_nothing_hits_the_first_byte_timeout() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            sse_response(sse::openai_chat("late", None, 1, 0, 1)).set_delay(Duration::from_secs(5)),
+        )
+        .mount(&server)
+        .await;
+    let provider = Arc::new(OpenAiChat::new(
+        Http::new(Duration::from_millis(200), Duration::from_millis(200)),
+        Preset::OPENAI,
+        server.uri(),
+        "k".into(),
+        "gpt-4.1".into(),
+    ));
+    let (events, _) = converse(provider, &server).await;
+    let message = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("an error event");
+    assert_eq!(message, "openai: no data for 200 ms (idle timeout)");
+}
