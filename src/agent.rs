@@ -7,7 +7,9 @@
 //! history must still be a valid request, i.e. every tool call has a result. `turn` counts
 //! requests within one prompt, from 1.
 
-mod tools_run;
+pub mod early_exit;
+pub mod routing;
+pub mod tools_run;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -25,6 +27,10 @@ use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
 use crate::session_log::SessionLog;
 use crate::tools::{ToolContext, ToolRegistry};
+use early_exit::{Fingerprint, Stagnation, StagnationGuard};
+use routing::RouteMode;
+pub use tools_run::ApprovalPolicy;
+use tools_run::Approvals;
 
 /// Output tokens a request may produce.
 const MAX_OUTPUT_TOKENS: u32 = 8192;
@@ -39,6 +45,31 @@ pub struct AgentOptions {
     pub pricing: Option<Pricing>,
     /// Where the session log goes (`CHATCLI_HOME/sessions`); `None` keeps no log.
     pub sessions_dir: Option<PathBuf>,
+    /// Stop loops that repeat themselves, after this many identical turns (or cycles).
+    pub early_exit: bool,
+    pub early_exit_turns: u32,
+    /// Chat/agent routing of `agent` prompts.
+    pub smart_route: RouteMode,
+    /// How calls that write or execute are approved.
+    pub approval: ApprovalPolicy,
+}
+
+impl AgentOptions {
+    /// Options with every guard at its default, for a session in `workspace`.
+    pub fn new(session_id: String, mode: Mode, workspace: PathBuf) -> Self {
+        AgentOptions {
+            session_id,
+            mode,
+            max_turns: crate::config::DEFAULT_MAX_TURNS,
+            workspace,
+            pricing: None,
+            sessions_dir: None,
+            early_exit: true,
+            early_exit_turns: crate::config::DEFAULT_EARLY_EXIT_TURNS,
+            smart_route: RouteMode::default(),
+            approval: ApprovalPolicy::Ask,
+        }
+    }
 }
 
 /// The two ends of a running agent task.
@@ -52,6 +83,7 @@ pub struct AgentHandle {
 pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let (answers_tx, answers_rx) = mpsc::unbounded_channel();
     let workspace = options
         .workspace
         .canonicalize()
@@ -61,9 +93,15 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             .inspect_err(|e| tracing::warn!(error = %e, "cannot create the session log"))
             .ok()
     });
+    let approvals = Approvals {
+        policy: options.approval,
+        always: Default::default(),
+        answers: answers_rx,
+    };
     let agent = Agent {
         provider,
         log,
+        approvals,
         mode: options.mode,
         tool_ctx: ToolContext {
             workspace,
@@ -75,7 +113,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         cost_total: Some(0.0),
         events: events_tx,
     };
-    let join = tokio::spawn(agent.run(ops_rx));
+    let join = tokio::spawn(agent.run(ops_rx, answers_tx));
     AgentHandle {
         ops: ops_tx,
         events: events_rx,
@@ -86,6 +124,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
 struct Agent {
     provider: Arc<dyn Provider>,
     log: Option<SessionLog>,
+    approvals: Approvals,
     options: AgentOptions,
     mode: Mode,
     tool_ctx: ToolContext,
@@ -111,6 +150,7 @@ enum Ending {
     Answer(StopReason),
     Interrupted,
     MaxTurns,
+    EarlyExit,
     Failed,
 }
 
@@ -120,6 +160,7 @@ impl Ending {
             Ending::Answer(reason) => reason.as_str(),
             Ending::Interrupted => "interrupted",
             Ending::MaxTurns => "max_turns",
+            Ending::EarlyExit => "early_exit",
             Ending::Failed => "error",
         }
     }
@@ -134,7 +175,11 @@ impl Agent {
         let _ = self.events.send(event);
     }
 
-    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+    async fn run(
+        mut self,
+        mut ops: mpsc::UnboundedReceiver<Op>,
+        answers: mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
+    ) {
         self.emit(AgentEvent::SessionConfigured {
             session_id: self.options.session_id.clone(),
             provider: self.provider.label(),
@@ -159,7 +204,7 @@ impl Agent {
             match op {
                 Op::Submit { text, mode } => {
                     if self
-                        .run_prompt_listening(text, mode, &mut ops, &mut queued)
+                        .run_prompt_listening(text, mode, &mut ops, &answers, &mut queued)
                         .await
                     {
                         break;
@@ -184,6 +229,7 @@ impl Agent {
         text: String,
         mode: Mode,
         ops: &mut mpsc::UnboundedReceiver<Op>,
+        answers: &mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
         queued: &mut VecDeque<Op>,
     ) -> bool {
         let cancel = CancellationToken::new();
@@ -195,6 +241,9 @@ impl Agent {
                 _ = &mut prompt => break,
                 op = ops.recv(), if !shutdown => match op {
                     Some(Op::Interrupt) => cancel.cancel(),
+                    Some(Op::Approve { id, decision }) => {
+                        let _ = answers.send((id, decision));
+                    }
                     Some(Op::Shutdown) | None => {
                         cancel.cancel();
                         shutdown = true;
@@ -211,8 +260,11 @@ impl Agent {
             text: text.clone(),
             mode,
         });
+        let mode = self.route(&text, mode);
         push_user_text(&mut self.history, text);
         let tools = ToolRegistry::for_mode(mode);
+        let mut guard =
+            StagnationGuard::new(self.options.early_exit, self.options.early_exit_turns);
         let mut final_text = String::new();
         let mut turn = 0u32;
         let ending = loop {
@@ -241,10 +293,17 @@ impl Agent {
                 final_text = response.text;
                 break Ending::Answer(response.stop.unwrap_or(StopReason::EndTurn));
             }
+            let fingerprint =
+                Fingerprint::of(response.tool_calls.iter().map(|(_, n, a)| (n.as_str(), a)));
+            if let Some(stagnation) = guard.observe(fingerprint) {
+                self.stop_repeating(&response.tool_calls, stagnation);
+                break Ending::EarlyExit;
+            }
             let results = tools_run::run_calls(
                 &tools,
                 &self.tool_ctx,
                 &response.tool_calls,
+                &mut self.approvals,
                 &cancel,
                 &self.events,
             )
@@ -271,6 +330,64 @@ impl Agent {
         });
         let cost = self.cost_event();
         self.emit(cost);
+    }
+
+    /// The mode a prompt really runs in: `agent` prompts may be routed to chat.
+    fn route(&mut self, text: &str, mode: Mode) -> Mode {
+        if mode != Mode::Agent || self.options.smart_route == RouteMode::Off {
+            return mode;
+        }
+        let route = routing::classify(text);
+        let conversational = route.decision == Mode::Chat;
+        let auto = self.options.smart_route == RouteMode::Auto;
+        let decision = if conversational && auto {
+            Mode::Chat
+        } else {
+            Mode::Agent
+        };
+        let reason = match (conversational, auto) {
+            (true, true) => format!("conversational: {}", route.reason),
+            (true, false) => format!("conversational, hint only: {}", route.reason),
+            (false, _) => format!("task: {}", route.reason),
+        };
+        self.emit(AgentEvent::Route { decision, reason });
+        if conversational && !auto {
+            self.emit(AgentEvent::Notice {
+                message: "tip: this looks like a plain question; /chat answers those in one request without tool schemas (this one runs in the tool loop as asked)".into(),
+            });
+        }
+        decision
+    }
+
+    /// Answers a repeated batch with "not executed" results and reports the stop.
+    fn stop_repeating(&mut self, calls: &[tools_run::Call], stagnation: Stagnation) {
+        let content = calls
+            .iter()
+            .map(|(id, _, _)| ContentBlock::ToolResult {
+                tool_use_id: id.clone(),
+                content: "not executed: repeated without progress".into(),
+                is_error: true,
+            })
+            .collect();
+        self.history.push(Message {
+            role: Role::User,
+            content,
+        });
+        let (fingerprint, repeats, kind) = match stagnation {
+            Stagnation::Repeat {
+                fingerprint,
+                repeats,
+            } => (fingerprint, repeats, "repeat"),
+            Stagnation::Cycle {
+                fingerprint,
+                cycles,
+            } => (fingerprint, cycles, "cycle"),
+        };
+        self.emit(AgentEvent::EarlyExit {
+            fingerprint: fingerprint.0,
+            repeats,
+            kind: kind.into(),
+        });
     }
 
     /// Streams one response, emitting deltas and usage as they arrive.

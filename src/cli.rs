@@ -21,6 +21,9 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_PROVIDER         provider name (also LLM_PROVIDER, the reference system's name)
   CHATCLI_MODE             chat | agent | coder | run (default agent)
   CHATCLI_AGENT_MAX_TURNS  requests per prompt in the tool loop, 1-200 (default 50)
+  CHATCLI_AGENT_EARLY_EXIT off stops the repeated-tool-call guard (default on)
+  CHATCLI_AGENT_EARLY_EXIT_TURNS  identical turns that stop the loop, 2-10 (default 3)
+  CHATCLI_AGENT_SMART_ROUTE off | hint | auto: route plain questions in agent mode (default hint)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
   CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
@@ -71,7 +74,7 @@ pub enum Command {
 /// `chatcli exec` flags.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// Approve tool calls that would ask.
+    /// Approve tool calls that write or execute (without it they are denied, and the model is told).
     #[arg(long)]
     pub yes: bool,
     /// Print every event as one JSON object per line instead of the answer.

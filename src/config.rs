@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::agent::routing::RouteMode;
 use crate::protocol::Mode;
 use crate::provider::anthropic::CacheTtl;
 
@@ -271,10 +272,28 @@ pub struct Config {
     pub workspace: PathBuf,
     /// Approve every tool call that would ask (`--yes`).
     pub auto_approve: bool,
+    /// Stop a tool loop that repeats itself (`CHATCLI_AGENT_EARLY_EXIT`).
+    pub early_exit: bool,
+    /// Identical turns (or cycles) that stop it, in [2, 10] (`CHATCLI_AGENT_EARLY_EXIT_TURNS`).
+    pub early_exit_turns: u32,
+    /// Chat/agent routing of `agent` prompts (`CHATCLI_AGENT_SMART_ROUTE`).
+    pub smart_route: RouteMode,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
     pub cache_ttl: CacheTtl,
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
+}
+
+/// Default identical turns that stop a loop (`CHATCLI_AGENT_EARLY_EXIT_TURNS`).
+pub const DEFAULT_EARLY_EXIT_TURNS: u32 = 3;
+
+/// `on`/`off` and the usual spellings; `None` for anything else.
+fn parse_switch(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Some(true),
+        "0" | "false" | "off" | "no" => Some(false),
+        _ => None,
+    }
 }
 
 /// Default requests per prompt (`CHATCLI_AGENT_MAX_TURNS`).
@@ -387,8 +406,40 @@ impl Config {
             }
         };
 
+        let early_exit = match env.get("CHATCLI_AGENT_EARLY_EXIT") {
+            None => true,
+            Some(v) => parse_switch(v).ok_or_else(|| ConfigError::Invalid {
+                setting: "CHATCLI_AGENT_EARLY_EXIT".into(),
+                value: v.to_string(),
+                expected: "on or off (1/0, true/false, yes/no)".into(),
+            })?,
+        };
+        let early_exit_turns = match env.get("CHATCLI_AGENT_EARLY_EXIT_TURNS") {
+            None => DEFAULT_EARLY_EXIT_TURNS,
+            Some(v) => v
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| ConfigError::Invalid {
+                    setting: "CHATCLI_AGENT_EARLY_EXIT_TURNS".into(),
+                    value: v.to_string(),
+                    expected: "a whole number from 2 to 10".into(),
+                })?
+                .clamp(2, 10) as u32,
+        };
+        let smart_route = match env.get("CHATCLI_AGENT_SMART_ROUTE") {
+            None => RouteMode::default(),
+            Some(v) => RouteMode::parse(v).ok_or_else(|| ConfigError::Invalid {
+                setting: "CHATCLI_AGENT_SMART_ROUTE".into(),
+                value: v.to_string(),
+                expected: "off, hint or auto (also 0/1/2)".into(),
+            })?,
+        };
+
         Ok(Config {
             home,
+            early_exit,
+            early_exit_turns,
+            smart_route,
             cache_ttl,
             mode,
             provider,
@@ -575,6 +626,54 @@ mod tests {
         .expect("config");
         assert_eq!(config.provider, ProviderKind::Anthropic);
         assert_eq!(config.model.as_deref(), Some("claude-haiku-4-5"));
+    }
+
+    #[test]
+    fn early_exit_settings_are_clamped_and_checked() {
+        let config = resolve(&[], Overrides::default()).expect("config");
+        assert!(config.early_exit);
+        assert_eq!(config.early_exit_turns, 3);
+        let config = resolve(
+            &[("CHATCLI_AGENT_EARLY_EXIT_TURNS", "50")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.early_exit_turns, 10);
+        let config = resolve(
+            &[("CHATCLI_AGENT_EARLY_EXIT_TURNS", "1")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.early_exit_turns, 2);
+        for off in ["0", "false", "OFF", "no"] {
+            let config = resolve(&[("CHATCLI_AGENT_EARLY_EXIT", off)], Overrides::default())
+                .expect("config");
+            assert!(!config.early_exit, "{off}");
+        }
+        let err = resolve(
+            &[("CHATCLI_AGENT_EARLY_EXIT_TURNS", "three")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "CHATCLI_AGENT_EARLY_EXIT_TURNS must be a whole number from 2 to 10 (got \"three\")"
+            )
+        );
+        let err = resolve(
+            &[("CHATCLI_AGENT_SMART_ROUTE", "maybe")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "CHATCLI_AGENT_SMART_ROUTE must be off, hint or auto (also 0/1/2) (got \"maybe\")"
+            )
+        );
     }
 
     #[test]

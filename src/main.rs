@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use chatcli::agent::ApprovalPolicy;
 use chatcli::cli::{Cli, Command};
 use chatcli::config::{Config, Env};
 use chatcli::{exec, logging, session, tui};
@@ -45,7 +46,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Exec(args)) => {
             let provider = session::build_provider(&config, Duration::ZERO)?;
-            let options = session::agent_options(&config, provider.as_ref(), &catalog, session_id);
+            let approval = if args.yes {
+                ApprovalPolicy::AutoApprove
+            } else {
+                ApprovalPolicy::Deny
+            };
+            let options =
+                session::agent_options(&config, provider.as_ref(), &catalog, session_id, approval);
             let prompt = args.prompt.join(" ");
             let mut stdout = std::io::stdout();
             let outcome = exec::run(
@@ -75,7 +82,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let provider = session::build_provider(&config, DEMO_CHUNK_DELAY)?;
-            let options = session::agent_options(&config, provider.as_ref(), &catalog, session_id);
+            let options = session::agent_options(
+                &config,
+                provider.as_ref(),
+                &catalog,
+                session_id,
+                ApprovalPolicy::Ask,
+            );
             tui::run(provider, options).await?;
             Ok(ExitCode::SUCCESS)
         }

@@ -180,8 +180,13 @@ pub enum AgentEvent {
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },
-    /// The loop stopped because the same tool batch repeated without progress.
-    EarlyExit { fingerprint: String, repeats: u32 },
+    /// The loop stopped because tool batches repeated without progress; `kind` is `repeat`
+    /// (the same batch `repeats` turns in a row) or `cycle` (two batches alternating `repeats` times).
+    EarlyExit {
+        fingerprint: String,
+        repeats: u32,
+        kind: String,
+    },
     /// Something went wrong; the session goes on.
     Error { message: String },
     /// A short notice for the user (not an error).

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use crate::agent::AgentOptions;
+use crate::agent::{AgentOptions, ApprovalPolicy};
 use crate::config::Config;
 use crate::cost::{Catalog, CatalogError};
 use crate::provider::{Provider, ProviderError, registry};
@@ -89,6 +89,7 @@ pub fn agent_options(
     provider: &dyn Provider,
     catalog: &Catalog,
     session_id: String,
+    approval: ApprovalPolicy,
 ) -> AgentOptions {
     AgentOptions {
         session_id,
@@ -97,6 +98,10 @@ pub fn agent_options(
         workspace: config.workspace.clone(),
         pricing: catalog.lookup(provider.model()).cloned(),
         sessions_dir: Some(config.home.join("sessions")),
+        early_exit: config.early_exit,
+        early_exit_turns: config.early_exit_turns,
+        smart_route: config.smart_route,
+        approval,
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod read_file;
 pub mod workspace;
+pub mod write_file;
 
 use std::path::PathBuf;
 
@@ -79,7 +80,12 @@ impl ToolRegistry {
     pub fn for_mode(mode: Mode) -> ToolRegistry {
         let mut tools: Vec<Box<dyn Tool>> = match mode {
             Mode::Chat => Vec::new(),
-            Mode::Agent | Mode::Coder | Mode::Run => vec![Box::new(read_file::ReadFile)],
+            Mode::Agent | Mode::Coder | Mode::Run => {
+                vec![
+                    Box::new(read_file::ReadFile),
+                    Box::new(write_file::WriteFile),
+                ]
+            }
         };
         tools.sort_by_key(|t| t.spec().name);
         ToolRegistry { tools }

@@ -5,6 +5,7 @@
 //! knows arrives as `AgentEvent`s, all it asks leaves as `Op`s.
 
 pub mod app;
+pub mod approval;
 pub mod chat;
 pub mod composer;
 pub mod files;

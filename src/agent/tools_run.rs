@@ -1,8 +1,10 @@
 //! Executing one batch of tool calls: in parallel when every call only reads, results in call order.
 //!
-//! Every call in the batch gets exactly one result, whatever happens: an unknown tool, bad
-//! arguments, a failure or an interrupt all become an error result the model can read.
+//! Every call in the batch gets exactly one result, whatever happens: an unknown tool, arguments
+//! that are not a JSON object, a denied approval, a failure or an interrupt all become an error
+//! result the model can read. Calls that write or execute go one at a time, each approved first.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -10,17 +12,87 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::ContentBlock;
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, ApprovalDecision};
 use crate::tools::{ToolContext, ToolError, ToolOutput, ToolRegistry};
+
+/// One call as the model made it: id, tool name, arguments.
+pub type Call = (String, String, serde_json::Value);
 
 /// The result text for a call the user interrupted.
 pub const CANCELLED: &str = "cancelled by the user";
+/// The result text for a call the user denied.
+pub const DENIED: &str = "denied by the user: the call was not run";
+/// The result text for a call headless mode denied.
+pub const DENIED_HEADLESS: &str =
+    "not run: chatcli exec denies calls that write or execute unless it is given --yes";
+
+/// How calls that write or execute are approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalPolicy {
+    /// Ask the user (the TUI shows a modal).
+    Ask,
+    /// Approve every call (`exec --yes`).
+    AutoApprove,
+    /// Deny every call (`exec` without `--yes`).
+    Deny,
+}
+
+/// The approval state of a session: its policy, the tools allowed for good, and the answers.
+pub struct Approvals {
+    pub policy: ApprovalPolicy,
+    pub always: HashSet<String>,
+    pub answers: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
+}
+
+impl Approvals {
+    /// Whether the call may run; `Err` holds the result text for a call that may not.
+    async fn decide(
+        &mut self,
+        (id, name, args): &Call,
+        cancel: &CancellationToken,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+    ) -> Result<(), &'static str> {
+        match self.policy {
+            ApprovalPolicy::AutoApprove => return Ok(()),
+            ApprovalPolicy::Deny => return Err(DENIED_HEADLESS),
+            ApprovalPolicy::Ask if self.always.contains(name) => return Ok(()),
+            ApprovalPolicy::Ask => {}
+        }
+        let _ = events.send(AgentEvent::ApprovalRequest {
+            id: id.clone(),
+            name: name.clone(),
+            args: args.clone(),
+        });
+        loop {
+            let answer = tokio::select! {
+                _ = cancel.cancelled() => return Err(CANCELLED),
+                answer = self.answers.recv() => answer,
+            };
+            match answer {
+                Some((answer_id, decision)) if answer_id == *id => {
+                    return match decision {
+                        ApprovalDecision::AllowOnce => Ok(()),
+                        ApprovalDecision::AllowAlways => {
+                            self.always.insert(name.clone());
+                            Ok(())
+                        }
+                        ApprovalDecision::Deny => Err(DENIED),
+                    };
+                }
+                // An answer to a call that is no longer waiting.
+                Some(_) => continue,
+                None => return Err(DENIED),
+            }
+        }
+    }
+}
 
 /// Runs the calls and returns their `ToolResult` blocks in call order.
 pub async fn run_calls(
     tools: &ToolRegistry,
     ctx: &ToolContext,
-    calls: &[(String, String, serde_json::Value)],
+    calls: &[Call],
+    approvals: &mut Approvals,
     cancel: &CancellationToken,
     events: &mpsc::UnboundedSender<AgentEvent>,
 ) -> Vec<ContentBlock> {
@@ -28,36 +100,58 @@ pub async fn run_calls(
         .iter()
         .all(|(_, name, _)| tools.get(name).is_none_or(|t| t.read_only()));
     if all_read_only {
-        join_all(
-            calls
-                .iter()
-                .map(|call| run_one(tools, ctx, call, cancel, events)),
-        )
-        .await
-    } else {
-        let mut results = Vec::with_capacity(calls.len());
-        for call in calls {
-            results.push(run_one(tools, ctx, call, cancel, events).await);
-        }
-        results
+        return join_all(calls.iter().map(|call| {
+            announce(call, events);
+            run_one(tools, ctx, call, cancel, events)
+        }))
+        .await;
     }
+    let mut results = Vec::with_capacity(calls.len());
+    for call in calls {
+        announce(call, events);
+        let needs_approval = tools.get(&call.1).is_some_and(|t| !t.read_only());
+        let verdict = if needs_approval && !cancel.is_cancelled() {
+            approvals.decide(call, cancel, events).await
+        } else {
+            Ok(())
+        };
+        results.push(match verdict {
+            Ok(()) => run_one(tools, ctx, call, cancel, events).await,
+            Err(text) => finish(
+                call,
+                Err(ToolError::Failed(text.to_string())),
+                Instant::now(),
+                events,
+            ),
+        });
+    }
+    results
 }
 
-async fn run_one(
-    tools: &ToolRegistry,
-    ctx: &ToolContext,
-    (id, name, args): &(String, String, serde_json::Value),
-    cancel: &CancellationToken,
-    events: &mpsc::UnboundedSender<AgentEvent>,
-) -> ContentBlock {
+fn announce((id, name, args): &Call, events: &mpsc::UnboundedSender<AgentEvent>) {
     let _ = events.send(AgentEvent::ToolCall {
         id: id.clone(),
         name: name.clone(),
         args: args.clone(),
     });
+}
+
+async fn run_one(
+    tools: &ToolRegistry,
+    ctx: &ToolContext,
+    call: &Call,
+    cancel: &CancellationToken,
+    events: &mpsc::UnboundedSender<AgentEvent>,
+) -> ContentBlock {
+    let (_, name, args) = call;
     let started = Instant::now();
     let outcome: Result<ToolOutput, ToolError> = if cancel.is_cancelled() {
         Err(ToolError::Failed(CANCELLED.into()))
+    } else if !args.is_object() {
+        Err(ToolError::InvalidArgs(format!(
+            "the arguments were not a JSON object: {}",
+            args.to_string().chars().take(200).collect::<String>()
+        )))
     } else {
         match tools.get(name) {
             None => Err(ToolError::Failed(format!(
@@ -75,6 +169,16 @@ async fn run_one(
             },
         }
     };
+    finish(call, outcome, started, events)
+}
+
+/// Reports a call's outcome and turns it into its `ToolResult` block.
+fn finish(
+    (id, name, _): &Call,
+    outcome: Result<ToolOutput, ToolError>,
+    started: Instant,
+    events: &mpsc::UnboundedSender<AgentEvent>,
+) -> ContentBlock {
     let duration_ms = started.elapsed().as_millis() as u64;
     let (content, is_error, saved_path) = match outcome {
         Ok(out) => (out.text, false, out.saved_path),

@@ -12,12 +12,13 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::approval::PendingApproval;
 use super::chat::{CellKind, ChatPane};
 use super::composer::{Composer, ComposerAction};
 use super::status::StatusBar;
 use super::tool_panel::ToolPanel;
 use super::{files, help};
-use crate::protocol::{AgentEvent, Mode, Op};
+use crate::protocol::{AgentEvent, ApprovalDecision, Mode, Op};
 
 /// How long a second Ctrl+C still quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -31,6 +32,8 @@ const PANEL_WIDTH: u16 = 34;
 pub enum Overlay {
     Help,
     Files,
+    /// A tool call waits for approval (see `App::pending_approval`).
+    Approval,
 }
 
 /// The whole UI state.
@@ -40,6 +43,7 @@ pub struct App {
     pub status: StatusBar,
     pub composer: Composer,
     pub overlay: Option<Overlay>,
+    pub pending_approval: Option<PendingApproval>,
     ops: UnboundedSender<Op>,
     running: bool,
     quit_armed: Option<Instant>,
@@ -61,6 +65,7 @@ impl App {
             status: StatusBar::new(mode, provider, model),
             composer: Composer::default(),
             overlay: None,
+            pending_approval: None,
             ops,
             running: false,
             quit_armed: None,
@@ -128,6 +133,26 @@ impl App {
         // Ctrl+C first, matched by the CONTROL bit being present (crossterm may add ALT).
         if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
             self.ctrl_c();
+            return;
+        }
+        if self.overlay == Some(Overlay::Approval) {
+            let decision = match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                    Some(ApprovalDecision::AllowOnce)
+                }
+                KeyCode::Char('a') | KeyCode::Char('A') => Some(ApprovalDecision::AllowAlways),
+                KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
+                    Some(ApprovalDecision::Deny)
+                }
+                _ => None,
+            };
+            if let (Some(decision), Some(pending)) = (decision, self.pending_approval.take()) {
+                self.send(Op::Approve {
+                    id: pending.id,
+                    decision,
+                });
+                self.overlay = None;
+            }
             return;
         }
         if let Some(overlay) = self.overlay {
@@ -253,9 +278,9 @@ impl App {
                 self.tools.started(&id, &name, &args);
                 self.with_assistant(|_, _, calls| calls.push(format!("{name} {summary}")));
             }
-            AgentEvent::ApprovalRequest { name, .. } => {
-                self.chat
-                    .push(CellKind::Notice(format!("{name} asks for approval")));
+            AgentEvent::ApprovalRequest { id, name, args } => {
+                self.pending_approval = Some(PendingApproval { id, name, args });
+                self.overlay = Some(Overlay::Approval);
             }
             AgentEvent::ToolResult {
                 id,
@@ -293,13 +318,27 @@ impl App {
                 self.chat
                     .push(CellKind::Notice(format!("routed to {decision}: {reason}")));
             }
-            AgentEvent::EarlyExit { repeats, .. } => self.chat.push(CellKind::Notice(format!(
-                "stopped: the same tool calls repeated {repeats} times without progress"
-            ))),
+            AgentEvent::EarlyExit {
+                repeats,
+                kind,
+                fingerprint,
+            } => {
+                let what = if kind == "cycle" {
+                    format!("two tool batches alternated {repeats} times")
+                } else {
+                    format!("the same tool calls came {repeats} times in a row")
+                };
+                self.chat.push(CellKind::Notice(format!(
+                    "stopped early: {what} without progress (fingerprint {fingerprint}); the last batch was not run. Send a new prompt to go on."
+                )));
+            }
             AgentEvent::Error { message } => self.chat.push(CellKind::Error(message)),
             AgentEvent::Notice { message } => self.chat.push(CellKind::Notice(message)),
             AgentEvent::TurnFinished { stop_reason, .. } => {
                 self.running = false;
+                if self.pending_approval.take().is_some() {
+                    self.overlay = None;
+                }
                 self.status.busy = false;
                 self.tools.cancel_running();
                 if stop_reason == "interrupted" {
@@ -381,6 +420,11 @@ impl App {
         match self.overlay {
             Some(Overlay::Help) => help::render(area, buf),
             Some(Overlay::Files) => files::render(&self.saved_files, area, buf),
+            Some(Overlay::Approval) => {
+                if let Some(pending) = &self.pending_approval {
+                    super::approval::render(pending, area, buf);
+                }
+            }
             None => {}
         }
     }

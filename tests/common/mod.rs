@@ -1,6 +1,7 @@
 //! Helpers shared by the suites: spawning an agent on the demo provider, draining its events,
 //! and drawing an `App` on a fixed-size test terminal.
 #![allow(dead_code)]
+pub mod scripted;
 pub mod sse;
 
 use std::path::Path;
@@ -19,12 +20,8 @@ use ratatui::backend::TestBackend;
 /// Agent options for a test session in `workspace`, priced like the real demo.
 pub fn options(workspace: &Path, mode: Mode) -> AgentOptions {
     AgentOptions {
-        session_id: "test-session".into(),
-        mode,
-        max_turns: 50,
-        workspace: workspace.to_path_buf(),
         pricing: Catalog::builtin().lookup("demo").cloned(),
-        sessions_dir: None,
+        ..AgentOptions::new("test-session".into(), mode, workspace.to_path_buf())
     }
 }
 

@@ -39,6 +39,7 @@ async fn a_tool_round_trip_emits_the_documented_sequence_and_moves_the_meters() 
         vec![
             "session_configured",
             "prompt",
+            "route",
             "turn_started",
             "text_delta",
             "usage",

@@ -185,3 +185,108 @@ async fn a_key_in_the_environment_picks_the_provider_and_its_base_url_variable_i
     let body: serde_json::Value = serde_json::from_slice(&requests[0].body).expect("json body");
     assert_eq!(body["model"], "gpt-4.1-mini");
 }
+
+async fn run_routed(route: &str, prompt: &str) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(crate::common::sse::openai_chat(
+                    "A mutex is a lock.",
+                    None,
+                    30,
+                    0,
+                    5,
+                )),
+        )
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatcli(home.path());
+    cmd.env("OPENAI_API_KEY", "sk-env")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+        .env("CHATCLI_AGENT_SMART_ROUTE", route)
+        .args(["exec", "--json", "--mode", "agent", prompt]);
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run chatcli");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let bodies = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).expect("json body"))
+        .collect();
+    (events, bodies)
+}
+
+#[tokio::test]
+async fn smart_route_auto_answers_a_plain_question_with_one_request_without_tools() {
+    let (events, bodies) = run_routed("auto", "what is a mutex?").await;
+    assert_eq!(bodies.len(), 1);
+    assert!(
+        bodies[0].get("tools").is_none(),
+        "no tool schemas sent: {}",
+        bodies[0]
+    );
+    let route = events
+        .iter()
+        .find(|e| e["type"] == "route")
+        .expect("a route event");
+    assert_eq!(route["decision"], "chat");
+    assert!(
+        route["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("question lead \"what\"")
+    );
+}
+
+#[tokio::test]
+async fn smart_route_hint_keeps_the_loop_and_says_so_truthfully() {
+    let (events, bodies) = run_routed("hint", "what is a mutex?").await;
+    assert!(
+        bodies[0].get("tools").is_some(),
+        "the tool loop ran as asked"
+    );
+    let route = events
+        .iter()
+        .find(|e| e["type"] == "route")
+        .expect("a route event");
+    assert_eq!(route["decision"], "agent");
+    let tip = events
+        .iter()
+        .find(|e| e["type"] == "notice")
+        .and_then(|e| e["message"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        tip.contains("/chat") && tip.contains("runs in the tool loop"),
+        "{tip}"
+    );
+}
+
+#[tokio::test]
+async fn a_task_is_never_rerouted() {
+    let (events, bodies) = run_routed("auto", "fix the failing test").await;
+    assert!(bodies[0].get("tools").is_some());
+    let route = events
+        .iter()
+        .find(|e| e["type"] == "route")
+        .expect("a route event");
+    assert_eq!(route["decision"], "agent");
+}

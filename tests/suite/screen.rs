@@ -217,3 +217,30 @@ fn long_transcript_scrolls_with_page_keys_and_end_follows_again() {
     app.handle_key(key(KeyCode::End));
     assert!(screen_text(&draw(&mut app)).contains("answer number 59"));
 }
+
+#[test]
+fn approval_modal_asks_and_answers_through_the_channel() {
+    let (mut app, mut ops) = app(Mode::Coder);
+    app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+    app.handle_agent_event(AgentEvent::ToolCall {
+        id: "w1".into(),
+        name: "write_file".into(),
+        args: serde_json::json!({"file": "notes.txt", "content": "hello\nworld"}),
+    });
+    app.handle_agent_event(AgentEvent::ApprovalRequest {
+        id: "w1".into(),
+        name: "write_file".into(),
+        args: serde_json::json!({"file": "notes.txt", "content": "hello\nworld"}),
+    });
+    let screen = screen_text(&draw(&mut app));
+    assert_snapshot!(screen);
+    app.handle_key(key(KeyCode::Char('n')));
+    assert_eq!(
+        ops.try_recv().ok(),
+        Some(chatcli::protocol::Op::Approve {
+            id: "w1".into(),
+            decision: chatcli::protocol::ApprovalDecision::Deny
+        })
+    );
+    assert!(!screen_text(&draw(&mut app)).contains("Approve tool call?"));
+}

@@ -1,0 +1,150 @@
+//! A scripted in-process provider: answers each request with the next scripted response (the
+//! last one repeats when the script runs out) and keeps every request it was sent.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chatcli::conversation::{ContentBlock, Message, ModelRequest, Role};
+use chatcli::provider::{Provider, ProviderEvent, ProviderStream, StopReason, UsageRecord};
+use futures_util::stream;
+use serde_json::Value;
+
+/// One scripted response.
+pub type Script = Vec<ProviderEvent>;
+
+/// A response with optional text and the given tool calls.
+pub fn respond(text: &str, calls: &[(&str, &str, Value)]) -> Script {
+    let mut events = Vec::new();
+    if !text.is_empty() {
+        for piece in text.split_inclusive(' ') {
+            events.push(ProviderEvent::TextDelta(piece.to_string()));
+        }
+    }
+    for (id, name, args) in calls {
+        events.push(ProviderEvent::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            args: args.clone(),
+        });
+    }
+    events.push(ProviderEvent::Usage(UsageRecord {
+        uncached_input: 100,
+        output: 10,
+        ..UsageRecord::default()
+    }));
+    let stop = if calls.is_empty() {
+        StopReason::EndTurn
+    } else {
+        StopReason::ToolUse
+    };
+    events.push(ProviderEvent::Stop(stop));
+    events
+}
+
+/// The scripted provider.
+pub struct Scripted {
+    script: Mutex<VecDeque<Script>>,
+    last: Mutex<Option<Script>>,
+    pub requests: Arc<Mutex<Vec<ModelRequest>>>,
+    delay: Duration,
+}
+
+impl Scripted {
+    /// A provider that plays `script`, pausing `delay` between events.
+    pub fn new(script: Vec<Script>, delay: Duration) -> Arc<Self> {
+        Arc::new(Scripted {
+            script: Mutex::new(script.into()),
+            last: Mutex::new(None),
+            requests: Arc::new(Mutex::new(Vec::new())),
+            delay,
+        })
+    }
+
+    /// Appends responses to the script.
+    pub fn script_more(&self, more: Vec<Script>) {
+        self.script.lock().expect("lock").extend(more);
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn model(&self) -> &str {
+        "scripted-model"
+    }
+
+    fn stream(&self, request: ModelRequest) -> ProviderStream {
+        assert_valid_history(&request.messages);
+        self.requests.lock().expect("lock").push(request);
+        let next = self.script.lock().expect("lock").pop_front();
+        let events = match next {
+            Some(events) => {
+                *self.last.lock().expect("lock") = Some(events.clone());
+                events
+            }
+            None => self
+                .last
+                .lock()
+                .expect("lock")
+                .clone()
+                .unwrap_or_else(|| respond("(script ended)", &[])),
+        };
+        let delay = self.delay;
+        Box::pin(stream::unfold(
+            events.into_iter(),
+            move |mut it| async move {
+                let next = it.next()?;
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                Some((Ok(next), it))
+            },
+        ))
+    }
+}
+
+/// Every tool call in an assistant message is answered, in order, by the next user message,
+/// roles alternate, and the history ends on a user message.
+pub fn assert_valid_history(messages: &[Message]) {
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            assert_ne!(
+                messages[i - 1].role,
+                message.role,
+                "roles alternate at {i}: {messages:#?}"
+            );
+        }
+        if message.role == Role::Assistant {
+            let calls: Vec<&str> = message.tool_uses().map(|(id, _, _)| id).collect();
+            if calls.is_empty() {
+                continue;
+            }
+            let next = messages
+                .get(i + 1)
+                .unwrap_or_else(|| panic!("tool calls at {i} have no answer"));
+            let answered: Vec<&str> = next
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(calls, answered, "every call answered in order at {i}");
+        }
+    }
+    assert_eq!(
+        messages.last().map(|m| m.role),
+        Some(Role::User),
+        "a request ends on a user message"
+    );
+}

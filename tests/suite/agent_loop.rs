@@ -1,0 +1,373 @@
+//! The tool loop against a scripted provider: early exit, the cycle detector, the turn limit,
+//! interrupts, approvals and call order.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatcli::agent::tools_run::{DENIED, DENIED_HEADLESS};
+use chatcli::agent::{self, AgentHandle, AgentOptions, ApprovalPolicy};
+use chatcli::conversation::{ContentBlock, Role};
+use chatcli::protocol::{AgentEvent, ApprovalDecision, Mode, Op};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::common::events_until;
+use crate::common::scripted::{Scripted, respond};
+
+struct Session {
+    handle: AgentHandle,
+    provider: Arc<Scripted>,
+    dir: tempfile::TempDir,
+}
+
+fn session(provider: Arc<Scripted>, tune: impl FnOnce(&mut AgentOptions)) -> Session {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a.txt"), "A\n").expect("write");
+    std::fs::write(dir.path().join("b.txt"), "B\n").expect("write");
+    let mut options = AgentOptions::new("s".into(), Mode::Agent, dir.path().to_path_buf());
+    options.smart_route = chatcli::agent::routing::RouteMode::Off;
+    tune(&mut options);
+    let handle = agent::spawn(provider.clone(), options);
+    Session {
+        handle,
+        provider,
+        dir,
+    }
+}
+
+async fn prompt(s: &mut Session, text: &str) -> Vec<AgentEvent> {
+    s.handle
+        .ops
+        .send(Op::Submit {
+            text: text.into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    events_until(&mut s.handle, |e| matches!(e, AgentEvent::Cost { .. })).await
+}
+
+fn stop_reason(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::TurnFinished { stop_reason, .. } => Some(stop_reason.clone()),
+            _ => None,
+        })
+        .expect("turn_finished")
+}
+
+fn count(events: &[AgentEvent], f: impl Fn(&AgentEvent) -> bool) -> usize {
+    events.iter().filter(|e| f(e)).count()
+}
+
+fn read(file: &str) -> serde_json::Value {
+    json!({ "file": file })
+}
+
+#[tokio::test]
+async fn the_third_identical_batch_is_not_run_and_the_loop_stops() {
+    // The model reads the same two files, in swapped order, forever.
+    let ab = respond(
+        "",
+        &[
+            ("1", "read_file", read("a.txt")),
+            ("2", "read_file", read("b.txt")),
+        ],
+    );
+    let ba = respond(
+        "",
+        &[
+            ("3", "read_file", read("b.txt")),
+            ("4", "read_file", read("a.txt")),
+        ],
+    );
+    let provider = Scripted::new(vec![ab.clone(), ba, ab], Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    let events = prompt(&mut s, "look around").await;
+    assert_eq!(s.provider.requests().len(), 3);
+    assert_eq!(
+        count(&events, |e| matches!(e, AgentEvent::ToolResult { .. })),
+        4,
+        "two batches ran"
+    );
+    let exit = events.iter().find_map(|e| match e {
+        AgentEvent::EarlyExit {
+            repeats,
+            kind,
+            fingerprint,
+        } => Some((*repeats, kind.clone(), fingerprint.len())),
+        _ => None,
+    });
+    assert_eq!(exit, Some((3, "repeat".to_string(), 16)));
+    assert_eq!(stop_reason(&events), "early_exit");
+
+    // The next prompt is a valid request: the unrun batch has its "not executed" results.
+    let provider = s.provider.clone();
+    let _ = prompt(&mut s, "and now?").await;
+    let fourth = provider.requests()[3].clone();
+    let results = &fourth.messages[fourth.messages.len() - 1];
+    assert_eq!(results.role, Role::User);
+    assert!(results.content.iter().any(|b| matches!(b,
+        ContentBlock::ToolResult { content, is_error: true, .. } if content == "not executed: repeated without progress")));
+}
+
+#[tokio::test]
+async fn with_early_exit_off_the_loop_runs_to_the_turn_limit() {
+    let same = respond("", &[("1", "read_file", read("a.txt"))]);
+    let provider = Scripted::new(vec![same], Duration::ZERO);
+    let mut s = session(provider, |o| {
+        o.early_exit = false;
+        o.max_turns = 6;
+    });
+    let events = prompt(&mut s, "loop").await;
+    assert_eq!(s.provider.requests().len(), 6);
+    assert_eq!(
+        count(&events, |e| matches!(e, AgentEvent::EarlyExit { .. })),
+        0
+    );
+    assert_eq!(stop_reason(&events), "max_turns");
+}
+
+#[tokio::test]
+async fn a_lower_threshold_stops_sooner() {
+    let same = respond("", &[("1", "read_file", read("a.txt"))]);
+    let provider = Scripted::new(vec![same], Duration::ZERO);
+    let mut s = session(provider, |o| o.early_exit_turns = 2);
+    let events = prompt(&mut s, "loop").await;
+    assert_eq!(s.provider.requests().len(), 2);
+    assert_eq!(stop_reason(&events), "early_exit");
+}
+
+#[tokio::test]
+async fn two_alternating_batches_are_caught_as_a_cycle() {
+    let a = respond("", &[("1", "read_file", read("a.txt"))]);
+    let b = respond("", &[("2", "read_file", read("b.txt"))]);
+    let script = vec![a.clone(), b.clone(), a.clone(), b.clone(), a, b];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    let events = prompt(&mut s, "cycle").await;
+    assert_eq!(s.provider.requests().len(), 6);
+    assert_eq!(
+        count(&events, |e| matches!(e, AgentEvent::ToolResult { .. })),
+        5
+    );
+    let kind = events.iter().find_map(|e| match e {
+        AgentEvent::EarlyExit { kind, repeats, .. } => Some((kind.clone(), *repeats)),
+        _ => None,
+    });
+    assert_eq!(kind, Some(("cycle".to_string(), 3)));
+}
+
+#[tokio::test]
+async fn a_turn_without_tool_calls_resets_the_count() {
+    let same = respond("", &[("1", "read_file", read("a.txt"))]);
+    let script = vec![same.clone(), same.clone(), respond("done", &[])];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    let events = prompt(&mut s, "one").await;
+    assert_eq!(stop_reason(&events), "end_turn");
+    // A new prompt starts counting from zero: two more identical batches do not stop it.
+    s.provider
+        .script_more(vec![same.clone(), same, respond("done again", &[])]);
+    let events = prompt(&mut s, "two").await;
+    assert_eq!(stop_reason(&events), "end_turn");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_mid_stream_leaves_a_valid_conversation() {
+    let provider = Scripted::new(
+        vec![
+            respond(
+                "I will read both files now",
+                &[("1", "read_file", read("a.txt"))],
+            ),
+            respond("fresh answer", &[]),
+        ],
+        Duration::from_millis(40),
+    );
+    let mut s = session(provider, |_| {});
+    s.handle
+        .ops
+        .send(Op::Submit {
+            text: "go".into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    events_until(&mut s.handle, |e| matches!(e, AgentEvent::TextDelta { .. })).await;
+    s.handle.ops.send(Op::Interrupt).expect("agent alive");
+    let events = events_until(&mut s.handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    assert_eq!(stop_reason(&events), "interrupted");
+    assert_eq!(
+        count(&events, |e| matches!(e, AgentEvent::ToolCall { .. })),
+        0,
+        "the half-streamed call never ran"
+    );
+    // The scripted provider asserts the next request's history is valid.
+    let events = prompt(&mut s, "again").await;
+    assert_eq!(stop_reason(&events), "end_turn");
+    let last = s.provider.requests().pop().expect("request");
+    assert_eq!(
+        last.messages.len(),
+        3,
+        "partial answer kept, prompts merged: {:#?}",
+        last.messages
+    );
+}
+
+#[tokio::test]
+async fn a_denied_approval_reaches_the_model_as_a_result() {
+    let write = respond(
+        "",
+        &[(
+            "w1",
+            "write_file",
+            json!({"file": "out.txt", "content": "x"}),
+        )],
+    );
+    let provider = Scripted::new(vec![write, respond("ok, I will not", &[])], Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    s.handle
+        .ops
+        .send(Op::Submit {
+            text: "write out.txt".into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    let asked = events_until(&mut s.handle, |e| {
+        matches!(e, AgentEvent::ApprovalRequest { .. })
+    })
+    .await;
+    assert!(
+        matches!(asked.last(), Some(AgentEvent::ApprovalRequest { name, .. }) if name == "write_file")
+    );
+    s.handle
+        .ops
+        .send(Op::Approve {
+            id: "w1".into(),
+            decision: ApprovalDecision::Deny,
+        })
+        .expect("agent alive");
+    let events = events_until(&mut s.handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    assert_eq!(stop_reason(&events), "end_turn");
+    assert!(
+        !s.dir.path().join("out.txt").exists(),
+        "a denied call does not run"
+    );
+    let second = &s.provider.requests()[1];
+    let result = second.messages.last().expect("results");
+    assert!(matches!(&result.content[0],
+        ContentBlock::ToolResult { content, is_error: true, .. } if content == DENIED));
+}
+
+#[tokio::test]
+async fn allow_always_stops_asking_for_that_tool() {
+    let write = |id: &str, f: &str| {
+        respond(
+            "",
+            &[(id, "write_file", json!({"file": f, "content": "x"}))],
+        )
+    };
+    let script = vec![
+        write("w1", "one.txt"),
+        write("w2", "two.txt"),
+        respond("done", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    s.handle
+        .ops
+        .send(Op::Submit {
+            text: "write two files".into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    events_until(&mut s.handle, |e| {
+        matches!(e, AgentEvent::ApprovalRequest { .. })
+    })
+    .await;
+    s.handle
+        .ops
+        .send(Op::Approve {
+            id: "w1".into(),
+            decision: ApprovalDecision::AllowAlways,
+        })
+        .expect("agent alive");
+    let events = events_until(&mut s.handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    assert_eq!(
+        count(&events, |e| matches!(e, AgentEvent::ApprovalRequest { .. })),
+        0
+    );
+    assert!(s.dir.path().join("one.txt").exists() && s.dir.path().join("two.txt").exists());
+}
+
+#[tokio::test]
+async fn headless_without_yes_denies_and_with_yes_runs() {
+    let write = respond(
+        "",
+        &[(
+            "w1",
+            "write_file",
+            json!({"file": "out.txt", "content": "x"}),
+        )],
+    );
+    let provider = Scripted::new(vec![write.clone(), respond("fine", &[])], Duration::ZERO);
+    let mut s = session(provider, |o| o.approval = ApprovalPolicy::Deny);
+    let events = prompt(&mut s, "write").await;
+    let error = events.iter().find_map(|e| match e {
+        AgentEvent::ToolResult { error, .. } => error.clone(),
+        _ => None,
+    });
+    assert_eq!(error.as_deref(), Some(DENIED_HEADLESS));
+    assert!(!s.dir.path().join("out.txt").exists());
+
+    let provider = Scripted::new(vec![write, respond("fine", &[])], Duration::ZERO);
+    let s2 = session(provider, |o| o.approval = ApprovalPolicy::AutoApprove);
+    let mut s2 = s2;
+    let events = prompt(&mut s2, "write").await;
+    assert_eq!(
+        count(&events, |e| matches!(e, AgentEvent::ApprovalRequest { .. })),
+        0
+    );
+    assert!(s2.dir.path().join("out.txt").exists());
+}
+
+#[tokio::test]
+async fn parallel_reads_keep_call_order_and_bad_arguments_get_an_error_result() {
+    let calls = respond(
+        "",
+        &[
+            ("1", "read_file", read("b.txt")),
+            ("2", "read_file", json!("{\"file\": ")),
+            ("3", "read_file", read("a.txt")),
+            ("4", "no_such_tool", json!({})),
+        ],
+    );
+    let provider = Scripted::new(vec![calls, respond("done", &[])], Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    prompt(&mut s, "read").await;
+    let second = &s.provider.requests()[1];
+    let results: Vec<(String, String, bool)> = second
+        .messages
+        .last()
+        .expect("results")
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Some((tool_use_id.clone(), content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results[0], ("1".into(), "1  B\n".into(), false));
+    assert!(
+        results[1].2
+            && results[1]
+                .1
+                .starts_with("invalid arguments: the arguments were not a JSON object")
+    );
+    assert_eq!(results[2], ("3".into(), "1  A\n".into(), false));
+    assert!(results[3].2 && results[3].1.starts_with("unknown tool `no_such_tool`"));
+}
