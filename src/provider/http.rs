@@ -17,6 +17,9 @@ use super::{ProviderError, ProviderEvent, ProviderStream};
 /// Default wait for response headers, and between two events of a stream.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 
+/// Times a request that failed before any response is sent again at once.
+const CONNECTION_RETRIES: u32 = 2;
+
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SseEvent {
@@ -110,20 +113,36 @@ impl Http {
             headers,
             body,
         } = request;
-        let mut builder = self.client.post(&url).json(&body);
-        for (name, value) in &headers {
-            builder = builder.header(name, value);
-        }
-        let response = tokio::time::timeout(self.first_byte_timeout, builder.send())
-            .await
-            .map_err(|_| ProviderError::Idle {
-                provider: provider.clone(),
-                waited_ms: self.first_byte_timeout.as_millis() as u64,
-            })?
-            .map_err(|e| ProviderError::Transport {
-                provider: provider.clone(),
-                message: describe_reqwest(&e),
-            })?;
+        let mut attempt = 0;
+        let response = loop {
+            let mut builder = self.client.post(&url).json(&body);
+            for (name, value) in &headers {
+                builder = builder.header(name, value);
+            }
+            let sent = tokio::time::timeout(self.first_byte_timeout, builder.send())
+                .await
+                .map_err(|_| ProviderError::Idle {
+                    provider: provider.clone(),
+                    waited_ms: self.first_byte_timeout.as_millis() as u64,
+                })?;
+            match sent {
+                Ok(response) => break response,
+                // A pooled keep-alive connection the server already closed fails before any
+                // response ("connection closed before message completed", seen against
+                // llama-server): nothing was answered, so sending again on a fresh one is safe.
+                Err(e) if attempt < CONNECTION_RETRIES && (e.is_connect() || e.is_request()) => {
+                    attempt += 1;
+                    tracing::debug!(%provider, attempt, error = %describe_reqwest(&e), "resending on a fresh connection");
+                    tokio::time::sleep(Duration::from_millis(50 * attempt as u64)).await;
+                }
+                Err(e) => {
+                    return Err(ProviderError::Transport {
+                        provider,
+                        message: describe_reqwest(&e),
+                    });
+                }
+            }
+        };
         let status = response.status();
         if status.is_success() {
             let is_html = response
