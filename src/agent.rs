@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role, push_user_text};
 use crate::cost::Pricing;
-use crate::prompt;
+use crate::prompt::{self, VolatileTracker, ledger};
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
 use crate::session_log::SessionLog;
@@ -52,6 +52,24 @@ pub struct AgentOptions {
     pub smart_route: RouteMode,
     /// How calls that write or execute are approved.
     pub approval: ApprovalPolicy,
+    /// The wall clock (tests move it to check that time never touches the cached prefix).
+    pub clock: Clock,
+}
+
+/// A source of the current time.
+#[derive(Clone)]
+pub struct Clock(pub Arc<dyn Fn() -> std::time::SystemTime + Send + Sync>);
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock(Arc::new(std::time::SystemTime::now))
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
 }
 
 impl AgentOptions {
@@ -68,6 +86,7 @@ impl AgentOptions {
             early_exit_turns: crate::config::DEFAULT_EARLY_EXIT_TURNS,
             smart_route: RouteMode::default(),
             approval: ApprovalPolicy::Ask,
+            clock: Clock::default(),
         }
     }
 }
@@ -100,6 +119,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
     };
     let agent = Agent {
         provider,
+        volatile: VolatileTracker::default(),
+        ledger: ledger::CacheLedger::default(),
         log,
         approvals,
         mode: options.mode,
@@ -123,6 +144,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
 
 struct Agent {
     provider: Arc<dyn Provider>,
+    volatile: VolatileTracker,
+    ledger: ledger::CacheLedger,
     log: Option<SessionLog>,
     approvals: Approvals,
     options: AgentOptions,
@@ -218,6 +241,10 @@ impl Agent {
                 Op::Approve { id, .. } => {
                     tracing::debug!(%id, "approval for a call that is not waiting");
                 }
+                Op::CacheReport => {
+                    let report = self.cache_report();
+                    self.emit(report);
+                }
                 Op::Shutdown => break,
             }
         }
@@ -270,9 +297,10 @@ impl Agent {
         let ending = loop {
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
+            self.attach_volatile();
             let request = ModelRequest {
                 model: self.provider.model().to_string(),
-                system: prompt::system_blocks(mode),
+                system: prompt::stable_blocks(mode, &self.tool_ctx.workspace),
                 tools: tools.specs(),
                 messages: self.history.clone(),
                 max_output_tokens: MAX_OUTPUT_TOKENS,
@@ -330,6 +358,34 @@ impl Agent {
         });
         let cost = self.cost_event();
         self.emit(cost);
+    }
+
+    /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
+    fn attach_volatile(&mut self) {
+        let secs = (self.options.clock.0)()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let blocks = prompt::volatile_blocks(&prompt::utc_date(secs));
+        if let Some(text) = self.volatile.pending(&blocks)
+            && let Some(last) = self.history.last_mut().filter(|m| m.role == Role::User)
+        {
+            last.content.push(ContentBlock::Text { text });
+        }
+    }
+
+    /// What `/cache` shows: the fixed part of a request in this mode and the last request's blocks.
+    fn cache_report(&self) -> AgentEvent {
+        let tools = ToolRegistry::for_mode(self.mode).specs();
+        let system = prompt::stable_blocks(self.mode, &self.tool_ctx.workspace);
+        let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());
+        let system_text: Vec<&str> = system.iter().map(|b| b.text.as_str()).collect();
+        AgentEvent::CacheReport {
+            mode: self.mode,
+            tools_tokens,
+            system_tokens: crate::tokens::count(&system_text.join("\n\n")),
+            blocks: self.ledger.report(),
+        }
     }
 
     /// The mode a prompt really runs in: `agent` prompts may be routed to chat.
@@ -397,6 +453,8 @@ impl Agent {
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
+        let blocks = ledger::request_blocks(&request);
+        let mut blocks = Some(blocks);
         let mut stream = self.provider.stream(request);
         let mut response = Response::default();
         loop {
@@ -441,7 +499,17 @@ impl Agent {
                 ProviderEvent::ToolCall { id, name, args } => {
                     response.tool_calls.push((id, name, args));
                 }
-                ProviderEvent::Usage(usage) => self.record_usage(turn, usage),
+                ProviderEvent::Usage(usage) => {
+                    self.record_usage(turn, usage);
+                    if let Some(miss) = blocks.take().and_then(|b| self.ledger.record(b, &usage)) {
+                        self.emit(AgentEvent::CacheMiss {
+                            block: miss.block,
+                            rewritten_tokens: miss.rewritten_tokens,
+                            expected_read: miss.expected_read,
+                            actual_read: miss.actual_read,
+                        });
+                    }
+                }
                 ProviderEvent::Notice(message) => self.emit(AgentEvent::Notice { message }),
                 ProviderEvent::Stop(reason) => response.stop = Some(reason),
             }

@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod provider;
 pub mod session;
 pub mod session_log;
+pub mod tokens;
 pub mod tools;
 pub mod tui;
 pub mod ui;

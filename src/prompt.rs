@@ -1,8 +1,20 @@
-//! The system prompt, built from named blocks in a fixed order.
+//! The system prompt, from named blocks in a fixed order, and where its volatile parts go.
 //!
-//! The prompts are text files under `assets/prompts/`, embedded at build time. Blocks are
-//! `stable` when their bytes never change within a session: those form the cached prefix, so
-//! nothing time-dependent (dates, counters, map iteration order) may ever enter them.
+//! Stable blocks (each cacheable, in this order): **core** (persona, the mode's format rules,
+//! language hint), **tools** (workspace hint; the tool schemas themselves travel as tools),
+//! then later **orchestrator** and **memory index**. Their bytes never change within a session:
+//! no timestamp, counter, map order or changing path may enter them. Volatile blocks (**memory
+//! (full)**, **skills**, **MCP channel**, **dynamic context**) never go in the system prompt:
+//! the system prompt precedes the messages on every wire, so a block that changes there would
+//! invalidate the cached conversation behind it. They ride instead as a text block appended to
+//! the newest user turn, where they stay unchanged in later requests (the history is
+//! append-only), and a block whose content has not changed since it was last sent is not sent
+//! again (`VolatileTracker`).
+
+pub mod ledger;
+
+use std::collections::HashMap;
+use std::path::Path;
 
 use crate::conversation::SystemBlock;
 use crate::protocol::Mode;
@@ -11,26 +23,80 @@ const CORE: &str = include_str!("../assets/prompts/core.md");
 const AGENT: &str = include_str!("../assets/prompts/agent.md");
 const CODER: &str = include_str!("../assets/prompts/coder.md");
 
-/// The stable system blocks for a mode.
-pub fn system_blocks(mode: Mode) -> Vec<SystemBlock> {
-    let mut blocks = vec![SystemBlock {
-        name: "core".into(),
-        text: CORE.trim_end().to_string(),
-        stable: true,
-    }];
+/// The prompt files, by name, for size checks and `/cache`.
+pub const PROMPT_FILES: [(&str, &str); 3] = [("core", CORE), ("agent", AGENT), ("coder", CODER)];
+
+/// The stable system blocks for a mode, in wire order.
+pub fn stable_blocks(mode: Mode, workspace: &Path) -> Vec<SystemBlock> {
     let rules = match mode {
         Mode::Chat => None,
         Mode::Agent | Mode::Run => Some(AGENT),
         Mode::Coder => Some(CODER),
     };
+    let mut core = CORE.trim_end().to_string();
     if let Some(rules) = rules {
+        core.push_str("\n\n");
+        core.push_str(rules.trim_end());
+    }
+    let mut blocks = vec![SystemBlock {
+        name: "core".into(),
+        text: core,
+        stable: true,
+    }];
+    if mode.uses_tools() {
         blocks.push(SystemBlock {
-            name: "format".into(),
-            text: rules.trim_end().to_string(),
+            name: "tools".into(),
+            text: format!(
+                "Workspace: {}. Tool paths are relative to it; tools cannot leave it.",
+                workspace.display()
+            ),
             stable: true,
         });
     }
     blocks
+}
+
+/// The volatile blocks for this turn; empty ones are left out.
+pub fn volatile_blocks(today: &str) -> Vec<SystemBlock> {
+    vec![SystemBlock {
+        name: "dynamic context".into(),
+        text: format!("Today is {today} (UTC)."),
+        stable: false,
+    }]
+}
+
+/// Remembers what each volatile block last said, so unchanged blocks are not sent again.
+#[derive(Debug, Default, Clone)]
+pub struct VolatileTracker {
+    last_sent: HashMap<String, String>,
+}
+
+impl VolatileTracker {
+    /// The text to append to the newest user turn for these blocks, if any changed.
+    pub fn pending(&mut self, blocks: &[SystemBlock]) -> Option<String> {
+        let changed: Vec<&SystemBlock> = blocks
+            .iter()
+            .filter(|b| !b.text.is_empty())
+            .filter(|b| self.last_sent.get(&b.name) != Some(&b.text))
+            .collect();
+        if changed.is_empty() {
+            return None;
+        }
+        let mut text = String::from("<context>");
+        for block in changed {
+            text.push_str(&format!("\n[{}]\n{}", block.name, block.text));
+            self.last_sent
+                .insert(block.name.clone(), block.text.clone());
+        }
+        text.push_str("\n</context>");
+        Some(text)
+    }
+}
+
+/// `YYYY-MM-DD` for a Unix time, in UTC.
+pub fn utc_date(secs: u64) -> String {
+    let stamp = crate::session::utc_stamp(secs);
+    format!("{}-{}-{}", &stamp[0..4], &stamp[4..6], &stamp[6..8])
 }
 
 #[cfg(test)]
@@ -38,9 +104,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blocks_are_identical_across_calls() {
-        assert_eq!(system_blocks(Mode::Coder), system_blocks(Mode::Coder));
-        assert_eq!(system_blocks(Mode::Chat).len(), 1);
-        assert!(system_blocks(Mode::Agent).iter().all(|b| b.stable));
+    fn stable_blocks_are_identical_across_calls_and_modes_differ() {
+        let ws = Path::new("/w");
+        assert_eq!(
+            stable_blocks(Mode::Coder, ws),
+            stable_blocks(Mode::Coder, ws)
+        );
+        assert_eq!(
+            stable_blocks(Mode::Chat, ws).len(),
+            1,
+            "chat has no tools block"
+        );
+        assert!(stable_blocks(Mode::Agent, ws).iter().all(|b| b.stable));
+        assert_ne!(
+            stable_blocks(Mode::Agent, ws)[0],
+            stable_blocks(Mode::Coder, ws)[0]
+        );
+    }
+
+    #[test]
+    fn volatile_blocks_are_sent_once_until_they_change() {
+        let mut tracker = VolatileTracker::default();
+        let first = tracker.pending(&volatile_blocks("2026-11-30"));
+        assert_eq!(
+            first.as_deref(),
+            Some("<context>\n[dynamic context]\nToday is 2026-11-30 (UTC).\n</context>")
+        );
+        assert_eq!(tracker.pending(&volatile_blocks("2026-11-30")), None);
+        assert!(tracker.pending(&volatile_blocks("2026-12-01")).is_some());
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_date(1_796_000_000), "2026-11-30");
     }
 }

@@ -107,6 +107,8 @@ pub enum Op {
     Interrupt,
     /// Make `mode` the default for prompts that do not name one.
     SetMode { mode: Mode },
+    /// Ask for a `cache_report` of the last request (what `/cache` shows).
+    CacheReport,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -177,6 +179,22 @@ pub enum AgentEvent {
         #[serde(flatten)]
         usage: UsageFigures,
         cost_usd: Option<f64>,
+    },
+    /// A request read less from the prompt cache than the previous one had cached; `block` names
+    /// the first block whose bytes changed.
+    CacheMiss {
+        block: String,
+        rewritten_tokens: u64,
+        expected_read: u64,
+        actual_read: u64,
+    },
+    /// The fixed part of a request in `mode` (o200k tokens) and how the last request's blocks
+    /// were billed.
+    CacheReport {
+        mode: Mode,
+        tools_tokens: u64,
+        system_tokens: u64,
+        blocks: Vec<crate::prompt::ledger::BlockReport>,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },

@@ -102,6 +102,7 @@ pub fn agent_options(
         early_exit_turns: config.early_exit_turns,
         smart_route: config.smart_route,
         approval,
+        clock: Default::default(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod approval;
+pub mod cache;
 pub mod chat;
 pub mod composer;
 pub mod files;

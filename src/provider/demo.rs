@@ -115,7 +115,16 @@ fn compose_reply(request: &ModelRequest) -> Reply {
         let file = called_file(&request.messages, id).unwrap_or_else(|| "the file".to_string());
         return text_reply(answer_from_result(&file, content, is_error));
     }
-    let prompt = last.text();
+    // What the user typed: the volatile context block chatcli appends is not part of it.
+    let prompt: String = last
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } if !text.starts_with("<context>") => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     let can_call = request.tools.iter().any(|t| t.name == "read_file");
     if let Some(file) = requested_file(&prompt).filter(|_| can_call) {
         let id = format!("call_demo_{}", request.messages.len());

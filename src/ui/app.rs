@@ -13,6 +13,7 @@ use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::approval::PendingApproval;
+use super::cache::CacheView;
 use super::chat::{CellKind, ChatPane};
 use super::composer::{Composer, ComposerAction};
 use super::status::StatusBar;
@@ -34,6 +35,8 @@ pub enum Overlay {
     Files,
     /// A tool call waits for approval (see `App::pending_approval`).
     Approval,
+    /// `/cache`: the prompt-cache report.
+    Cache,
 }
 
 /// The whole UI state.
@@ -44,6 +47,7 @@ pub struct App {
     pub composer: Composer,
     pub overlay: Option<Overlay>,
     pub pending_approval: Option<PendingApproval>,
+    pub cache_view: Option<CacheView>,
     ops: UnboundedSender<Op>,
     running: bool,
     quit_armed: Option<Instant>,
@@ -66,6 +70,7 @@ impl App {
             composer: Composer::default(),
             overlay: None,
             pending_approval: None,
+            cache_view: None,
             ops,
             running: false,
             quit_armed: None,
@@ -223,6 +228,11 @@ impl App {
                     }
                 }
                 "help" => self.overlay = Some(Overlay::Help),
+                "cache" => {
+                    self.cache_view = None;
+                    self.overlay = Some(Overlay::Cache);
+                    self.send(Op::CacheReport);
+                }
                 "files" => self.overlay = Some(Overlay::Files),
                 "quit" | "exit" => self.quit = true,
                 _ => self.chat.push(CellKind::Notice(format!(
@@ -312,6 +322,30 @@ impl App {
                     if let CellKind::Assistant { usage, .. } = cell {
                         *usage = Some(figures);
                     }
+                });
+            }
+            AgentEvent::CacheMiss {
+                block,
+                rewritten_tokens,
+                ..
+            } => {
+                let summary = format!(
+                    "{block}: ~{} re-written",
+                    super::text::compact(rewritten_tokens)
+                );
+                self.tools.note("cache miss", summary);
+            }
+            AgentEvent::CacheReport {
+                mode,
+                tools_tokens,
+                system_tokens,
+                blocks,
+            } => {
+                self.cache_view = Some(CacheView {
+                    mode,
+                    tools_tokens,
+                    system_tokens,
+                    blocks,
                 });
             }
             AgentEvent::Route { decision, reason } => {
@@ -420,6 +454,7 @@ impl App {
         match self.overlay {
             Some(Overlay::Help) => help::render(area, buf),
             Some(Overlay::Files) => files::render(&self.saved_files, area, buf),
+            Some(Overlay::Cache) => super::cache::render(self.cache_view.as_ref(), area, buf),
             Some(Overlay::Approval) => {
                 if let Some(pending) = &self.pending_approval {
                     super::approval::render(pending, area, buf);

@@ -7,9 +7,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
-use super::help::centered;
+use super::help::{centered, overlay_frame};
 use super::text::truncate;
 
 /// A call waiting for approval.
@@ -73,11 +73,6 @@ pub fn render(pending: &PendingApproval, area: Rect, buf: &mut Buffer) {
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .block(
-            Block::new()
-                .borders(Borders::ALL)
-                .border_style(Style::new().fg(Color::LightYellow))
-                .title(" Approve tool call? "),
-        )
+        .block(overlay_frame(" Approve tool call? ", Color::LightYellow))
         .render(rect, buf);
 }

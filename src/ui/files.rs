@@ -6,9 +6,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
-use super::help::centered;
+use super::help::{centered, overlay_frame};
 use super::text::truncate;
 
 /// Draws the browser over `area`, listing `paths` (oldest first as given).
@@ -40,11 +40,9 @@ pub fn render(paths: &[String], area: Rect, buf: &mut Buffer) {
     };
     Paragraph::new(lines)
         .wrap(Wrap { trim: true })
-        .block(
-            Block::new()
-                .borders(Borders::ALL)
-                .border_style(Style::new().fg(Color::LightBlue))
-                .title(" Saved files · Esc to close "),
-        )
+        .block(overlay_frame(
+            " Saved files · Esc to close ",
+            Color::LightBlue,
+        ))
         .render(rect, buf);
 }

@@ -19,6 +19,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("F1", "this help; Esc closes any overlay"),
     ("/chat /agent /coder /run", "switch mode"),
     ("/files", "saved files browser"),
+    ("/cache", "prompt cache: fixed size, last request by block"),
     ("/help", "this help"),
     ("/quit", "quit"),
 ];
@@ -44,13 +45,16 @@ pub fn render(area: Rect, buf: &mut Buffer) {
         })
         .collect();
     Paragraph::new(lines)
-        .block(
-            Block::new()
-                .borders(Borders::ALL)
-                .border_style(Style::new().fg(Color::LightBlue))
-                .title(" Help · Esc to close "),
-        )
+        .block(overlay_frame(" Help · Esc to close ", Color::LightBlue))
         .render(rect, buf);
+}
+
+/// The bordered frame every overlay is drawn in.
+pub fn overlay_frame(title: &str, color: Color) -> Block<'_> {
+    Block::new()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(color))
+        .title(title)
 }
 
 /// A `width` x `height` rectangle in the middle of `area`.

@@ -21,6 +21,8 @@ pub enum ToolStatus {
     Running,
     Ok,
     Failed(String),
+    /// Not a call: a note about the session (a cache miss), shown in the same timeline.
+    Note,
 }
 
 /// One tool call as the panel shows it.
@@ -85,6 +87,22 @@ impl ToolPanel {
         }
     }
 
+    /// Adds a note line (a cache miss) to the timeline.
+    pub fn note(&mut self, name: &str, summary: String) {
+        self.entries.push(ToolEntry {
+            id: String::new(),
+            name: name.to_string(),
+            summary,
+            status: ToolStatus::Note,
+            duration: None,
+            chars: None,
+            saved_path: None,
+        });
+        if self.scroll > 0 {
+            self.scroll += 1;
+        }
+    }
+
     /// Marks every running call as cancelled (the prompt ended while they ran).
     pub fn cancel_running(&mut self) {
         for entry in &mut self.entries {
@@ -122,9 +140,11 @@ impl ToolPanel {
             ),
             ToolStatus::Ok => ("✓", Style::new().fg(Color::Green)),
             ToolStatus::Failed(_) => ("✗", Style::new().fg(Color::Red)),
+            ToolStatus::Note => ("⚠", Style::new().fg(Color::Yellow)),
         };
         let tail = match (&entry.status, entry.duration, entry.chars) {
             (ToolStatus::Running, _, _) => "running".to_string(),
+            (ToolStatus::Note, _, _) => String::new(),
             (ToolStatus::Failed(e), _, _) if e == "cancelled" => "cancelled".to_string(),
             (_, Some(d), Some(c)) => {
                 let saved = if entry.saved_path.is_some() {
@@ -159,7 +179,12 @@ impl ToolPanel {
 
 impl Widget for &ToolPanel {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let title = format!(" Tools ({}) ", self.entries.len());
+        let calls = self
+            .entries
+            .iter()
+            .filter(|e| e.status != ToolStatus::Note)
+            .count();
+        let title = format!(" Tools ({calls}) ");
         let block = Block::new()
             .borders(Borders::ALL)
             .border_style(Style::new().fg(Color::DarkGray))

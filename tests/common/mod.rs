@@ -123,3 +123,15 @@ pub fn fixture_json(dir: &Path, name: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// How many `cache_control` markers a request body carries, at any depth.
+pub fn count_markers(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Object(map) => {
+            usize::from(map.contains_key("cache_control"))
+                + map.values().map(count_markers).sum::<usize>()
+        }
+        serde_json::Value::Array(items) => items.iter().map(count_markers).sum(),
+        _ => 0,
+    }
+}

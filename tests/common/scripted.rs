@@ -16,6 +16,19 @@ pub type Script = Vec<ProviderEvent>;
 
 /// A response with optional text and the given tool calls.
 pub fn respond(text: &str, calls: &[(&str, &str, Value)]) -> Script {
+    respond_with(
+        text,
+        calls,
+        UsageRecord {
+            uncached_input: 100,
+            output: 10,
+            ..UsageRecord::default()
+        },
+    )
+}
+
+/// A response with optional text, the given tool calls and this usage.
+pub fn respond_with(text: &str, calls: &[(&str, &str, Value)], usage: UsageRecord) -> Script {
     let mut events = Vec::new();
     if !text.is_empty() {
         for piece in text.split_inclusive(' ') {
@@ -29,11 +42,7 @@ pub fn respond(text: &str, calls: &[(&str, &str, Value)]) -> Script {
             args: args.clone(),
         });
     }
-    events.push(ProviderEvent::Usage(UsageRecord {
-        uncached_input: 100,
-        output: 10,
-        ..UsageRecord::default()
-    }));
+    events.push(ProviderEvent::Usage(usage));
     let stop = if calls.is_empty() {
         StopReason::EndTurn
     } else {

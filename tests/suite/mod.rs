@@ -2,6 +2,8 @@ mod agent_channels;
 mod agent_loop;
 mod exec_cli;
 mod peers;
+mod prompt_cache;
+mod prompt_size;
 mod provider_fixtures;
 mod provider_wire;
 mod screen;

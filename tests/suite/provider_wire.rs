@@ -16,7 +16,7 @@ use serde_json::Value;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::common::{events_until, options, sse};
+use crate::common::{count_markers, events_until, options, sse};
 
 const NOTES: &str = "alpha\nbeta\n";
 
@@ -112,17 +112,6 @@ fn no_errors(events: &[AgentEvent]) {
         .filter(|e| matches!(e, AgentEvent::Error { .. }))
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
-}
-
-fn count_markers(value: &Value) -> usize {
-    match value {
-        Value::Object(map) => {
-            usize::from(map.contains_key("cache_control"))
-                + map.values().map(count_markers).sum::<usize>()
-        }
-        Value::Array(items) => items.iter().map(count_markers).sum(),
-        _ => 0,
-    }
 }
 
 #[tokio::test]

@@ -1,0 +1,244 @@
+//! Byte stability of the cached prefix: what each request repeats must be identical to what the
+//! previous one sent, and what changes must be named.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, UNIX_EPOCH};
+
+use chatcli::agent::{self, AgentOptions, Clock};
+use chatcli::protocol::{AgentEvent, Mode, Op};
+use chatcli::provider::UsageRecord;
+use chatcli::provider::anthropic::{Anthropic, CacheTtl};
+use chatcli::provider::http::Http;
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::scripted::{Scripted, respond, respond_with};
+use crate::common::{count_markers, events_until, sse};
+
+fn strip_markers(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != "cache_control")
+                .map(|(k, v)| (k.clone(), strip_markers(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_markers).collect()),
+        other => other.clone(),
+    }
+}
+
+async fn submit(handle: &mut agent::AgentHandle, text: &str, mode: Mode) -> Vec<AgentEvent> {
+    handle
+        .ops
+        .send(Op::Submit {
+            text: text.into(),
+            mode,
+        })
+        .expect("agent alive");
+    events_until(handle, |e| matches!(e, AgentEvent::Cost { .. })).await
+}
+
+#[tokio::test]
+async fn consecutive_anthropic_requests_keep_the_prefix_byte_identical() {
+    let server = MockServer::start().await;
+    let answers = [
+        sse::anthropic(
+            "",
+            Some(("toolu_1", "read_file", r#"{"file":"notes.txt"}"#)),
+            10,
+            0,
+            1500,
+            5,
+        ),
+        sse::anthropic("It says alpha.", None, 10, 1500, 60, 5),
+        sse::anthropic("Yes.", None, 10, 1560, 20, 2),
+    ];
+    for (i, body) in answers.into_iter().enumerate() {
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-type", "text/event-stream")
+                    .set_body_string(body),
+            )
+            .up_to_n_times(1)
+            .with_priority(i as u8 + 1)
+            .mount(&server)
+            .await;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), "alpha\n").expect("write");
+    let provider = Arc::new(Anthropic::new(
+        Http::default(),
+        "anthropic",
+        server.uri(),
+        "k".into(),
+        "claude-sonnet-4-5".into(),
+        CacheTtl::FiveMinutes,
+    ));
+    let mut handle = agent::spawn(
+        provider,
+        AgentOptions::new("s".into(), Mode::Coder, dir.path().to_path_buf()),
+    );
+    submit(&mut handle, "read notes.txt", Mode::Coder).await;
+    submit(&mut handle, "is that all?", Mode::Coder).await;
+    let bodies: Vec<Value> = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).expect("json"))
+        .collect();
+    assert_eq!(bodies.len(), 3);
+    for pair in bodies.windows(2) {
+        let (before, after) = (&pair[0], &pair[1]);
+        assert_eq!(
+            before["tools"].to_string(),
+            after["tools"].to_string(),
+            "tool bytes identical"
+        );
+        assert_eq!(
+            before["system"].to_string(),
+            after["system"].to_string(),
+            "system bytes identical"
+        );
+        let old = strip_markers(&before["messages"]);
+        let new = strip_markers(&after["messages"]);
+        let old = old.as_array().expect("messages");
+        let new = new.as_array().expect("messages");
+        assert!(new.len() > old.len());
+        assert_eq!(&new[..old.len()], &old[..], "messages are append-only");
+    }
+    for body in &bodies {
+        assert!(count_markers(body) <= 4);
+        assert!(
+            body["tools"]
+                .as_array()
+                .and_then(|t| t.last())
+                .and_then(|t| t.get("cache_control"))
+                .is_some()
+        );
+        let last_message = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .expect("a message");
+        let last_block = last_message["content"]
+            .as_array()
+            .and_then(|c| c.last())
+            .expect("a block");
+        assert!(
+            last_block.get("cache_control").is_some(),
+            "the rolling marker is on the newest message"
+        );
+        assert!(
+            !body["system"].to_string().contains("Today is"),
+            "volatile blocks never enter the system prompt"
+        );
+    }
+    let first_user = bodies[0]["messages"][0]["content"].to_string();
+    assert!(
+        first_user.contains("<context>") && first_user.contains("Today is"),
+        "{first_user}"
+    );
+    let second_prompt = bodies[2]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .expect("message")
+        .to_string();
+    assert!(
+        !second_prompt.contains("Today is"),
+        "an unchanged volatile block is not sent again"
+    );
+}
+
+#[tokio::test]
+async fn a_date_change_between_turns_changes_no_earlier_byte() {
+    let now = Arc::new(AtomicU64::new(1_796_000_000));
+    let clock_now = Arc::clone(&now);
+    let provider = Scripted::new(
+        vec![respond("one", &[]), respond("two", &[])],
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut options = AgentOptions::new("s".into(), Mode::Agent, dir.path().to_path_buf());
+    options.clock = Clock(Arc::new(move || {
+        UNIX_EPOCH + Duration::from_secs(clock_now.load(Ordering::SeqCst))
+    }));
+    let mut handle = agent::spawn(provider.clone(), options);
+    submit(&mut handle, "first", Mode::Agent).await;
+    now.fetch_add(86_400, Ordering::SeqCst);
+    submit(&mut handle, "second", Mode::Agent).await;
+    let requests = provider.requests();
+    assert_eq!(requests[0].system, requests[1].system);
+    assert_eq!(requests[0].tools, requests[1].tools);
+    assert_eq!(
+        &requests[1].messages[..requests[0].messages.len()],
+        &requests[0].messages[..]
+    );
+    let newest = requests[1].messages.last().expect("message").text();
+    assert!(newest.contains("Today is 2026-12-01"), "{newest}");
+    assert!(
+        requests[0].messages[0]
+            .text()
+            .contains("Today is 2026-11-30")
+    );
+}
+
+#[tokio::test]
+async fn the_explainer_names_the_stable_block_that_changed() {
+    let warm = UsageRecord {
+        cache_write_5m: 3000,
+        output: 5,
+        ..UsageRecord::default()
+    };
+    let cold = UsageRecord {
+        cache_read: 40,
+        cache_write_5m: 3100,
+        output: 5,
+        ..UsageRecord::default()
+    };
+    let provider = Scripted::new(
+        vec![
+            respond_with("one", &[], warm),
+            respond_with("two", &[], cold),
+        ],
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut handle = agent::spawn(
+        provider,
+        AgentOptions::new("s".into(), Mode::Agent, dir.path().to_path_buf()),
+    );
+    submit(&mut handle, "first", Mode::Agent).await;
+    // Switching to coder mode rewrites the core block (its format rules).
+    let events = submit(&mut handle, "second", Mode::Coder).await;
+    let miss = events.iter().find_map(|e| match e {
+        AgentEvent::CacheMiss {
+            block,
+            expected_read,
+            actual_read,
+            ..
+        } => Some((block.clone(), *expected_read, *actual_read)),
+        _ => None,
+    });
+    assert_eq!(miss, Some(("system/core changed".to_string(), 3000, 40)));
+
+    handle.ops.send(Op::CacheReport).expect("agent alive");
+    let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CacheReport { .. })).await;
+    match report.last() {
+        Some(AgentEvent::CacheReport {
+            tools_tokens,
+            system_tokens,
+            blocks,
+            ..
+        }) => {
+            assert!(*tools_tokens > 0 && *system_tokens > 0);
+            assert!(blocks.iter().any(|b| b.name == "system/core"));
+        }
+        other => panic!("expected a cache report, got {other:?}"),
+    }
+}

@@ -1,0 +1,71 @@
+//! The fixed part of every request — tool schemas plus system prompt — is what each turn pays for.
+//! These counts (o200k) are pinned: a prompt that grows more than 10% fails here until the pinned
+//! figure is updated on purpose (and the README table with it).
+
+use std::path::Path;
+
+use chatcli::prompt::{PROMPT_FILES, stable_blocks};
+use chatcli::protocol::Mode;
+use chatcli::tokens::count;
+use chatcli::tools::ToolRegistry;
+
+/// (prompt file, pinned o200k tokens)
+const PINNED_FILES: &[(&str, u64)] = &[("core", 53), ("agent", 70), ("coder", 82)];
+/// (mode, pinned tools + system tokens, budget)
+const PINNED_TOTALS: &[(Mode, u64, u64)] = &[
+    (Mode::Agent, 300, 2500),
+    (Mode::Coder, 312, 3000),
+    (Mode::Chat, 53, 1000),
+];
+
+fn fixed_part(mode: Mode) -> (u64, u64) {
+    let tools = ToolRegistry::for_mode(mode).specs();
+    let tools_tokens = if tools.is_empty() {
+        0
+    } else {
+        count(&serde_json::to_string(&tools).expect("json"))
+    };
+    let system: Vec<String> = stable_blocks(mode, Path::new("/home/user/project"))
+        .into_iter()
+        .map(|b| b.text)
+        .collect();
+    (tools_tokens, count(&system.join("\n\n")))
+}
+
+fn within(actual: u64, pinned: u64) -> bool {
+    actual * 10 <= pinned * 11
+}
+
+#[test]
+fn prompt_files_stay_slim() {
+    for (name, pinned) in PINNED_FILES {
+        let text = PROMPT_FILES
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| *t)
+            .expect("file");
+        let tokens = count(text);
+        eprintln!("prompt {name}: {tokens} tokens");
+        assert!(
+            within(tokens, *pinned),
+            "{name}.md grew to {tokens} tokens (pinned {pinned}): update the pin if intended"
+        );
+    }
+}
+
+#[test]
+fn the_fixed_part_of_a_request_stays_under_budget() {
+    for (mode, pinned, budget) in PINNED_TOTALS {
+        let (tools, system) = fixed_part(*mode);
+        let total = tools + system;
+        eprintln!("{mode}: tools {tools} + system {system} = {total} tokens");
+        assert!(
+            total <= *budget,
+            "{mode}: {total} tokens is over the {budget} budget"
+        );
+        assert!(
+            within(total, *pinned),
+            "{mode}: grew to {total} tokens (pinned {pinned})"
+        );
+    }
+}
