@@ -26,7 +26,7 @@ use crate::prompt::{self, VolatileTracker, ledger};
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
 use crate::session_log::SessionLog;
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::tools::{Scratch, ToolContext, ToolRegistry, WebSettings};
 use early_exit::{Fingerprint, Stagnation, StagnationGuard};
 use routing::RouteMode;
 pub use tools_run::ApprovalPolicy;
@@ -54,6 +54,10 @@ pub struct AgentOptions {
     pub approval: ApprovalPolicy,
     /// The wall clock (tests move it to check that time never touches the cached prefix).
     pub clock: Clock,
+    /// Where large tool outputs are saved.
+    pub scratch: Scratch,
+    /// Settings of the web tools.
+    pub web: WebSettings,
 }
 
 /// A source of the current time.
@@ -76,7 +80,6 @@ impl AgentOptions {
     /// Options with every guard at its default, for a session in `workspace`.
     pub fn new(session_id: String, mode: Mode, workspace: PathBuf) -> Self {
         AgentOptions {
-            session_id,
             mode,
             max_turns: crate::config::DEFAULT_MAX_TURNS,
             workspace,
@@ -87,6 +90,13 @@ impl AgentOptions {
             smart_route: RouteMode::default(),
             approval: ApprovalPolicy::Ask,
             clock: Clock::default(),
+            scratch: Scratch::private(
+                std::env::temp_dir()
+                    .join(format!("chatcli-{session_id}"))
+                    .join("scratch"),
+            ),
+            web: WebSettings::default(),
+            session_id,
         }
     }
 }
@@ -126,7 +136,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         mode: options.mode,
         tool_ctx: ToolContext {
             workspace,
-            scratch: None,
+            scratch: options.scratch.clone(),
+            web: options.web.clone(),
         },
         options,
         history: Vec::new(),

@@ -27,6 +27,9 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
   CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
+  CHATCLI_WEBFETCH_AUTOSAVE_BYTES  web pages larger than this are saved, not inlined (10000)
+  CHATCLI_AGENT_TMPDIR     your own scratch directory for saved files (never deleted)
+  CHATCLI_SEARXNG_URL, BRAVE_SEARCH_API_KEY  backend of the web_search tool
 
 Keys in the TUI: Enter send, Shift+Enter or Ctrl+J newline, Shift+Tab cycle mode,
 Ctrl+C interrupt (twice to quit), F1 help.";

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use crate::agent::routing::RouteMode;
 use crate::protocol::Mode;
 use crate::provider::anthropic::CacheTtl;
+use crate::tools::SearchBackend;
 
 /// A setting with a value chatcli cannot use.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -278,6 +279,14 @@ pub struct Config {
     pub early_exit_turns: u32,
     /// Chat/agent routing of `agent` prompts (`CHATCLI_AGENT_SMART_ROUTE`).
     pub smart_route: RouteMode,
+    /// Extracted web text above this many bytes is saved, not inlined (`CHATCLI_WEBFETCH_AUTOSAVE_BYTES`).
+    pub webfetch_autosave_bytes: usize,
+    /// The user's own scratch directory (`CHATCLI_AGENT_TMPDIR`), never deleted by chatcli.
+    pub agent_tmpdir: Option<PathBuf>,
+    /// Sessions older than this many days are pruned at start (`CHATCLI_SESSION_RETENTION_DAYS`).
+    pub session_retention_days: u64,
+    /// Where `web_search` asks (`CHATCLI_SEARXNG_URL` or `BRAVE_SEARCH_API_KEY`).
+    pub search: SearchBackend,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
     pub cache_ttl: CacheTtl,
     /// The environment snapshot the config was resolved from (providers read their keys here).
@@ -435,8 +444,43 @@ impl Config {
             })?,
         };
 
+        let number = |var: &str, default: u64| -> Result<u64, ConfigError> {
+            match env.get(var) {
+                None => Ok(default),
+                Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError::Invalid {
+                    setting: var.to_string(),
+                    value: v.to_string(),
+                    expected: "a whole number".into(),
+                }),
+            }
+        };
+        let webfetch_autosave_bytes = number(
+            "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
+            crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES as u64,
+        )? as usize;
+        let session_retention_days = number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.max(1);
+        let agent_tmpdir = env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from);
+        let search = match (
+            env.get("CHATCLI_SEARXNG_URL"),
+            env.get("BRAVE_SEARCH_API_KEY"),
+        ) {
+            (Some(url), _) => SearchBackend::Searxng(url.trim().to_string()),
+            (None, Some(key)) => SearchBackend::Brave {
+                key: key.trim().to_string(),
+                base_url: env
+                    .get("BRAVE_SEARCH_BASE_URL")
+                    .unwrap_or(crate::tools::web_search::BRAVE_BASE_URL)
+                    .to_string(),
+            },
+            (None, None) => SearchBackend::None,
+        };
+
         Ok(Config {
             home,
+            webfetch_autosave_bytes,
+            agent_tmpdir,
+            session_retention_days,
+            search,
             early_exit,
             early_exit_turns,
             smart_route,
@@ -673,6 +717,33 @@ mod tests {
             Some(
                 "CHATCLI_AGENT_SMART_ROUTE must be off, hint or auto (also 0/1/2) (got \"maybe\")"
             )
+        );
+    }
+
+    #[test]
+    fn web_settings() {
+        let config = resolve(&[], Overrides::default()).expect("config");
+        assert_eq!(config.webfetch_autosave_bytes, 10_000);
+        assert_eq!(config.search, SearchBackend::None);
+        let config = resolve(
+            &[
+                ("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "500"),
+                ("CHATCLI_SEARXNG_URL", "http://s"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.webfetch_autosave_bytes, 500);
+        assert_eq!(config.search, SearchBackend::Searxng("http://s".into()));
+        let err = resolve(
+            &[("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "10k")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("CHATCLI_WEBFETCH_AUTOSAVE_BYTES must be a whole number (got \"10k\")")
         );
     }
 

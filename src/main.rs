@@ -40,6 +40,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = Config::resolve(&cli.common.overrides(yes), Env::from_process())?;
     let _log_guard = logging::init(&config.log_dir(), &config.env);
     let catalog = session::load_catalog(&config)?;
+    let pruned = session::prune_old_sessions(&config);
+    if pruned > 0 {
+        tracing::info!(
+            pruned,
+            days = config.session_retention_days,
+            "pruned old sessions"
+        );
+    }
     let session_id = session::new_session_id();
     tracing::info!(%session_id, provider = ?config.provider, mode = %config.mode, "session start");
 

@@ -136,8 +136,8 @@ impl ProviderError {
     }
 }
 
-/// `90 s`, or `200 ms` under a second.
-fn wait_text(ms: u64) -> String {
+/// `90 s` for whole seconds, else `200 ms`.
+pub(crate) fn wait_text(ms: u64) -> String {
     if ms >= 1000 && ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {

@@ -13,6 +13,7 @@ use crate::agent::{AgentOptions, ApprovalPolicy};
 use crate::config::Config;
 use crate::cost::{Catalog, CatalogError};
 use crate::provider::{Provider, ProviderError, registry};
+use crate::tools::{Scratch, WebSettings};
 
 /// Why a session could not start.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +84,14 @@ pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
     Ok(catalog)
 }
 
+/// Deletes sessions older than the retention period (`CHATCLI_SESSION_RETENTION_DAYS`).
+pub fn prune_old_sessions(config: &Config) -> usize {
+    crate::tools::scratch::prune_sessions(
+        &config.home.join("sessions"),
+        config.session_retention_days,
+    )
+}
+
 /// Everything the agent task needs, for this config and provider.
 pub fn agent_options(
     config: &Config,
@@ -92,7 +101,6 @@ pub fn agent_options(
     approval: ApprovalPolicy,
 ) -> AgentOptions {
     AgentOptions {
-        session_id,
         mode: config.mode,
         max_turns: config.max_turns,
         workspace: config.workspace.clone(),
@@ -103,6 +111,21 @@ pub fn agent_options(
         smart_route: config.smart_route,
         approval,
         clock: Default::default(),
+        scratch: match &config.agent_tmpdir {
+            Some(dir) => Scratch::user(dir.clone()),
+            None => Scratch::private(
+                config
+                    .home
+                    .join("sessions")
+                    .join(&session_id)
+                    .join("scratch"),
+            ),
+        },
+        web: WebSettings {
+            autosave_bytes: config.webfetch_autosave_bytes,
+            search: config.search.clone(),
+        },
+        session_id,
     }
 }
 

@@ -2,10 +2,19 @@
 //!
 //! A tool is a plain value implementing `Tool`; the `ToolRegistry` picks the set a mode offers
 //! and keeps it sorted by name, because the tool array is part of the cached prompt prefix and
-//! must be byte-identical from request to request. Tools never panic on the model's arguments:
-//! bad arguments are a `ToolError` whose text goes back to the model as the result.
+//! must be byte-identical from request to request. Descriptions are one line each: every token
+//! here is paid on every request. Tools never panic on the model's arguments: bad arguments are a
+//! `ToolError` whose text goes back to the model as the result.
 
+pub mod git;
+pub mod list_directory;
+pub mod patch_file;
 pub mod read_file;
+pub mod run_command;
+pub mod scratch;
+pub mod search_files;
+pub mod web_fetch;
+pub mod web_search;
 pub mod workspace;
 pub mod write_file;
 
@@ -15,6 +24,8 @@ use futures_util::future::BoxFuture;
 
 use crate::conversation::ToolSpec;
 use crate::protocol::Mode;
+pub use scratch::Scratch;
+pub use web_search::SearchBackend;
 
 /// What a tool run produced: the text for the model, and a file it saved, if any.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,13 +58,32 @@ pub enum ToolError {
     Failed(String),
 }
 
+/// Settings of the web tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebSettings {
+    /// Extracted text larger than this many bytes is saved to a file (`CHATCLI_WEBFETCH_AUTOSAVE_BYTES`).
+    pub autosave_bytes: usize,
+    /// Where `web_search` asks.
+    pub search: SearchBackend,
+}
+
+impl Default for WebSettings {
+    fn default() -> Self {
+        WebSettings {
+            autosave_bytes: web_fetch::DEFAULT_AUTOSAVE_BYTES,
+            search: SearchBackend::None,
+        }
+    }
+}
+
 /// What every tool run may need from the session.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
     /// The workspace root, canonical.
     pub workspace: PathBuf,
-    /// The session's scratch directory (saved web bodies and the like), canonical when it exists.
-    pub scratch: Option<PathBuf>,
+    /// Where large outputs are saved.
+    pub scratch: Scratch,
+    pub web: WebSettings,
 }
 
 /// A tool the model can call.
@@ -72,36 +102,50 @@ pub trait Tool: Send + Sync {
 
 /// The tools one mode offers, sorted by name.
 pub struct ToolRegistry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<(String, Box<dyn Tool>)>,
 }
 
 impl ToolRegistry {
-    /// The tools a mode offers: none in chat mode.
+    /// The tools a mode offers: none in chat mode, the coder tools in coder mode, all in agent/run.
     pub fn for_mode(mode: Mode) -> ToolRegistry {
+        let coder: Vec<Box<dyn Tool>> = vec![
+            Box::new(read_file::ReadFile),
+            Box::new(write_file::WriteFile),
+            Box::new(patch_file::PatchFile),
+            Box::new(list_directory::ListDirectory),
+            Box::new(search_files::SearchFiles),
+            Box::new(run_command::RunCommand),
+            Box::new(git::GitStatus),
+            Box::new(git::GitDiff),
+            Box::new(git::GitLog),
+        ];
         let mut tools: Vec<Box<dyn Tool>> = match mode {
             Mode::Chat => Vec::new(),
-            Mode::Agent | Mode::Coder | Mode::Run => {
-                vec![
-                    Box::new(read_file::ReadFile),
-                    Box::new(write_file::WriteFile),
-                ]
+            Mode::Coder => coder,
+            Mode::Agent | Mode::Run => {
+                let mut all = coder;
+                all.push(Box::new(web_fetch::WebFetch));
+                all.push(Box::new(web_search::WebSearch));
+                all
             }
         };
         tools.sort_by_key(|t| t.spec().name);
-        ToolRegistry { tools }
+        ToolRegistry {
+            tools: tools.into_iter().map(|t| (t.spec().name, t)).collect(),
+        }
     }
 
     /// The definitions, in the stable order they are sent.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+        self.tools.iter().map(|(_, t)| t.spec()).collect()
     }
 
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools
             .iter()
-            .find(|t| t.spec().name == name)
-            .map(|t| t.as_ref())
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_ref())
     }
 }
 
@@ -110,6 +154,22 @@ pub fn required_str<'a>(args: &'a serde_json::Value, name: &str) -> Result<&'a s
     args.get(name)
         .and_then(|v| v.as_str())
         .ok_or_else(|| ToolError::InvalidArgs(format!("`{name}` (a string) is required")))
+}
+
+/// An optional string argument.
+pub fn optional_str<'a>(args: &'a serde_json::Value, name: &str) -> Option<&'a str> {
+    args.get(name)
+        .and_then(|v| v.as_str())
+        .filter(|s| !s.is_empty())
+}
+
+/// An optional boolean argument; `"true"` as a string is accepted too.
+pub fn optional_bool(args: &serde_json::Value, name: &str) -> bool {
+    match args.get(name) {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::String(s)) => s.eq_ignore_ascii_case("true"),
+        _ => false,
+    }
 }
 
 /// An optional non-negative integer argument; numbers sent as strings are accepted.
@@ -123,5 +183,77 @@ pub fn optional_usize(args: &serde_json::Value, name: &str) -> Result<Option<usi
             .ok_or_else(|| {
                 ToolError::InvalidArgs(format!("`{name}` must be a non-negative integer (got {v})"))
             }),
+    }
+}
+
+/// The first `max` characters of `text` (never cutting a UTF-8 sequence), and whether it was cut.
+pub fn take_chars(text: &str, max: usize) -> (&str, bool) {
+    match text.char_indices().nth(max) {
+        Some((byte, _)) => (&text[..byte], true),
+        None => (text, false),
+    }
+}
+
+/// The last `max` characters of `text`.
+pub fn last_chars(text: &str, max: usize) -> &str {
+    let total = text.chars().count();
+    if total <= max {
+        return text;
+    }
+    let skip = total - max;
+    let byte = text
+        .char_indices()
+        .nth(skip)
+        .map(|(b, _)| b)
+        .unwrap_or(text.len());
+    &text[byte..]
+}
+
+/// Keeps the head and the tail of a long output with a marker between them (character counts).
+pub fn cap_head_tail(text: &str, head: usize, tail: usize) -> String {
+    let total = text.chars().count();
+    if total <= head + tail {
+        return text.to_string();
+    }
+    let (first, _) = take_chars(text, head);
+    let last = last_chars(text, tail);
+    let omitted = total - head - tail;
+    format!("{first}\n[... {omitted} characters omitted ...]\n{last}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn character_cuts_never_split_a_sequence() {
+        assert_eq!(take_chars("héllo", 2), ("hé", true));
+        assert_eq!(take_chars("hé", 5), ("hé", false));
+        assert_eq!(last_chars("日本語テキスト", 3), "キスト");
+        let capped = cap_head_tail(&"é".repeat(100), 10, 5);
+        assert!(capped.starts_with(&"é".repeat(10)));
+        assert!(capped.contains("[... 85 characters omitted ...]"));
+        assert!(capped.ends_with(&"é".repeat(5)));
+    }
+
+    #[test]
+    fn tools_are_sorted_and_modes_offer_their_sets() {
+        let names: Vec<String> = ToolRegistry::for_mode(Mode::Agent)
+            .specs()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        assert!(names.contains(&"web_fetch".to_string()));
+        let coder: Vec<String> = ToolRegistry::for_mode(Mode::Coder)
+            .specs()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert!(!coder.contains(&"web_fetch".to_string()));
+        assert!(coder.contains(&"patch_file".to_string()));
+        assert!(ToolRegistry::for_mode(Mode::Chat).specs().is_empty());
     }
 }

@@ -23,8 +23,9 @@ pub fn confine(ctx: &ToolContext, requested: &str) -> Result<PathBuf, ToolError>
     };
     let resolved = canonical_or_parent(&joined)
         .map_err(|e| ToolError::Failed(format!("cannot resolve {requested}: {e}")))?;
-    let inside = |root: &Path| resolved.starts_with(root);
-    if inside(&ctx.workspace) || ctx.scratch.as_deref().is_some_and(inside) {
+    let scratch =
+        canonical_or_parent(ctx.scratch.dir()).unwrap_or_else(|_| ctx.scratch.dir().to_path_buf());
+    if resolved.starts_with(&ctx.workspace) || resolved.starts_with(&scratch) {
         Ok(resolved)
     } else {
         Err(ToolError::Confinement(format!(
@@ -43,7 +44,7 @@ fn expand_home(path: &str) -> PathBuf {
 
 /// Resolves `path` one component at a time: every existing prefix is canonicalised (symlinks
 /// followed), `..` pops from a canonical prefix, and components that do not exist yet are kept.
-fn canonical_or_parent(path: &Path) -> std::io::Result<PathBuf> {
+pub fn canonical_or_parent(path: &Path) -> std::io::Result<PathBuf> {
     let mut resolved = PathBuf::new();
     let mut exists = true;
     for component in path.components() {
@@ -77,7 +78,8 @@ mod tests {
     fn ctx(dir: &Path) -> ToolContext {
         ToolContext {
             workspace: dir.canonicalize().expect("canonical"),
-            scratch: None,
+            scratch: crate::tools::Scratch::private(dir.join(".scratch-for-test")),
+            web: Default::default(),
         }
     }
 

@@ -16,6 +16,7 @@ use super::approval::PendingApproval;
 use super::cache::CacheView;
 use super::chat::{CellKind, ChatPane};
 use super::composer::{Composer, ComposerAction};
+use super::files::{FilesView, Pager, SavedFile};
 use super::status::StatusBar;
 use super::tool_panel::ToolPanel;
 use super::{files, help};
@@ -52,7 +53,10 @@ pub struct App {
     running: bool,
     quit_armed: Option<Instant>,
     quit: bool,
-    saved_files: Vec<String>,
+    pub saved_files: Vec<SavedFile>,
+    pub files_view: FilesView,
+    /// What each running call was about (its URL or path), for the saved-files list.
+    call_sources: std::collections::HashMap<String, String>,
     /// The areas of the last frame, to route mouse events.
     chat_area: Rect,
     panel_area: Rect,
@@ -76,6 +80,8 @@ impl App {
             quit_armed: None,
             quit: false,
             saved_files: Vec::new(),
+            files_view: FilesView::default(),
+            call_sources: Default::default(),
             chat_area: Rect::default(),
             panel_area: Rect::default(),
             wake_at: None,
@@ -125,6 +131,18 @@ impl App {
                     MouseEventKind::ScrollDown if over_panel => self.tools.scroll_down(1),
                     MouseEventKind::ScrollUp => self.chat.scroll_up(3),
                     MouseEventKind::ScrollDown => self.chat.scroll_down(3),
+                    MouseEventKind::Down(crossterm::event::MouseButton::Left)
+                        if over_panel && self.overlay.is_none() =>
+                    {
+                        // A click on a saved body's line opens it.
+                        let saved = self
+                            .tools
+                            .entry_at(self.panel_area, mouse.row)
+                            .and_then(|e| e.saved_path.clone());
+                        if let Some(path) = saved {
+                            self.open_saved(&path);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -160,6 +178,13 @@ impl App {
             }
             return;
         }
+        if self.overlay == Some(Overlay::Files) {
+            let page = (self.chat_area.height as usize).saturating_sub(4).max(1);
+            if !self.files_view.handle_key(key, &self.saved_files, page) {
+                self.overlay = None;
+            }
+            return;
+        }
         if let Some(overlay) = self.overlay {
             match key.code {
                 KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
@@ -170,7 +195,7 @@ impl App {
         }
         match key.code {
             KeyCode::F(1) => self.overlay = Some(Overlay::Help),
-            KeyCode::Char('o') if ctrl => self.overlay = Some(Overlay::Files),
+            KeyCode::Char('o') if ctrl => self.open_files(),
             KeyCode::Char('d') if ctrl => {
                 if self.composer.is_empty() {
                     self.quit = true;
@@ -186,6 +211,20 @@ impl App {
                 }
             }
         }
+    }
+
+    fn open_files(&mut self) {
+        self.files_view = FilesView::default();
+        self.overlay = Some(Overlay::Files);
+    }
+
+    /// Opens a saved file straight in the pager.
+    pub fn open_saved(&mut self, path: &str) {
+        self.files_view = FilesView {
+            selected: 0,
+            pager: Some(Pager::open(path)),
+        };
+        self.overlay = Some(Overlay::Files);
     }
 
     fn page(&self) -> usize {
@@ -233,7 +272,7 @@ impl App {
                     self.overlay = Some(Overlay::Cache);
                     self.send(Op::CacheReport);
                 }
-                "files" => self.overlay = Some(Overlay::Files),
+                "files" => self.open_files(),
                 "quit" | "exit" => self.quit = true,
                 _ => self.chat.push(CellKind::Notice(format!(
                     "unknown command /{name}: try /help for the list"
@@ -285,6 +324,7 @@ impl App {
             AgentEvent::ReasoningDelta { text } => self.with_assistant(|_, r, _| r.push_str(&text)),
             AgentEvent::ToolCall { id, name, args } => {
                 let summary = super::tool_panel::summarize_args(&args);
+                self.call_sources.insert(id.clone(), summary.clone());
                 self.tools.started(&id, &name, &args);
                 self.with_assistant(|_, _, calls| calls.push(format!("{name} {summary}")));
             }
@@ -302,7 +342,11 @@ impl App {
                 ..
             } => {
                 if let Some(path) = &saved_path {
-                    self.saved_files.push(path.clone());
+                    self.saved_files.push(SavedFile {
+                        path: path.clone(),
+                        source: self.call_sources.remove(&id).unwrap_or_default(),
+                        saved_at: std::time::SystemTime::now(),
+                    });
                 }
                 self.tools.finished(
                     &id,
@@ -453,7 +497,7 @@ impl App {
         ratatui::widgets::Widget::render(&self.composer, rows[2], buf);
         match self.overlay {
             Some(Overlay::Help) => help::render(area, buf),
-            Some(Overlay::Files) => files::render(&self.saved_files, area, buf),
+            Some(Overlay::Files) => files::render(&self.files_view, &self.saved_files, area, buf),
             Some(Overlay::Cache) => super::cache::render(self.cache_view.as_ref(), area, buf),
             Some(Overlay::Approval) => {
                 if let Some(pending) = &self.pending_approval {

@@ -1,48 +1,303 @@
-//! The saved-files browser (Ctrl+O, `/files`): files the session saved instead of inlining them.
+//! The saved-files browser (Ctrl+O, `/files`) and its pager: files the session saved instead of
+//! inlining them into the conversation, newest first, with size, source URL and time.
 //!
-//! Files are listed from the tool results that reported a `saved_path`, newest first.
+//! The list comes from tool results that reported a `saved_path` (with the URL of their call).
+//! Enter opens a file in a pager: PageUp/PageDown, arrows, Home/End, `/` to search (Enter finds,
+//! `n` finds the next), `q` or Esc to go back.
 
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
-use ratatui::text::Line;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
 use super::help::{centered, overlay_frame};
 use super::text::truncate;
 
-/// Draws the browser over `area`, listing `paths` (oldest first as given).
-pub fn render(paths: &[String], area: Rect, buf: &mut Buffer) {
-    let width = 72.min(area.width);
-    let height = 12.min(area.height);
+/// Bytes of a file the pager loads at most.
+const PAGER_CAP: u64 = 5 * 1024 * 1024;
+
+/// One saved file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedFile {
+    pub path: String,
+    pub source: String,
+    pub saved_at: SystemTime,
+}
+
+/// A file open in the pager.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pager {
+    pub path: String,
+    pub lines: Vec<String>,
+    pub top: usize,
+    /// The search being typed after `/`.
+    pub typing: Option<String>,
+    /// The last search, for `n`.
+    pub query: Option<String>,
+    pub status: String,
+}
+
+impl Pager {
+    /// Loads a file (up to 5 MB, invalid UTF-8 replaced).
+    pub fn open(path: &str) -> Pager {
+        let (lines, status) = match load(path) {
+            Ok(text) => (
+                text.lines().map(str::to_string).collect::<Vec<_>>(),
+                String::new(),
+            ),
+            Err(e) => (Vec::new(), format!("cannot open {path}: {e}")),
+        };
+        Pager {
+            path: path.to_string(),
+            lines,
+            top: 0,
+            typing: None,
+            query: None,
+            status,
+        }
+    }
+
+    fn find_next(&mut self, from: usize) {
+        let Some(query) = self.query.clone().filter(|q| !q.is_empty()) else {
+            return;
+        };
+        let needle = query.to_lowercase();
+        let hit = (from..self.lines.len())
+            .chain(0..from.min(self.lines.len()))
+            .find(|&i| self.lines[i].to_lowercase().contains(&needle));
+        match hit {
+            Some(i) => {
+                self.top = i;
+                self.status = format!("/{query}: line {}", i + 1);
+            }
+            None => self.status = format!("/{query}: not found"),
+        }
+    }
+
+    /// Handles a key; returns false when the pager should close.
+    pub fn handle_key(&mut self, key: KeyEvent, page: usize) -> bool {
+        if let Some(typing) = self.typing.as_mut() {
+            match key.code {
+                KeyCode::Enter => {
+                    self.query = self.typing.take();
+                    self.find_next(self.top);
+                }
+                KeyCode::Esc => self.typing = None,
+                KeyCode::Backspace => {
+                    typing.pop();
+                }
+                KeyCode::Char(c) => typing.push(c),
+                _ => {}
+            }
+            return true;
+        }
+        let last = self.lines.len().saturating_sub(1);
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => return false,
+            KeyCode::Char('/') => self.typing = Some(String::new()),
+            KeyCode::Char('n') => self.find_next(self.top + 1),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.top = (self.top + page).min(last),
+            KeyCode::PageUp => self.top = self.top.saturating_sub(page),
+            KeyCode::Down | KeyCode::Char('j') => self.top = (self.top + 1).min(last),
+            KeyCode::Up | KeyCode::Char('k') => self.top = self.top.saturating_sub(1),
+            KeyCode::Home | KeyCode::Char('g') => self.top = 0,
+            KeyCode::End | KeyCode::Char('G') => self.top = last,
+            _ => {}
+        }
+        true
+    }
+}
+
+fn load(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(PAGER_CAP)
+        .read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The browser: the list and, when one is open, the pager.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilesView {
+    pub selected: usize,
+    pub pager: Option<Pager>,
+}
+
+impl FilesView {
+    /// Handles a key; returns false when the browser should close.
+    pub fn handle_key(&mut self, key: KeyEvent, files: &[SavedFile], page: usize) -> bool {
+        if let Some(pager) = self.pager.as_mut() {
+            if !pager.handle_key(key, page) {
+                self.pager = None;
+            }
+            return true;
+        }
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => return false,
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(files.len().saturating_sub(1))
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Enter => {
+                if let Some(file) = newest_first(files).get(self.selected) {
+                    self.pager = Some(Pager::open(&file.path));
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+}
+
+fn newest_first(files: &[SavedFile]) -> Vec<&SavedFile> {
+    files.iter().rev().collect()
+}
+
+fn size_of(path: &str) -> String {
+    match std::fs::metadata(PathBuf::from(path)) {
+        Ok(meta) => {
+            let bytes = meta.len();
+            if bytes < 1024 {
+                format!("{bytes} B")
+            } else if bytes < 1024 * 1024 {
+                format!("{:.1} KB", bytes as f64 / 1024.0)
+            } else {
+                format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+            }
+        }
+        Err(_) => "missing".to_string(),
+    }
+}
+
+fn clock(time: SystemTime) -> String {
+    let secs = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let stamp = crate::session::utc_stamp(secs);
+    format!("{}:{}:{}", &stamp[9..11], &stamp[11..13], &stamp[13..15])
+}
+
+/// Draws the browser (or its pager) over `area`.
+pub fn render(view: &FilesView, files: &[SavedFile], area: Rect, buf: &mut Buffer) {
+    if let Some(pager) = &view.pager {
+        render_pager(pager, area, buf);
+        return;
+    }
+    let width = 90.min(area.width);
+    let height = (files.len() as u16 + 6)
+        .clamp(9, area.height.saturating_sub(2).max(9))
+        .min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
-    let lines: Vec<Line> = if paths.is_empty() {
+    let inner = width.saturating_sub(4) as usize;
+    let lines: Vec<Line> = if files.is_empty() {
         vec![
             Line::styled(
-                "No saved files in this session.",
+                "No saved files in this session yet.",
                 Style::new().fg(Color::Gray),
             ),
             Line::default(),
             Line::styled(
-                "Tools that fetch large bodies save them here instead of inlining them into the \
-                 conversation. This build has no such tool yet (web_fetch is coming), so the list \
-                 stays empty for now.",
+                "When web_fetch gets a page larger than CHATCLI_WEBFETCH_AUTOSAVE_BYTES, the whole text is saved here and the model gets a preview and the path instead of the page.",
                 Style::new().fg(Color::DarkGray),
             ),
         ]
     } else {
-        paths
+        let mut lines: Vec<Line> = newest_first(files)
             .iter()
-            .rev()
-            .map(|p| Line::raw(truncate(p, width.saturating_sub(4) as usize)))
-            .collect()
+            .enumerate()
+            .map(|(i, f)| {
+                let style = if i == view.selected {
+                    Style::new().fg(Color::Black).bg(Color::LightBlue)
+                } else {
+                    Style::new()
+                };
+                let text = format!(
+                    "{}  {:>9}  {}",
+                    clock(f.saved_at),
+                    size_of(&f.path),
+                    f.source
+                );
+                Line::styled(truncate(&text, inner), style)
+            })
+            .collect();
+        lines.push(Line::default());
+        if let Some(file) = newest_first(files).get(view.selected) {
+            lines.push(Line::styled(
+                truncate(&file.path, inner),
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        lines.push(Line::styled(
+            "↑/↓ select · Enter open · Esc close",
+            Style::new().fg(Color::DarkGray),
+        ));
+        lines
     };
     Paragraph::new(lines)
         .wrap(Wrap { trim: true })
         .block(overlay_frame(
-            " Saved files · Esc to close ",
+            " Saved files · newest first ",
             Color::LightBlue,
         ))
+        .render(rect, buf);
+}
+
+fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
+    let rect = Rect {
+        x: area.x + 1,
+        y: area.y,
+        width: area.width.saturating_sub(2),
+        height: area.height,
+    };
+    Clear.render(rect, buf);
+    let name = std::path::Path::new(&pager.path)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let title = format!(
+        " {name} · line {}/{} · / search · q back ",
+        (pager.top + 1).min(pager.lines.len().max(1)),
+        pager.lines.len()
+    );
+    let body_rows = rect.height.saturating_sub(3) as usize;
+    let number_width = pager.lines.len().max(1).to_string().len();
+    let text_width = (rect.width as usize).saturating_sub(number_width + 4);
+    let mut lines: Vec<Line> = pager
+        .lines
+        .iter()
+        .enumerate()
+        .skip(pager.top)
+        .take(body_rows)
+        .map(|(i, l)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{:>number_width$} ", i + 1),
+                    Style::new().fg(Color::DarkGray),
+                ),
+                Span::raw(truncate(l, text_width)),
+            ])
+        })
+        .collect();
+    while lines.len() < body_rows {
+        lines.push(Line::default());
+    }
+    let footer = match &pager.typing {
+        Some(typing) => Line::styled(
+            format!("/{typing}▏"),
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ),
+        None => Line::styled(pager.status.clone(), Style::new().fg(Color::Yellow)),
+    };
+    lines.push(footer);
+    Paragraph::new(lines)
+        .block(overlay_frame(&title, Color::LightBlue))
         .render(rect, buf);
 }

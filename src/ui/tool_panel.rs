@@ -132,6 +132,18 @@ impl ToolPanel {
         self.scroll = self.scroll.saturating_sub(n);
     }
 
+    /// The entry drawn on screen row `y` when the panel was drawn in `area`.
+    pub fn entry_at(&self, area: Rect, y: u16) -> Option<&ToolEntry> {
+        let top = area.y + 1;
+        let height = area.height.saturating_sub(2) as usize;
+        if y < top || (y - top) as usize >= height {
+            return None;
+        }
+        let end = self.entries.len().saturating_sub(self.scroll);
+        let start = end.saturating_sub(height);
+        self.entries[start..end].get((y - top) as usize)
+    }
+
     fn line(&self, entry: &ToolEntry, width: usize) -> Line<'static> {
         let (icon, icon_style) = match &entry.status {
             ToolStatus::Running => (

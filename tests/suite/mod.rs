@@ -7,3 +7,4 @@ mod prompt_size;
 mod provider_fixtures;
 mod provider_wire;
 mod screen;
+mod tools;

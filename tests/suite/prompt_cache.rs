@@ -214,7 +214,7 @@ async fn the_explainer_names_the_stable_block_that_changed() {
         AgentOptions::new("s".into(), Mode::Agent, dir.path().to_path_buf()),
     );
     submit(&mut handle, "first", Mode::Agent).await;
-    // Switching to coder mode rewrites the core block (its format rules).
+    // Switching to coder mode drops the web tools, which come before the system prompt.
     let events = submit(&mut handle, "second", Mode::Coder).await;
     let miss = events.iter().find_map(|e| match e {
         AgentEvent::CacheMiss {
@@ -225,7 +225,14 @@ async fn the_explainer_names_the_stable_block_that_changed() {
         } => Some((block.clone(), *expected_read, *actual_read)),
         _ => None,
     });
-    assert_eq!(miss, Some(("system/core changed".to_string(), 3000, 40)));
+    assert_eq!(
+        miss,
+        Some((
+            "tool write_file now stands where tool web_fetch was".to_string(),
+            3000,
+            40
+        ))
+    );
 
     handle.ops.send(Op::CacheReport).expect("agent alive");
     let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CacheReport { .. })).await;

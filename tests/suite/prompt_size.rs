@@ -13,8 +13,8 @@ use chatcli::tools::ToolRegistry;
 const PINNED_FILES: &[(&str, u64)] = &[("core", 53), ("agent", 70), ("coder", 82)];
 /// (mode, pinned tools + system tokens, budget)
 const PINNED_TOTALS: &[(Mode, u64, u64)] = &[
-    (Mode::Agent, 300, 2500),
-    (Mode::Coder, 312, 3000),
+    (Mode::Agent, 920, 2500),
+    (Mode::Coder, 754, 3000),
     (Mode::Chat, 53, 1000),
 ];
 

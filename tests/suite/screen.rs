@@ -127,7 +127,7 @@ fn saved_files_browser_says_why_it_is_empty() {
     let (mut app, _ops) = app(Mode::Agent);
     app.handle_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
     let screen = screen_text(&draw(&mut app));
-    assert!(screen.contains("No saved files in this session."));
+    assert!(screen.contains("No saved files in this session yet."));
 }
 
 #[test]

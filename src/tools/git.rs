@@ -1,0 +1,184 @@
+//! `git_status`, `git_diff`, `git_log`: read-only views of the workspace's repository through
+//! the `git` CLI, output capped like `run_command`'s.
+
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::json;
+use tokio::process::Command;
+
+use super::workspace::confine;
+use super::{
+    Tool, ToolContext, ToolError, ToolOutput, cap_head_tail, optional_bool, optional_str,
+    optional_usize,
+};
+use crate::conversation::ToolSpec;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<ToolOutput, ToolError> {
+    let run = Command::new("git")
+        .args(&args)
+        .current_dir(&ctx.workspace)
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(TIMEOUT, run)
+        .await
+        .map_err(|_| ToolError::Failed("git took longer than 30 s".into()))?
+        .map_err(|e| ToolError::Failed(format!("cannot run git: {e}")))?;
+    if !output.status.success() {
+        let err = String::from_utf8_lossy(&output.stderr);
+        return Err(ToolError::Failed(format!(
+            "git {}: {}",
+            args[0],
+            err.trim()
+        )));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let text = if text.trim().is_empty() {
+        "(no output)".to_string()
+    } else {
+        cap_head_tail(&text, 12_000, 4_000)
+    };
+    Ok(ToolOutput::text(text))
+}
+
+/// A path argument checked against the workspace, as git wants it (relative).
+fn path_arg(ctx: &ToolContext, args: &serde_json::Value) -> Result<Option<String>, ToolError> {
+    let Some(path) = optional_str(args, "path") else {
+        return Ok(None);
+    };
+    let resolved = confine(ctx, path)?;
+    let rel = resolved.strip_prefix(&ctx.workspace).unwrap_or(&resolved);
+    Ok(Some(if rel.as_os_str().is_empty() {
+        ".".into()
+    } else {
+        rel.display().to_string()
+    }))
+}
+
+/// `git_status`.
+pub struct GitStatus;
+
+impl Tool for GitStatus {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "git_status".into(),
+            description: "Short git status of the workspace, with the branch.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn run<'a>(
+        &'a self,
+        _: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        git(
+            ctx,
+            vec!["status".into(), "--short".into(), "--branch".into()],
+        )
+        .boxed()
+    }
+}
+
+/// `git_diff`.
+pub struct GitDiff;
+
+impl Tool for GitDiff {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "git_diff".into(),
+            description:
+                "git diff of the workspace (staged: true for the index; name_only for paths)."
+                    .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "staged": {"type": "boolean"},
+                    "name_only": {"type": "boolean"},
+                    "path": {"type": "string"}
+                }
+            }),
+        }
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        async move {
+            let mut argv = vec!["diff".to_string(), "--no-color".to_string()];
+            if optional_bool(args, "staged") {
+                argv.push("--staged".into());
+            }
+            if optional_bool(args, "name_only") {
+                argv.push("--name-only".into());
+            }
+            if let Some(path) = path_arg(ctx, args)? {
+                argv.push("--".into());
+                argv.push(path);
+            }
+            git(ctx, argv).await
+        }
+        .boxed()
+    }
+}
+
+/// `git_log`.
+pub struct GitLog;
+
+impl Tool for GitLog {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "git_log".into(),
+            description: "Recent commits, one line each (limit: default 20).".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "limit": {"type": "integer"},
+                    "path": {"type": "string"}
+                }
+            }),
+        }
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        async move {
+            let limit = optional_usize(args, "limit")?.unwrap_or(20).clamp(1, 500);
+            let mut argv = vec![
+                "log".to_string(),
+                "--no-color".to_string(),
+                "--format=%h %ad %an: %s".to_string(),
+                "--date=short".to_string(),
+                format!("-n{limit}"),
+            ];
+            if let Some(path) = path_arg(ctx, args)? {
+                argv.push("--".into());
+                argv.push(path);
+            }
+            git(ctx, argv).await
+        }
+        .boxed()
+    }
+}

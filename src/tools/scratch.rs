@@ -1,0 +1,247 @@
+//! The session's scratch directory: where large tool outputs are saved instead of inlined.
+//!
+//! Two kinds. A user-set `CHATCLI_AGENT_TMPDIR` is the user's: files go straight into it and
+//! chatcli never deletes it. Otherwise it is `CHATCLI_HOME/sessions/<session id>/scratch/`, kept
+//! with the session so a resumed session (and the user, after exit) can still open what the
+//! history points to; whole sessions older than the retention period are pruned at start.
+//! Directories chatcli creates are 0700; files are 0600, created exclusively (`O_EXCL`, which
+//! never follows a planted symlink) under names that cannot collide.
+
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::logging::create_private_dir;
+
+/// Where a session saves files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scratch {
+    dir: PathBuf,
+    /// True for `CHATCLI_AGENT_TMPDIR`: the directory belongs to the user.
+    user_owned: bool,
+}
+
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+impl Scratch {
+    /// A scratch directory chatcli creates (0700) and owns.
+    pub fn private(dir: PathBuf) -> Self {
+        Scratch {
+            dir,
+            user_owned: false,
+        }
+    }
+
+    /// The user's own directory (`CHATCLI_AGENT_TMPDIR`): used as it is, never deleted.
+    pub fn user(dir: PathBuf) -> Self {
+        Scratch {
+            dir,
+            user_owned: true,
+        }
+    }
+
+    /// The directory (it may not exist until the first file is saved).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the directory is the user's.
+    pub fn user_owned(&self) -> bool {
+        self.user_owned
+    }
+
+    /// Saves `content` in a new file named `<prefix>_<millis>[_<n>].<ext>`; returns its path.
+    pub fn save(&self, prefix: &str, ext: &str, content: &[u8]) -> std::io::Result<PathBuf> {
+        if self.user_owned {
+            std::fs::create_dir_all(&self.dir)?;
+        } else {
+            create_private_dir(&self.dir)?;
+        }
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        loop {
+            let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+            let name = if n == 0 {
+                format!("{prefix}_{millis}.{ext}")
+            } else {
+                format!("{prefix}_{millis}_{n}.{ext}")
+            };
+            let path = self.dir.join(name);
+            match create_exclusive(&path) {
+                Ok(mut file) => {
+                    file.write_all(content)?;
+                    file.sync_data()?;
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Saves under a name the model chose: only its last component is used, made safe.
+    pub fn save_named(&self, name: &str, content: &[u8]) -> std::io::Result<PathBuf> {
+        let base: String = Path::new(name)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let base = base.trim_start_matches('.');
+        let (stem, ext) = match base.rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => {
+                (stem.to_string(), ext.to_string())
+            }
+            _ if base.is_empty() => ("saved".to_string(), "txt".to_string()),
+            _ => (base.to_string(), "txt".to_string()),
+        };
+        self.save(&stem, &ext, content)
+    }
+}
+
+/// Creates a new file readable only by the user; fails if anything (a symlink too) is there.
+pub fn create_exclusive(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// Deletes session logs and session directories under `sessions` older than `days`.
+/// Returns how many were removed. Only names chatcli gives its sessions are touched.
+pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
+    let Ok(entries) = std::fs::read_dir(sessions) else {
+        return 0;
+    };
+    let cutoff = SystemTime::now() - Duration::from_secs(days.saturating_mul(86_400));
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+        if !looks_like_session_id(stem) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        let old = meta.modified().map(|m| m < cutoff).unwrap_or(false);
+        if !old {
+            continue;
+        }
+        let path = entry.path();
+        let result = if meta.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        if result.is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// `YYYYMMDD-HHMMSS-xxxxxx`, as `session::new_session_id` makes them.
+fn looks_like_session_id(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() == 22
+        && b[..8].iter().all(u8::is_ascii_digit)
+        && b[8] == b'-'
+        && b[9..15].iter().all(u8::is_ascii_digit)
+        && b[15] == b'-'
+        && b[16..].iter().all(|c| c.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_private_files_with_unique_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scratch = Scratch::private(dir.path().join("s").join("scratch"));
+        let a = scratch.save("webfetch", "txt", b"one").expect("save");
+        let b = scratch.save("webfetch", "txt", b"two").expect("save");
+        assert_ne!(a, b);
+        assert_eq!(std::fs::read(&a).expect("read"), b"one");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(&a).expect("meta").permissions().mode() & 0o777,
+                0o600
+            );
+            assert_eq!(
+                std::fs::metadata(scratch.dir())
+                    .expect("meta")
+                    .permissions()
+                    .mode()
+                    & 0o777,
+                0o700
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn never_writes_through_a_planted_symlink() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "keep").expect("write");
+        let planted = dir.path().join("planted.txt");
+        std::os::unix::fs::symlink(&target, &planted).expect("symlink");
+        assert!(create_exclusive(&planted).is_err());
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
+    }
+
+    #[test]
+    fn model_chosen_names_are_reduced_to_a_safe_basename() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scratch = Scratch::private(dir.path().to_path_buf());
+        let path = scratch.save_named("../../etc/passwd", b"x").expect("save");
+        assert_eq!(path.parent(), Some(dir.path()));
+        assert!(
+            path.file_name()
+                .map(|n| n.to_string_lossy().starts_with("passwd_"))
+                .unwrap_or(false)
+        );
+    }
+
+    #[test]
+    fn pruning_touches_only_old_session_entries() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let old = dir.path().join("20200101-000000-abcdef");
+        std::fs::create_dir(&old).expect("mkdir");
+        std::fs::write(dir.path().join("20200101-000000-abcdef.jsonl"), "").expect("write");
+        std::fs::write(dir.path().join("notes.txt"), "").expect("write");
+        let a_year_ago = SystemTime::now() - Duration::from_secs(400 * 86_400);
+        for p in [
+            old.clone(),
+            dir.path().join("20200101-000000-abcdef.jsonl"),
+            dir.path().join("notes.txt"),
+        ] {
+            let f = File::options()
+                .read(true)
+                .open(&p)
+                .or_else(|_| File::open(&p))
+                .expect("open");
+            f.set_modified(a_year_ago).expect("mtime");
+        }
+        assert_eq!(prune_sessions(dir.path(), 30), 2);
+        assert!(dir.path().join("notes.txt").exists());
+        assert_eq!(prune_sessions(dir.path(), 30), 0);
+    }
+}
