@@ -251,12 +251,7 @@ pub fn render(view: &FilesView, files: &[SavedFile], area: Rect, buf: &mut Buffe
 }
 
 fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
-    let rect = Rect {
-        x: area.x + 1,
-        y: area.y,
-        width: area.width.saturating_sub(2),
-        height: area.height,
-    };
+    let rect = area;
     Clear.render(rect, buf);
     let name = std::path::Path::new(&pager.path)
         .file_name()
