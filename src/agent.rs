@@ -7,8 +7,10 @@
 //! history must still be a valid request, i.e. every tool call has a result. `turn` counts
 //! requests within one prompt, from 1.
 
+pub mod compaction;
 pub mod early_exit;
 pub mod routing;
+pub mod summary;
 pub mod tools_run;
 
 use std::collections::VecDeque;
@@ -58,6 +60,8 @@ pub struct AgentOptions {
     pub scratch: Scratch,
     /// Settings of the web tools.
     pub web: WebSettings,
+    /// Microcompact of old tool results.
+    pub compaction: compaction::Settings,
 }
 
 /// A source of the current time.
@@ -96,6 +100,7 @@ impl AgentOptions {
                     .join("scratch"),
             ),
             web: WebSettings::default(),
+            compaction: compaction::Settings::default(),
             session_id,
         }
     }
@@ -129,6 +134,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
     };
     let agent = Agent {
         provider,
+        compactor: compaction::Compactor::new(options.compaction),
+        last_input: 0,
         volatile: VolatileTracker::default(),
         ledger: ledger::CacheLedger::default(),
         log,
@@ -155,6 +162,9 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
 
 struct Agent {
     provider: Arc<dyn Provider>,
+    compactor: compaction::Compactor,
+    /// All input of the last request, for the context share.
+    last_input: u64,
     volatile: VolatileTracker,
     ledger: ledger::CacheLedger,
     log: Option<SessionLog>,
@@ -256,6 +266,12 @@ impl Agent {
                     let report = self.cache_report();
                     self.emit(report);
                 }
+                Op::Compact => {
+                    let cancel = CancellationToken::new();
+                    if let Err(message) = self.summarize(&cancel).await {
+                        self.emit(AgentEvent::Notice { message });
+                    }
+                }
                 Op::Shutdown => break,
             }
         }
@@ -309,11 +325,17 @@ impl Agent {
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
             self.attach_volatile();
+            let system = prompt::stable_blocks(mode, &self.tool_ctx.workspace);
+            let specs = tools.specs();
+            let mut messages = self.render_messages();
+            if self.over_guard(&system, &specs, &messages) {
+                messages = self.guard_context(&system, &specs, &cancel).await;
+            }
             let request = ModelRequest {
                 model: self.provider.model().to_string(),
-                system: prompt::stable_blocks(mode, &self.tool_ctx.workspace),
-                tools: tools.specs(),
-                messages: self.history.clone(),
+                system,
+                tools: specs,
+                messages,
                 max_output_tokens: MAX_OUTPUT_TOKENS,
                 session_id: self.options.session_id.clone(),
             };
@@ -369,6 +391,126 @@ impl Agent {
         });
         let cost = self.cost_event();
         self.emit(cost);
+    }
+
+    /// The history as the next request sends it, old tool results compacted.
+    fn render_messages(&mut self) -> Vec<Message> {
+        let window = self
+            .options
+            .pricing
+            .as_ref()
+            .and_then(|p| p.context_window)
+            .unwrap_or(0);
+        let context_share = if window > 0 {
+            self.last_input as f64 / window as f64
+        } else {
+            0.0
+        };
+        let economics = self
+            .options
+            .pricing
+            .as_ref()
+            .filter(|p| p.input > 0.0)
+            .map(|p| compaction::CacheEconomics {
+                read: p.cache_read.unwrap_or(p.input) / p.input,
+                write: p.cache_write_5m.unwrap_or(p.input) / p.input,
+            })
+            .unwrap_or_default();
+        let pressure = compaction::Pressure {
+            context_share,
+            economics,
+        };
+        self.compactor
+            .render(&self.history, &self.tool_ctx.scratch, pressure)
+    }
+
+    /// Whether a request of these parts would fill more than 85% of the model's window.
+    fn over_guard(
+        &self,
+        system: &[crate::conversation::SystemBlock],
+        tools: &[crate::conversation::ToolSpec],
+        messages: &[Message],
+    ) -> bool {
+        let window = self
+            .options
+            .pricing
+            .as_ref()
+            .and_then(|p| p.context_window)
+            .unwrap_or(0);
+        if window == 0 {
+            return false;
+        }
+        let bytes = serde_json::to_vec(system).map(|b| b.len()).unwrap_or(0)
+            + serde_json::to_vec(tools).map(|b| b.len()).unwrap_or(0)
+            + serde_json::to_vec(messages).map(|b| b.len()).unwrap_or(0);
+        crate::provider::demo::estimate_tokens(bytes) as f64 > window as f64 * summary::GUARD_SHARE
+    }
+
+    /// The context guard: summary lines for every old result first, then a model summary.
+    async fn guard_context(
+        &mut self,
+        system: &[crate::conversation::SystemBlock],
+        tools: &[crate::conversation::ToolSpec],
+        cancel: &CancellationToken,
+    ) -> Vec<Message> {
+        self.compactor.force_summaries();
+        let messages = self.render_messages();
+        self.emit(AgentEvent::Notice {
+            message: "context over 85% of the window: old tool results are now sent as one-line summaries".into(),
+        });
+        if !self.over_guard(system, tools, &messages) {
+            return messages;
+        }
+        if let Err(message) = self.summarize(cancel).await {
+            self.emit(AgentEvent::Notice { message });
+        }
+        self.render_messages()
+    }
+
+    /// Replaces older turns by a summary the model writes; `Err` says why nothing changed.
+    async fn summarize(&mut self, cancel: &CancellationToken) -> Result<(), String> {
+        let Some(cut) = summary::cut_point(&self.history) else {
+            return Err(format!(
+                "nothing to compact: the conversation has at most {} messages",
+                summary::KEEP_MESSAGES
+            ));
+        };
+        self.emit(AgentEvent::Notice {
+            message: format!("compacting: summarising {cut} earlier messages (one extra request)"),
+        });
+        let mut prefix = self.render_messages()[..cut].to_vec();
+        push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
+        let request = ModelRequest {
+            model: self.provider.model().to_string(),
+            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace),
+            tools: Vec::new(),
+            messages: prefix,
+            max_output_tokens: 1024,
+            session_id: self.options.session_id.clone(),
+        };
+        let mut stream = self.provider.stream(request);
+        let mut text = String::new();
+        loop {
+            let next = tokio::select! {
+                _ = cancel.cancelled() => return Err("compaction cancelled".into()),
+                next = stream.next() => next,
+            };
+            match next {
+                None => break,
+                Some(Err(e)) => return Err(format!("compaction failed: {e}")),
+                Some(Ok(ProviderEvent::TextDelta(t))) => text.push_str(&t),
+                Some(Ok(ProviderEvent::Usage(usage))) => self.record_usage(0, usage),
+                Some(Ok(ProviderEvent::Stop(_))) => break,
+                Some(Ok(_)) => {}
+            }
+        }
+        if text.trim().is_empty() {
+            return Err("compaction failed: the model returned an empty summary".into());
+        }
+        self.history = summary::fold(&self.history, cut, text.trim());
+        // The volatile blocks rode in the folded messages: send them again.
+        self.volatile = VolatileTracker::default();
+        Ok(())
     }
 
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
@@ -529,6 +671,7 @@ impl Agent {
 
     fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
         self.totals.add(&usage);
+        self.last_input = usage.total_input();
         // A price the provider reported for the response beats the catalog's.
         let cost_usd = usage
             .reported_cost

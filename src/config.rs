@@ -287,6 +287,8 @@ pub struct Config {
     pub session_retention_days: u64,
     /// Where `web_search` asks (`CHATCLI_SEARXNG_URL` or `BRAVE_SEARCH_API_KEY`).
     pub search: SearchBackend,
+    /// Microcompact of old tool results (`CHATCLI_MICROCOMPACT_*`).
+    pub compaction: crate::agent::compaction::Settings,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
     pub cache_ttl: CacheTtl,
     /// The environment snapshot the config was resolved from (providers read their keys here).
@@ -475,8 +477,57 @@ impl Config {
             (None, None) => SearchBackend::None,
         };
 
+        let positive = |var: &str, default: usize| -> Result<usize, ConfigError> {
+            match env.get(var) {
+                None => Ok(default),
+                Some(v) => v
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| ConfigError::Invalid {
+                        setting: var.to_string(),
+                        value: v.to_string(),
+                        expected: "a positive whole number".into(),
+                    }),
+            }
+        };
+        let defaults = crate::agent::compaction::Settings::default();
+        let compaction = crate::agent::compaction::Settings {
+            min_content: positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?,
+            truncate_turns: positive(
+                "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
+                defaults.truncate_turns,
+            )?,
+            summarize_turns: positive(
+                "CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS",
+                defaults.summarize_turns,
+            )?,
+            head_chars: positive("CHATCLI_MICROCOMPACT_HEAD_CHARS", defaults.head_chars)?,
+            tail_chars: positive("CHATCLI_MICROCOMPACT_TAIL_CHARS", defaults.tail_chars)?,
+            schedule: match env
+                .get("CHATCLI_MICROCOMPACT_SCHEDULE")
+                .map(|v| v.trim().to_ascii_lowercase())
+            {
+                None => defaults.schedule,
+                Some(v) if v == "eager" => crate::agent::compaction::Schedule::Eager,
+                Some(v) if v == "batched" => crate::agent::compaction::Schedule::Batched,
+                Some(_) => {
+                    return Err(ConfigError::Invalid {
+                        setting: "CHATCLI_MICROCOMPACT_SCHEDULE".into(),
+                        value: env
+                            .get("CHATCLI_MICROCOMPACT_SCHEDULE")
+                            .unwrap_or_default()
+                            .to_string(),
+                        expected: "eager or batched".into(),
+                    });
+                }
+            },
+        };
+
         Ok(Config {
             home,
+            compaction,
             webfetch_autosave_bytes,
             agent_tmpdir,
             session_retention_days,
@@ -745,6 +796,38 @@ mod tests {
             err.as_deref(),
             Some("CHATCLI_WEBFETCH_AUTOSAVE_BYTES must be a whole number (got \"10k\")")
         );
+    }
+
+    #[test]
+    fn microcompact_settings_are_positive_integers() {
+        let config = resolve(
+            &[
+                ("CHATCLI_MICROCOMPACT_TRUNCATE_TURNS", "3"),
+                ("CHATCLI_MICROCOMPACT_SCHEDULE", "batched"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.compaction.truncate_turns, 3);
+        assert_eq!(config.compaction.summarize_turns, 4);
+        assert_eq!(
+            config.compaction.schedule,
+            crate::agent::compaction::Schedule::Batched
+        );
+        for bad in ["0", "-1", "two"] {
+            let err = resolve(
+                &[("CHATCLI_MICROCOMPACT_HEAD_CHARS", bad)],
+                Overrides::default(),
+            )
+            .err()
+            .map(|e| e.to_string());
+            assert_eq!(
+                err,
+                Some(format!(
+                    "CHATCLI_MICROCOMPACT_HEAD_CHARS must be a positive whole number (got \"{bad}\")"
+                ))
+            );
+        }
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub enum Op {
     SetMode { mode: Mode },
     /// Ask for a `cache_report` of the last request (what `/cache` shows).
     CacheReport,
+    /// Replace older turns by a summary the model writes (`/compact`).
+    Compact,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }

@@ -125,6 +125,7 @@ pub fn agent_options(
             autosave_bytes: config.webfetch_autosave_bytes,
             search: config.search.clone(),
         },
+        compaction: config.compaction,
         session_id,
     }
 }

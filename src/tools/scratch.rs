@@ -83,6 +83,26 @@ impl Scratch {
         }
     }
 
+    /// Saves under a fixed name chatcli derives (the same content always lands in the same file);
+    /// an existing file of that name is left as it is.
+    pub fn save_fixed(&self, name: &str, content: &[u8]) -> std::io::Result<PathBuf> {
+        if self.user_owned {
+            std::fs::create_dir_all(&self.dir)?;
+        } else {
+            create_private_dir(&self.dir)?;
+        }
+        let path = self.dir.join(name);
+        match create_exclusive(&path) {
+            Ok(mut file) => {
+                file.write_all(content)?;
+                file.sync_data()?;
+                Ok(path)
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && path.is_file() => Ok(path),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Saves under a name the model chose: only its last component is used, made safe.
     pub fn save_named(&self, name: &str, content: &[u8]) -> std::io::Result<PathBuf> {
         let base: String = Path::new(name)

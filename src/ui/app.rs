@@ -267,6 +267,8 @@ impl App {
                     }
                 }
                 "help" => self.overlay = Some(Overlay::Help),
+                "compact" if self.running => self.notice("wait for the answer before compacting"),
+                "compact" => self.send(Op::Compact),
                 "cache" => {
                     self.cache_view = None;
                     self.overlay = Some(Overlay::Cache);

@@ -20,6 +20,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/chat /agent /coder /run", "switch mode"),
     ("/files", "saved files browser"),
     ("/cache", "prompt cache: fixed size, last request by block"),
+    ("/compact", "fold older turns into a summary (one request)"),
     ("/help", "this help"),
     ("/quit", "quit"),
 ];

@@ -371,3 +371,152 @@ async fn parallel_reads_keep_call_order_and_bad_arguments_get_an_error_result() 
     assert_eq!(results[2], ("3".into(), "1  A\n".into(), false));
     assert!(results[3].2 && results[3].1.starts_with("unknown tool `no_such_tool`"));
 }
+
+fn result_for<'a>(request: &'a chatcli::conversation::ModelRequest, id: &str) -> Option<&'a str> {
+    request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .find_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } if tool_use_id == id => Some(content.as_str()),
+            _ => None,
+        })
+}
+
+#[tokio::test]
+async fn an_old_result_is_whole_then_truncated_then_a_summary_line() {
+    let mut script = vec![respond("", &[("big", "read_file", read("big.txt"))])];
+    for i in 0..6 {
+        script.push(respond(
+            "",
+            &[(&format!("s{i}"), "read_file", read(&format!("s{i}.txt")))],
+        ));
+    }
+    script.push(respond("done", &[]));
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    let big: String = (1..=400)
+        .map(|i| format!("fn f{i}() {{ let value = {i}; }}\n"))
+        .collect();
+    std::fs::write(s.dir.path().join("big.txt"), &big).expect("write");
+    for i in 0..6 {
+        std::fs::write(s.dir.path().join(format!("s{i}.txt")), "small\n").expect("write");
+    }
+    let events = prompt(&mut s, "read them all").await;
+    assert_eq!(stop_reason(&events), "end_turn");
+    let requests = s.provider.requests();
+    assert_eq!(requests.len(), 8);
+    // The result is first sent in request 2 (index 1): k = 2.
+    let stage = |r: usize| {
+        result_for(&requests[r - 1], "big")
+            .expect("the big result")
+            .to_string()
+    };
+    assert!(result_for(&requests[0], "big").is_none());
+    let whole = stage(2);
+    assert!(whole.len() > 3000 && !whole.contains("omitted"));
+    assert_eq!(stage(3), whole, "k+1: whole");
+    assert!(
+        stage(4).contains("chars omitted from old tool result"),
+        "k+2: truncated"
+    );
+    assert_eq!(stage(5), stage(4), "k+3: the same bytes as k+2");
+    assert!(
+        stage(6).starts_with("[Old tool result cleared — 400 lines, "),
+        "k+4: {}",
+        stage(6)
+    );
+    assert!(stage(6).contains("Rust source; full text: "));
+    assert_eq!(stage(7), stage(6));
+}
+
+#[tokio::test]
+async fn compact_folds_older_turns_into_a_model_summary() {
+    let mut script = Vec::new();
+    for i in 0..6 {
+        script.push(respond(
+            "",
+            &[(&format!("c{i}"), "read_file", read("a.txt"))],
+        ));
+        script.push(respond(&format!("answer {i}"), &[]));
+    }
+    script.push(respond("The user read a.txt six times.", &[]));
+    script.push(respond("ok", &[]));
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |o| o.early_exit = false);
+    for i in 0..6 {
+        prompt(&mut s, &format!("round {i}")).await;
+    }
+    s.handle.ops.send(Op::Compact).expect("agent alive");
+    let events = events_until(&mut s.handle, |e| {
+        matches!(e, AgentEvent::Usage { turn: 0, .. })
+    })
+    .await;
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Notice { message } if message.starts_with("compacting: summarising"))));
+    let summary_request = s
+        .provider
+        .requests()
+        .last()
+        .cloned()
+        .expect("the summary request");
+    assert!(
+        summary_request.tools.is_empty(),
+        "the summary request sends no tool schemas"
+    );
+    prompt(&mut s, "next").await;
+    let after = s.provider.requests().last().cloned().expect("request");
+    assert!(
+        after.messages[0].text().starts_with("[Summary of the"),
+        "{:#?}",
+        after.messages[0]
+    );
+    assert!(
+        after.messages[0]
+            .text()
+            .contains("The user read a.txt six times.")
+    );
+    assert!(after.messages.len() <= 10);
+}
+
+#[tokio::test]
+async fn the_context_guard_turns_old_results_into_summary_lines_first() {
+    let script = vec![
+        respond("", &[("big", "read_file", read("big.txt"))]),
+        respond("", &[("s0", "read_file", read("a.txt"))]),
+        respond("done", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |o| {
+        o.pricing = Some(chatcli::cost::Pricing {
+            input: 3.0,
+            output: 15.0,
+            cache_read: Some(0.3),
+            cache_write_5m: Some(3.75),
+            cache_write_1h: None,
+            context_window: Some(4000),
+            aliases: Vec::new(),
+            source: String::new(),
+            as_of: String::new(),
+        });
+    });
+    std::fs::write(
+        s.dir.path().join("big.txt"),
+        "x".repeat(60).repeat(200).replace("xx", "x\n"),
+    )
+    .expect("write");
+    let events = prompt(&mut s, "read big.txt").await;
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::Notice { message } if message.starts_with("context over 85%"))
+    ));
+    let requests = s.provider.requests();
+    let third = result_for(&requests[2], "big").expect("result");
+    assert!(
+        third.starts_with("[Old tool result cleared"),
+        "age 1 is already a summary under pressure: {}",
+        &third[..80.min(third.len())]
+    );
+}

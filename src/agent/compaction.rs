@@ -1,0 +1,619 @@
+//! Microcompact: old tool results are shrunk in the request, never in the history.
+//!
+//! Mental model: the agent keeps every tool result whole; each request is *rendered* from the
+//! history, and a result's form in it depends on its age (the number of assistant messages after
+//! the one that asked for it). With the defaults a result of at least 3,000 characters is whole
+//! for two requests, truncated to head + tail from its third, and replaced by a one-line summary
+//! from its fifth (the original saved to the scratch directory, its path in the line). Rendering
+//! is deterministic (no counters, no fresh file names), so a compacted message keeps its bytes
+//! until its next stage. Every stage change rewrites a message in the middle of the cached
+//! prefix, so the `batched` schedule holds stage changes back until they pay for that rewrite.
+
+use std::collections::HashMap;
+
+use crate::conversation::{ContentBlock, Message, Role};
+use crate::provider::demo::estimate_tokens;
+use crate::tools::{Scratch, last_chars, take_chars};
+
+/// When compactions are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// As soon as a result reaches a stage (the reference behaviour).
+    #[default]
+    Eager,
+    /// Together, when the tokens they save pay for re-writing the cached suffix.
+    Batched,
+}
+
+/// The microcompact settings (`CHATCLI_MICROCOMPACT_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub min_content: usize,
+    pub truncate_turns: usize,
+    pub summarize_turns: usize,
+    pub head_chars: usize,
+    pub tail_chars: usize,
+    pub schedule: Schedule,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            min_content: 3000,
+            truncate_turns: 2,
+            summarize_turns: 4,
+            head_chars: 2000,
+            tail_chars: 500,
+            schedule: Schedule::Eager,
+        }
+    }
+}
+
+/// How far a result is compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    Whole,
+    Truncated,
+    Summary,
+}
+
+/// Turns the `batched` schedule assumes are still to come when it weighs a compaction.
+pub const EXPECTED_REMAINING_TURNS: u64 = 6;
+/// Above this share of the context window, `batched` applies what is pending at once.
+pub const BATCH_PRESSURE: f64 = 0.60;
+
+/// Prices relative to plain input, for weighing a rewrite (Anthropic's by default).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CacheEconomics {
+    pub read: f64,
+    pub write: f64,
+}
+
+impl Default for CacheEconomics {
+    fn default() -> Self {
+        CacheEconomics {
+            read: 0.1,
+            write: 1.25,
+        }
+    }
+}
+
+/// What the compactor needs to know about the next request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pressure {
+    /// Share of the context window the last request used (0 when unknown).
+    pub context_share: f64,
+    pub economics: CacheEconomics,
+}
+
+/// Renders histories into requests, remembering which stage each result was sent at.
+#[derive(Debug, Clone, Default)]
+pub struct Compactor {
+    pub settings: Settings,
+    applied: HashMap<String, Stage>,
+    /// Force every eligible result to its summary (the context guard's first stage).
+    force_summary: bool,
+}
+
+/// A pending decision of the batched schedule, for tests and logs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchDecision {
+    pub apply: bool,
+    pub saved_per_turn: u64,
+    pub rewrite_tokens: u64,
+}
+
+impl Compactor {
+    /// A compactor with these settings.
+    pub fn new(settings: Settings) -> Self {
+        Compactor {
+            settings,
+            applied: HashMap::new(),
+            force_summary: false,
+        }
+    }
+
+    /// From now on every eligible old result is sent as its summary line.
+    pub fn force_summaries(&mut self) {
+        self.force_summary = true;
+    }
+
+    /// The stage a result should be at for its age.
+    pub fn target(&self, age: usize, chars: usize) -> Stage {
+        if chars < self.settings.min_content {
+            return Stage::Whole;
+        }
+        if (self.force_summary && age >= 1) || age >= self.settings.summarize_turns {
+            Stage::Summary
+        } else if age >= self.settings.truncate_turns {
+            Stage::Truncated
+        } else {
+            Stage::Whole
+        }
+    }
+
+    /// The messages to send for `history`, compacted; `scratch` keeps originals of summaries.
+    pub fn render(
+        &mut self,
+        history: &[Message],
+        scratch: &Scratch,
+        pressure: Pressure,
+    ) -> Vec<Message> {
+        let ages = result_ages(history);
+        let targets: HashMap<&str, Stage> = ages
+            .iter()
+            .map(|(id, (age, chars))| (id.as_str(), self.target(*age, *chars)))
+            .collect();
+        let apply_now = match self.settings.schedule {
+            Schedule::Eager => true,
+            Schedule::Batched => {
+                self.batch_decision(history, &targets, pressure).apply || self.force_summary
+            }
+        };
+        if apply_now {
+            for (id, stage) in &targets {
+                self.applied.insert((*id).to_string(), *stage);
+            }
+        }
+        history
+            .iter()
+            .map(|message| Message {
+                role: message.role,
+                content: message
+                    .content
+                    .iter()
+                    .map(|block| match block {
+                        ContentBlock::ToolResult {
+                            tool_use_id,
+                            content,
+                            is_error,
+                        } => ContentBlock::ToolResult {
+                            tool_use_id: tool_use_id.clone(),
+                            content: self.form(tool_use_id, content, scratch),
+                            is_error: *is_error,
+                        },
+                        other => other.clone(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    fn form(&self, id: &str, content: &str, scratch: &Scratch) -> String {
+        match self.applied.get(id).copied().unwrap_or(Stage::Whole) {
+            Stage::Whole => content.to_string(),
+            Stage::Truncated => {
+                truncate(content, self.settings.head_chars, self.settings.tail_chars)
+            }
+            Stage::Summary => {
+                let saved = scratch.save_fixed(
+                    &format!("toolresult_{}.txt", safe_name(id)),
+                    content.as_bytes(),
+                );
+                summary_line(
+                    content,
+                    saved.ok().map(|p| p.display().to_string()).as_deref(),
+                )
+            }
+        }
+    }
+
+    /// Whether the batched schedule applies its pending stage changes now.
+    pub fn batch_decision(
+        &self,
+        history: &[Message],
+        targets: &HashMap<&str, Stage>,
+        pressure: Pressure,
+    ) -> BatchDecision {
+        let mut saved_per_turn = 0u64;
+        let mut first_changed: Option<usize> = None;
+        for (index, message) in history.iter().enumerate() {
+            for block in &message.content {
+                let ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } = block
+                else {
+                    continue;
+                };
+                let target = targets
+                    .get(tool_use_id.as_str())
+                    .copied()
+                    .unwrap_or(Stage::Whole);
+                let applied = self
+                    .applied
+                    .get(tool_use_id)
+                    .copied()
+                    .unwrap_or(Stage::Whole);
+                if target <= applied {
+                    continue;
+                }
+                let now = self.tokens_at(content, applied);
+                let then = self.tokens_at(content, target);
+                saved_per_turn += now.saturating_sub(then);
+                first_changed.get_or_insert(index);
+            }
+        }
+        let Some(first) = first_changed else {
+            return BatchDecision {
+                apply: false,
+                saved_per_turn: 0,
+                rewrite_tokens: 0,
+            };
+        };
+        // Everything from the first rewritten message on is written to the cache again.
+        let rewrite_tokens: u64 = history[first..]
+            .iter()
+            .map(|m| estimate_tokens(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0)))
+            .sum::<u64>()
+            .saturating_sub(saved_per_turn);
+        let e = pressure.economics;
+        let gain = saved_per_turn as f64 * EXPECTED_REMAINING_TURNS as f64 * e.read;
+        let cost = rewrite_tokens as f64 * (e.write - e.read);
+        BatchDecision {
+            apply: gain > cost || pressure.context_share > BATCH_PRESSURE,
+            saved_per_turn,
+            rewrite_tokens,
+        }
+    }
+
+    fn tokens_at(&self, content: &str, stage: Stage) -> u64 {
+        let chars = match stage {
+            Stage::Whole => content.chars().count(),
+            Stage::Truncated => {
+                truncate(content, self.settings.head_chars, self.settings.tail_chars)
+                    .chars()
+                    .count()
+            }
+            Stage::Summary => 120,
+        };
+        estimate_tokens(chars)
+    }
+}
+
+/// For every tool result in `history`: its age and its size in characters.
+///
+/// The age of a result is the number of assistant messages after the one that asked for it.
+pub fn result_ages(history: &[Message]) -> HashMap<String, (usize, usize)> {
+    let assistants_after: Vec<usize> = {
+        let mut counts = vec![0; history.len()];
+        let mut seen = 0;
+        for i in (0..history.len()).rev() {
+            counts[i] = seen;
+            if history[i].role == Role::Assistant {
+                seen += 1;
+            }
+        }
+        counts
+    };
+    let mut asked_at: HashMap<&str, usize> = HashMap::new();
+    for (i, message) in history.iter().enumerate() {
+        if message.role == Role::Assistant {
+            for (id, _, _) in message.tool_uses() {
+                asked_at.insert(id, i);
+            }
+        }
+    }
+    let mut ages = HashMap::new();
+    for message in history {
+        for block in &message.content {
+            if let ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } = block
+            {
+                let age = asked_at
+                    .get(tool_use_id.as_str())
+                    .map(|i| assistants_after[*i])
+                    .unwrap_or(0);
+                ages.insert(tool_use_id.clone(), (age, content.chars().count()));
+            }
+        }
+    }
+    ages
+}
+
+/// Head and tail of `text` with a marker between, cut at nearby line boundaries (characters).
+pub fn truncate(text: &str, head: usize, tail: usize) -> String {
+    let total = text.chars().count();
+    let slack = 200.max((head + tail) / 10);
+    if total <= head + tail + slack {
+        return text.to_string();
+    }
+    let (mut first, _) = take_chars(text, head);
+    // A line break in the last fifth of the head is a better place to cut.
+    if let Some(i) = first.rfind('\n')
+        && first[..i].chars().count() >= head * 4 / 5
+    {
+        first = &first[..=i];
+    }
+    let mut last = last_chars(text, tail);
+    if let Some(i) = last.find('\n')
+        && last[..i].chars().count() <= tail / 5
+    {
+        last = &last[i + 1..];
+    }
+    let omitted = total - first.chars().count() - last.chars().count();
+    let sep_before = if first.ends_with('\n') { "" } else { "\n" };
+    format!("{first}{sep_before}[... {omitted} chars omitted from old tool result ...]\n{last}")
+}
+
+/// `[Old tool result cleared — L lines, C chars, KIND]`, with where the original is when saved.
+pub fn summary_line(text: &str, saved: Option<&str>) -> String {
+    let lines = text.lines().count();
+    let chars = text.chars().count();
+    let kind = guess_kind(text);
+    match saved {
+        Some(path) => format!(
+            "[Old tool result cleared — {lines} lines, {chars} chars, {kind}; full text: {path}]"
+        ),
+        None => format!("[Old tool result cleared — {lines} lines, {chars} chars, {kind}]"),
+    }
+}
+
+/// What a tool result holds, by its look.
+pub fn guess_kind(text: &str) -> &'static str {
+    let trimmed = text.trim_start();
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && serde_json::from_str::<serde_json::Value>(trimmed).is_ok()
+    {
+        return "JSON";
+    }
+    let has = |needles: &[&str]| needles.iter().any(|n| text.contains(n));
+    if has(&["diff --git", "\n@@ ", "\n+++ b/"]) {
+        return "diff";
+    }
+    let log_lines = text
+        .lines()
+        .filter(|l| {
+            let word = l.split_whitespace().next().unwrap_or_default();
+            (word.len() >= 7 && word.len() <= 12 && word.chars().all(|c| c.is_ascii_hexdigit()))
+                || l.starts_with("commit ")
+        })
+        .count();
+    if log_lines * 2 > text.lines().count().max(1) {
+        return "git log";
+    }
+    if has(&["fn ", "impl ", "let mut ", "pub struct ", "use std::"]) {
+        return "Rust source";
+    }
+    if has(&["func ", "package main", ":= "]) {
+        return "Go source";
+    }
+    if has(&["def ", "import ", "self."]) && has(&[":\n", "):"]) {
+        return "Python source";
+    }
+    if has(&["function ", "const ", "=> {", "require(", "export "]) {
+        return "JS source";
+    }
+    "text"
+}
+
+fn safe_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn truncation_golden() {
+        let text: String = (1..=400).map(|i| format!("line {i:03}\n")).collect();
+        let out = truncate(&text, 200, 50);
+        assert_eq!(
+            out,
+            format!(
+                "{}[... {} chars omitted from old tool result ...]\n{}",
+                (1..=22)
+                    .map(|i| format!("line {i:03}\n"))
+                    .collect::<String>(),
+                3600 - 198 - 45,
+                (396..=400)
+                    .map(|i| format!("line {i:03}\n"))
+                    .collect::<String>(),
+            )
+        );
+    }
+
+    #[test]
+    fn truncation_is_a_no_op_when_barely_longer_and_respects_characters() {
+        let text = "x".repeat(2600);
+        assert_eq!(truncate(&text, 2000, 500), text);
+        let multi = "é".repeat(5000);
+        let out = truncate(&multi, 2000, 500);
+        assert!(out.starts_with(&"é".repeat(2000)));
+        assert!(out.contains("[... 2500 chars omitted from old tool result ...]"));
+        assert!(out.ends_with(&"é".repeat(500)));
+    }
+
+    #[test]
+    fn summary_golden_and_kinds() {
+        assert_eq!(
+            summary_line("a\nb\nc", None),
+            "[Old tool result cleared — 3 lines, 5 chars, text]"
+        );
+        assert_eq!(
+            summary_line("fn main() {}\n", Some("/s/toolresult_1.txt")),
+            "[Old tool result cleared — 1 lines, 13 chars, Rust source; full text: /s/toolresult_1.txt]"
+        );
+        assert_eq!(guess_kind(&json!({"a": [1, 2]}).to_string()), "JSON");
+        assert_eq!(
+            guess_kind("diff --git a/x b/x\n@@ -1 +1 @@\n-a\n+b\n"),
+            "diff"
+        );
+        assert_eq!(
+            guess_kind("abc1234 2026-01-01 A: fix\nbcd2345 2026-01-01 B: add\n"),
+            "git log"
+        );
+        assert_eq!(guess_kind("package main\nfunc main() {}\n"), "Go source");
+        assert_eq!(guess_kind("def f(x):\n    return x\n"), "Python source");
+        assert_eq!(guess_kind("const a = () => {\n};\n"), "JS source");
+    }
+
+    fn call(id: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: "read_file".into(),
+                input: json!({}),
+            }],
+        }
+    }
+
+    fn result(id: &str, content: &str) -> Message {
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id.into(),
+                content: content.into(),
+                is_error: false,
+            }],
+        }
+    }
+
+    #[test]
+    fn age_is_assistant_messages_after_the_call() {
+        let history = vec![
+            Message::user_text("go"),
+            call("a"),
+            result("a", "x"),
+            call("b"),
+            result("b", "y"),
+            call("c"),
+            result("c", "z"),
+        ];
+        let ages = result_ages(&history);
+        assert_eq!(ages["a"].0, 2);
+        assert_eq!(ages["b"].0, 1);
+        assert_eq!(ages["c"].0, 0);
+    }
+
+    #[test]
+    fn custom_thresholds_move_the_stages() {
+        let c = Compactor::new(Settings {
+            min_content: 10,
+            truncate_turns: 1,
+            summarize_turns: 3,
+            ..Settings::default()
+        });
+        assert_eq!(c.target(0, 100), Stage::Whole);
+        assert_eq!(c.target(1, 100), Stage::Truncated);
+        assert_eq!(c.target(3, 100), Stage::Summary);
+        assert_eq!(
+            c.target(9, 5),
+            Stage::Whole,
+            "small results are never candidates"
+        );
+    }
+
+    #[test]
+    fn rendering_is_deterministic() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scratch = Scratch::private(dir.path().to_path_buf());
+        let big = "fn x() {}\n".repeat(600);
+        let history = vec![
+            Message::user_text("go"),
+            call("a"),
+            result("a", &big),
+            call("b"),
+            result("b", &big),
+            call("c"),
+            result("c", "small"),
+            call("d"),
+            result("d", "small"),
+            call("e"),
+            result("e", "small"),
+        ];
+        let pressure = Pressure {
+            context_share: 0.0,
+            economics: CacheEconomics::default(),
+        };
+        let mut one = Compactor::default();
+        let mut two = Compactor::default();
+        let a = one.render(&history, &scratch, pressure);
+        let b = two.render(&history, &scratch, pressure);
+        assert_eq!(
+            serde_json::to_string(&a).ok(),
+            serde_json::to_string(&b).ok()
+        );
+        assert_eq!(
+            a,
+            one.render(&history, &scratch, pressure),
+            "rendering again changes nothing"
+        );
+        let text = |m: &Message| match &m.content[0] {
+            ContentBlock::ToolResult { content, .. } => content.clone(),
+            _ => String::new(),
+        };
+        assert!(text(&a[2]).starts_with(
+            "[Old tool result cleared — 600 lines, 6000 chars, Rust source; full text: "
+        ));
+        assert!(text(&a[4]).contains("chars omitted from old tool result"));
+        assert_eq!(
+            history[2],
+            result("a", &big),
+            "the history itself is never changed"
+        );
+    }
+
+    #[test]
+    fn the_batched_schedule_waits_until_the_saving_pays_for_the_rewrite() {
+        let big = "word ".repeat(2000);
+        let mut history = vec![Message::user_text("go"), call("a"), result("a", &big)];
+        for i in 0..2 {
+            history.push(call(&format!("s{i}")));
+            history.push(result(&format!("s{i}"), "small"));
+        }
+        let c = Compactor::new(Settings {
+            schedule: Schedule::Batched,
+            ..Settings::default()
+        });
+        let ages = result_ages(&history);
+        let targets: HashMap<&str, Stage> = ages
+            .iter()
+            .map(|(id, (age, n))| (id.as_str(), c.target(*age, *n)))
+            .collect();
+        let calm = Pressure {
+            context_share: 0.1,
+            economics: CacheEconomics::default(),
+        };
+        let decision = c.batch_decision(&history, &targets, calm);
+        // 10,000 chars → ~2,700 saved per turn: 6 turns × 0.1 = ~1,600 gained vs a small rewrite.
+        assert!(decision.saved_per_turn > 1500, "{decision:?}");
+        assert!(decision.apply, "{decision:?}");
+        // The same saving behind a long suffix to rewrite does not pay.
+        let mut long = history.clone();
+        for i in 0..40 {
+            long.push(call(&format!("t{i}")));
+            long.push(result(&format!("t{i}"), &"small ".repeat(200)));
+        }
+        let ages = result_ages(&long);
+        let targets: HashMap<&str, Stage> = ages
+            .iter()
+            .map(|(id, (age, n))| (id.as_str(), c.target(*age, *n)))
+            .collect();
+        let decision = c.batch_decision(&long, &targets, calm);
+        assert!(!decision.apply, "{decision:?}");
+        let pressed = Pressure {
+            context_share: 0.7,
+            economics: CacheEconomics::default(),
+        };
+        assert!(
+            c.batch_decision(&long, &targets, pressed).apply,
+            "over 60% of the window it applies"
+        );
+    }
+}
