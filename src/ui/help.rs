@@ -27,7 +27,7 @@ pub const KEYS: &[(&str, &str)] = &[
 
 /// Draws the overlay centred in `area`.
 pub fn render(area: Rect, buf: &mut Buffer) {
-    let width = 64.min(area.width);
+    let width = 76.min(area.width);
     let height = (KEYS.len() as u16 + 4).min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
