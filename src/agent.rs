@@ -24,10 +24,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role, push_user_text};
 use crate::cost::Pricing;
+use crate::memory::{MemoryMode, MemorySettings, Store, digest as memory_digest};
 use crate::prompt::{self, VolatileTracker, ledger};
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
 use crate::session_log::SessionLog;
+use crate::tools::memory_tool::{MemoryState, SharedMemory};
 use crate::tools::{Scratch, ToolContext, ToolRegistry, WebSettings};
 use early_exit::{Fingerprint, Stagnation, StagnationGuard};
 use routing::RouteMode;
@@ -62,6 +64,8 @@ pub struct AgentOptions {
     pub web: WebSettings,
     /// Microcompact of old tool results.
     pub compaction: compaction::Settings,
+    /// Long-term memory; `None` keeps none.
+    pub memory: Option<MemorySettings>,
 }
 
 /// A source of the current time.
@@ -101,6 +105,7 @@ impl AgentOptions {
             ),
             web: WebSettings::default(),
             compaction: compaction::Settings::default(),
+            memory: None,
             session_id,
         }
     }
@@ -111,6 +116,26 @@ pub struct AgentHandle {
     pub ops: mpsc::UnboundedSender<Op>,
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
     pub join: JoinHandle<()>,
+}
+
+/// Opens the memory store for a session and freezes its digest; memory failures only warn.
+fn open_memory(
+    settings: Option<&MemorySettings>,
+) -> (Option<(SharedMemory, MemorySettings)>, String) {
+    let Some(settings) = settings.filter(|s| s.mode != MemoryMode::Off) else {
+        return (None, String::new());
+    };
+    match Store::open(&settings.dir) {
+        Ok(store) => {
+            let digest = memory_digest::index_digest(&store);
+            let shared = Arc::new(std::sync::Mutex::new(MemoryState::new(store)));
+            (Some((shared, settings.clone())), digest)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "memory is unavailable this session");
+            (None, String::new())
+        }
+    }
 }
 
 /// Starts the agent task.
@@ -127,6 +152,11 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             .inspect_err(|e| tracing::warn!(error = %e, "cannot create the session log"))
             .ok()
     });
+    let (memory, digest) = open_memory(options.memory.as_ref());
+    let hyde = memory
+        .as_ref()
+        .filter(|(_, settings)| settings.hyde)
+        .map(|_| Arc::clone(&provider));
     let approvals = Approvals {
         policy: options.approval,
         always: Default::default(),
@@ -145,7 +175,12 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             workspace,
             scratch: options.scratch.clone(),
             web: options.web.clone(),
+            memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
+            hyde,
         },
+        digest,
+        memory,
+        prompt_memory: (None, None),
         options,
         history: Vec::new(),
         totals: UsageRecord::default(),
@@ -162,6 +197,12 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
 
 struct Agent {
     provider: Arc<dyn Provider>,
+    /// The memory store and its settings, when memory is on.
+    memory: Option<(SharedMemory, MemorySettings)>,
+    /// The memory digest, frozen for the session so the cached prefix never changes.
+    digest: String,
+    /// This prompt's memory blocks: (full retrieval, auto-recall).
+    prompt_memory: (Option<String>, Option<String>),
     compactor: compaction::Compactor,
     /// All input of the last request, for the context share.
     last_input: u64,
@@ -266,6 +307,10 @@ impl Agent {
                     let report = self.cache_report();
                     self.emit(report);
                 }
+                Op::MemoryStatus => {
+                    let message = self.memory_status();
+                    self.emit(AgentEvent::Notice { message });
+                }
                 Op::Compact => {
                     let cancel = CancellationToken::new();
                     if let Err(message) = self.summarize(&cancel).await {
@@ -315,8 +360,9 @@ impl Agent {
             mode,
         });
         let mode = self.route(&text, mode);
+        self.prompt_memory = self.memory_blocks(&text, mode);
         push_user_text(&mut self.history, text);
-        let tools = ToolRegistry::for_mode(mode);
+        let tools = self.tools_for(mode);
         let mut guard =
             StagnationGuard::new(self.options.early_exit, self.options.early_exit_turns);
         let mut final_text = String::new();
@@ -325,7 +371,8 @@ impl Agent {
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
             self.attach_volatile();
-            let system = prompt::stable_blocks(mode, &self.tool_ctx.workspace);
+            let system =
+                prompt::stable_blocks(mode, &self.tool_ctx.workspace, self.memory_index(mode));
             let specs = tools.specs();
             let mut messages = self.render_messages();
             if self.over_guard(&system, &specs, &messages) {
@@ -369,9 +416,16 @@ impl Agent {
                 &self.events,
             )
             .await;
+            let mut content = Vec::with_capacity(results.len());
+            for (block, usage) in results {
+                if let Some(usage) = usage {
+                    self.record_usage(0, usage);
+                }
+                content.push(block);
+            }
             self.history.push(Message {
                 role: Role::User,
-                content: results,
+                content,
             });
             if cancel.is_cancelled() {
                 break Ending::Interrupted;
@@ -391,6 +445,90 @@ impl Agent {
         });
         let cost = self.cost_event();
         self.emit(cost);
+    }
+
+    /// `/config memory`: the active mode and the store's size.
+    fn memory_status(&self) -> String {
+        let Some((shared, settings)) = &self.memory else {
+            return "memory: off (CHATCLI_MEMORY_MODE=off, or the store could not be opened; see the log)".into();
+        };
+        let (facts, dir) = match shared.lock() {
+            Ok(state) => (
+                state.store.facts.len(),
+                state.store.dir().display().to_string(),
+            ),
+            Err(_) => (0, String::new()),
+        };
+        let bytes = std::fs::metadata(settings.dir.join("facts.jsonl"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        format!(
+            "memory: {} mode · {facts} facts ({} KB) in {dir} · auto-recall {} · HyDE {} · digest {} chars",
+            settings.mode.as_str(),
+            bytes.div_ceil(1024),
+            if settings.autorecall { "on" } else { "off" },
+            if settings.hyde { "on" } else { "off" },
+            self.digest.chars().count()
+        )
+    }
+
+    /// The tools a mode offers this session (no `memory` tool when memory is off).
+    fn tools_for(&self, mode: Mode) -> ToolRegistry {
+        let tools = ToolRegistry::for_mode(mode);
+        if self.memory.is_some() {
+            tools
+        } else {
+            tools.without("memory")
+        }
+    }
+
+    /// The frozen digest, when the mode shows it (index mode, and never in chat mode).
+    fn memory_index(&self, mode: Mode) -> Option<&str> {
+        match &self.memory {
+            Some((_, settings)) if settings.mode == MemoryMode::Index && mode != Mode::Chat => {
+                Some(&self.digest)
+            }
+            _ => None,
+        }
+    }
+
+    /// This prompt's volatile memory blocks: (full retrieval, auto-recall). Passive: no access
+    /// is counted.
+    fn memory_blocks(&self, query: &str, mode: Mode) -> (Option<String>, Option<String>) {
+        let Some((shared, settings)) = &self.memory else {
+            return (None, None);
+        };
+        let Ok(mut state) = shared.lock() else {
+            return (None, None);
+        };
+        // Chat mode has no memory tool, so index mode behaves as full there.
+        let full = settings.mode == MemoryMode::Full
+            || (settings.mode == MemoryMode::Index && mode == Mode::Chat);
+        if full {
+            let hits = state.recall(query, None, 30);
+            let facts: Vec<&crate::memory::Fact> =
+                hits.iter().map(|i| &state.store.facts[*i]).collect();
+            let text = memory_digest::fact_lines(&facts, settings.retrieval_budget);
+            return ((!text.is_empty()).then_some(text), None);
+        }
+        if !settings.autorecall {
+            return (None, None);
+        }
+        let last_answer: String = self
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(|m| m.text().chars().take(500).collect())
+            .unwrap_or_default();
+        let hits = state.recall(&format!("{query} {last_answer}"), None, 3);
+        let facts: Vec<&crate::memory::Fact> =
+            hits.iter().map(|i| &state.store.facts[*i]).collect();
+        let budget = memory_digest::AUTORECALL_BUDGET - memory_digest::AUTORECALL_HEADER.len() - 1;
+        let lines = memory_digest::fact_lines(&facts, budget);
+        let recall =
+            (!lines.is_empty()).then(|| format!("{}\n{lines}", memory_digest::AUTORECALL_HEADER));
+        (None, recall)
     }
 
     /// The history as the next request sends it, old tool results compacted.
@@ -482,7 +620,7 @@ impl Agent {
         push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
         let request = ModelRequest {
             model: self.provider.model().to_string(),
-            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace),
+            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace, None),
             tools: Vec::new(),
             messages: prefix,
             max_output_tokens: 1024,
@@ -519,7 +657,8 @@ impl Agent {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let blocks = prompt::volatile_blocks(&prompt::utc_date(secs));
+        let (full, recall) = self.prompt_memory.clone();
+        let blocks = prompt::volatile_blocks(&prompt::utc_date(secs), full, recall);
         if let Some(text) = self.volatile.pending(&blocks)
             && let Some(last) = self.history.last_mut().filter(|m| m.role == Role::User)
         {
@@ -529,8 +668,12 @@ impl Agent {
 
     /// What `/cache` shows: the fixed part of a request in this mode and the last request's blocks.
     fn cache_report(&self) -> AgentEvent {
-        let tools = ToolRegistry::for_mode(self.mode).specs();
-        let system = prompt::stable_blocks(self.mode, &self.tool_ctx.workspace);
+        let tools = self.tools_for(self.mode).specs();
+        let system = prompt::stable_blocks(
+            self.mode,
+            &self.tool_ctx.workspace,
+            self.memory_index(self.mode),
+        );
         let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());
         let system_text: Vec<&str> = system.iter().map(|b| b.text.as_str()).collect();
         AgentEvent::CacheReport {

@@ -24,6 +24,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_AGENT_EARLY_EXIT off stops the repeated-tool-call guard (default on)
   CHATCLI_AGENT_EARLY_EXIT_TURNS  identical turns that stop the loop, 2-10 (default 3)
   CHATCLI_AGENT_SMART_ROUTE off | hint | auto: route plain questions in agent mode (default hint)
+  CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (index)
   CHATCLI_MICROCOMPACT_SCHEDULE eager | batched: when old tool results are shrunk (default eager)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
@@ -73,6 +74,61 @@ pub struct CommonArgs {
 pub enum Command {
     /// Run one prompt to completion without the TUI and print the answer.
     Exec(ExecArgs),
+    /// Long-term memory: add, list, forget and import facts; print the prompt digest.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+}
+
+/// `chatcli memory` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Remember a fact.
+    Add {
+        /// The fact.
+        text: String,
+        /// architecture, pattern, preference, gotcha, project or personal [default: project]
+        #[arg(long)]
+        category: Option<String>,
+        /// Comma-separated tags.
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+    },
+    /// List the stored facts.
+    List,
+    /// Forget a fact by id (or a unique prefix of it).
+    Forget {
+        /// The fact's id.
+        id: String,
+    },
+    /// Import facts from a JSON Lines file: {"content": …, "category": …, "tags": […]} per line.
+    Import {
+        /// The file.
+        file: String,
+    },
+    /// Print the memory digest exactly as the model sees it.
+    Index,
+}
+
+impl MemoryCommand {
+    /// The action to run.
+    pub fn action(self) -> crate::memory::cli::Action {
+        use crate::memory::cli::Action;
+        match self {
+            MemoryCommand::Add {
+                text,
+                category,
+                tags,
+            } => Action::Add {
+                text,
+                category,
+                tags,
+            },
+            MemoryCommand::List => Action::List,
+            MemoryCommand::Forget { id } => Action::Forget { id },
+            MemoryCommand::Import { file } => Action::Import { file },
+            MemoryCommand::Index => Action::Index,
+        }
+    }
 }
 
 /// `chatcli exec` flags.

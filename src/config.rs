@@ -287,6 +287,14 @@ pub struct Config {
     pub session_retention_days: u64,
     /// Where `web_search` asks (`CHATCLI_SEARXNG_URL` or `BRAVE_SEARCH_API_KEY`).
     pub search: SearchBackend,
+    /// What the prompt carries of long-term memory (`CHATCLI_MEMORY_MODE`).
+    pub memory_mode: crate::memory::MemoryMode,
+    /// Characters of the `full` memory block (`CHATCLI_MEMORY_RETRIEVAL_BUDGET`).
+    pub memory_retrieval_budget: usize,
+    /// Auto-recall in index mode (`CHATCLI_MEMORY_AUTORECALL`).
+    pub memory_autorecall: bool,
+    /// HyDE for explicit recall (`CHATCLI_MEMORY_HYDE`).
+    pub memory_hyde: bool,
     /// Microcompact of old tool results (`CHATCLI_MICROCOMPACT_*`).
     pub compaction: crate::agent::compaction::Settings,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
@@ -525,8 +533,34 @@ impl Config {
             },
         };
 
+        let memory_mode = match env.get("CHATCLI_MEMORY_MODE") {
+            None => crate::memory::MemoryMode::default(),
+            Some(v) => crate::memory::MemoryMode::parse(v).ok_or_else(|| ConfigError::Invalid {
+                setting: "CHATCLI_MEMORY_MODE".into(),
+                value: v.to_string(),
+                expected: "index, full or off".into(),
+            })?,
+        };
+        let switch = |var: &str, default: bool| -> Result<bool, ConfigError> {
+            match env.get(var) {
+                None => Ok(default),
+                Some(v) => parse_switch(v).ok_or_else(|| ConfigError::Invalid {
+                    setting: var.to_string(),
+                    value: v.to_string(),
+                    expected: "on or off (1/0, true/false, yes/no)".into(),
+                }),
+            }
+        };
+        let memory_autorecall = switch("CHATCLI_MEMORY_AUTORECALL", true)?;
+        let memory_hyde = switch("CHATCLI_MEMORY_HYDE", false)?;
+        let memory_retrieval_budget = positive("CHATCLI_MEMORY_RETRIEVAL_BUDGET", 4000)?;
+
         Ok(Config {
             home,
+            memory_mode,
+            memory_autorecall,
+            memory_hyde,
+            memory_retrieval_budget,
             compaction,
             webfetch_autosave_bytes,
             agent_tmpdir,

@@ -11,6 +11,7 @@ pub mod conversation;
 pub mod cost;
 pub mod exec;
 pub mod logging;
+pub mod memory;
 pub mod prompt;
 pub mod protocol;
 pub mod provider;

@@ -52,6 +52,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     tracing::info!(%session_id, provider = ?config.provider, mode = %config.mode, "session start");
 
     match cli.command {
+        Some(Command::Memory(command)) => {
+            let mut stdout = std::io::stdout();
+            chatcli::memory::cli::run(&config.home.join("memory"), command.action(), &mut stdout)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Exec(args)) => {
             let provider = session::build_provider(&config, Duration::ZERO)?;
             let approval = if args.yes {

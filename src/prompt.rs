@@ -26,8 +26,9 @@ const CODER: &str = include_str!("../assets/prompts/coder.md");
 /// The prompt files, by name, for size checks and `/cache`.
 pub const PROMPT_FILES: [(&str, &str); 3] = [("core", CORE), ("agent", AGENT), ("coder", CODER)];
 
-/// The stable system blocks for a mode, in wire order.
-pub fn stable_blocks(mode: Mode, workspace: &Path) -> Vec<SystemBlock> {
+/// The stable system blocks for a mode, in wire order; `memory_index` is the session's frozen
+/// memory digest (left out when empty).
+pub fn stable_blocks(mode: Mode, workspace: &Path, memory_index: Option<&str>) -> Vec<SystemBlock> {
     let rules = match mode {
         Mode::Chat => None,
         Mode::Agent | Mode::Run => Some(AGENT),
@@ -53,16 +54,43 @@ pub fn stable_blocks(mode: Mode, workspace: &Path) -> Vec<SystemBlock> {
             stable: true,
         });
     }
+    if let Some(digest) = memory_index.filter(|d| !d.is_empty()) {
+        blocks.push(SystemBlock {
+            name: "memory index".into(),
+            text: format!("Memory about the user and their projects:\n{digest}"),
+            stable: true,
+        });
+    }
     blocks
 }
 
-/// The volatile blocks for this turn; empty ones are left out.
-pub fn volatile_blocks(today: &str) -> Vec<SystemBlock> {
-    vec![SystemBlock {
+/// The volatile blocks for this turn, in order: memory (full), dynamic context, auto-recall.
+pub fn volatile_blocks(
+    today: &str,
+    memory_full: Option<String>,
+    autorecall: Option<String>,
+) -> Vec<SystemBlock> {
+    let mut blocks = Vec::new();
+    if let Some(text) = memory_full.filter(|t| !t.is_empty()) {
+        blocks.push(SystemBlock {
+            name: "memory (full)".into(),
+            text,
+            stable: false,
+        });
+    }
+    blocks.push(SystemBlock {
         name: "dynamic context".into(),
         text: format!("Today is {today} (UTC)."),
         stable: false,
-    }]
+    });
+    if let Some(text) = autorecall.filter(|t| !t.is_empty()) {
+        blocks.push(SystemBlock {
+            name: "memory auto-recall".into(),
+            text,
+            stable: false,
+        });
+    }
+    blocks
 }
 
 /// Remembers what each volatile block last said, so unchanged blocks are not sent again.
@@ -107,31 +135,42 @@ mod tests {
     fn stable_blocks_are_identical_across_calls_and_modes_differ() {
         let ws = Path::new("/w");
         assert_eq!(
-            stable_blocks(Mode::Coder, ws),
-            stable_blocks(Mode::Coder, ws)
+            stable_blocks(Mode::Coder, ws, None),
+            stable_blocks(Mode::Coder, ws, None)
         );
         assert_eq!(
-            stable_blocks(Mode::Chat, ws).len(),
+            stable_blocks(Mode::Chat, ws, None).len(),
             1,
             "chat has no tools block"
         );
-        assert!(stable_blocks(Mode::Agent, ws).iter().all(|b| b.stable));
+        assert!(
+            stable_blocks(Mode::Agent, ws, Some("d"))
+                .iter()
+                .all(|b| b.stable)
+        );
         assert_ne!(
-            stable_blocks(Mode::Agent, ws)[0],
-            stable_blocks(Mode::Coder, ws)[0]
+            stable_blocks(Mode::Agent, ws, None)[0],
+            stable_blocks(Mode::Coder, ws, None)[0]
         );
     }
 
     #[test]
     fn volatile_blocks_are_sent_once_until_they_change() {
         let mut tracker = VolatileTracker::default();
-        let first = tracker.pending(&volatile_blocks("2026-11-30"));
+        let first = tracker.pending(&volatile_blocks("2026-11-30", None, None));
         assert_eq!(
             first.as_deref(),
             Some("<context>\n[dynamic context]\nToday is 2026-11-30 (UTC).\n</context>")
         );
-        assert_eq!(tracker.pending(&volatile_blocks("2026-11-30")), None);
-        assert!(tracker.pending(&volatile_blocks("2026-12-01")).is_some());
+        assert_eq!(
+            tracker.pending(&volatile_blocks("2026-11-30", None, None)),
+            None
+        );
+        assert!(
+            tracker
+                .pending(&volatile_blocks("2026-12-01", None, None))
+                .is_some()
+        );
     }
 
     #[test]

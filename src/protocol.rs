@@ -111,6 +111,8 @@ pub enum Op {
     CacheReport,
     /// Replace older turns by a summary the model writes (`/compact`).
     Compact,
+    /// Say how memory is set up (`/config memory`), as a notice.
+    MemoryStatus,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }

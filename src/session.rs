@@ -126,6 +126,13 @@ pub fn agent_options(
             search: config.search.clone(),
         },
         compaction: config.compaction,
+        memory: Some(crate::memory::MemorySettings {
+            dir: config.home.join("memory"),
+            mode: config.memory_mode,
+            retrieval_budget: config.memory_retrieval_budget,
+            autorecall: config.memory_autorecall,
+            hyde: config.memory_hyde,
+        }),
         session_id,
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod git;
 pub mod list_directory;
+pub mod memory_tool;
 pub mod patch_file;
 pub mod read_file;
 pub mod run_command;
@@ -27,11 +28,13 @@ use crate::protocol::Mode;
 pub use scratch::Scratch;
 pub use web_search::SearchBackend;
 
-/// What a tool run produced: the text for the model, and a file it saved, if any.
+/// What a tool run produced: the text for the model, a file it saved, and the usage of any
+/// model request it made (HyDE), which the agent accounts like any other.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     pub text: String,
     pub saved_path: Option<PathBuf>,
+    pub usage: Option<crate::provider::UsageRecord>,
 }
 
 impl ToolOutput {
@@ -40,6 +43,7 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             saved_path: None,
+            usage: None,
         }
     }
 }
@@ -77,13 +81,40 @@ impl Default for WebSettings {
 }
 
 /// What every tool run may need from the session.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ToolContext {
     /// The workspace root, canonical.
     pub workspace: PathBuf,
     /// Where large outputs are saved.
     pub scratch: Scratch,
     pub web: WebSettings,
+    /// The long-term memory store, when memory is on.
+    pub memory: Option<memory_tool::SharedMemory>,
+    /// The provider HyDE asks for hypothetical answers (`CHATCLI_MEMORY_HYDE=1`).
+    pub hyde: Option<std::sync::Arc<dyn crate::provider::Provider>>,
+}
+
+impl ToolContext {
+    /// A context with no memory and default web settings.
+    pub fn new(workspace: PathBuf, scratch: Scratch, web: WebSettings) -> Self {
+        ToolContext {
+            workspace,
+            scratch,
+            web,
+            memory: None,
+            hyde: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("workspace", &self.workspace)
+            .field("scratch", &self.scratch)
+            .field("memory", &self.memory.is_some())
+            .finish()
+    }
 }
 
 /// A tool the model can call.
@@ -124,6 +155,7 @@ impl ToolRegistry {
             Mode::Coder => coder,
             Mode::Agent | Mode::Run => {
                 let mut all = coder;
+                all.push(Box::new(memory_tool::MemoryTool));
                 all.push(Box::new(web_fetch::WebFetch));
                 all.push(Box::new(web_search::WebSearch));
                 all
@@ -133,6 +165,12 @@ impl ToolRegistry {
         ToolRegistry {
             tools: tools.into_iter().map(|t| (t.spec().name, t)).collect(),
         }
+    }
+
+    /// The registry without the named tool (memory when it is off).
+    pub fn without(mut self, name: &str) -> Self {
+        self.tools.retain(|(n, _)| n != name);
+        self
     }
 
     /// The definitions, in the stable order they are sent.

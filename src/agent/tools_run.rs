@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::ContentBlock;
 use crate::protocol::{AgentEvent, ApprovalDecision};
+use crate::provider::UsageRecord;
 use crate::tools::{ToolContext, ToolError, ToolOutput, ToolRegistry};
 
 /// One call as the model made it: id, tool name, arguments.
@@ -87,7 +88,8 @@ impl Approvals {
     }
 }
 
-/// Runs the calls and returns their `ToolResult` blocks in call order.
+/// Runs the calls and returns their `ToolResult` blocks in call order, with the usage of any
+/// model request a tool made.
 pub async fn run_calls(
     tools: &ToolRegistry,
     ctx: &ToolContext,
@@ -95,7 +97,7 @@ pub async fn run_calls(
     approvals: &mut Approvals,
     cancel: &CancellationToken,
     events: &mpsc::UnboundedSender<AgentEvent>,
-) -> Vec<ContentBlock> {
+) -> Vec<(ContentBlock, Option<UsageRecord>)> {
     let all_read_only = calls
         .iter()
         .all(|(_, name, _)| tools.get(name).is_none_or(|t| t.read_only()));
@@ -142,7 +144,7 @@ async fn run_one(
     call: &Call,
     cancel: &CancellationToken,
     events: &mpsc::UnboundedSender<AgentEvent>,
-) -> ContentBlock {
+) -> (ContentBlock, Option<UsageRecord>) {
     let (_, name, args) = call;
     let started = Instant::now();
     let outcome: Result<ToolOutput, ToolError> = if cancel.is_cancelled() {
@@ -178,11 +180,11 @@ fn finish(
     outcome: Result<ToolOutput, ToolError>,
     started: Instant,
     events: &mpsc::UnboundedSender<AgentEvent>,
-) -> ContentBlock {
+) -> (ContentBlock, Option<UsageRecord>) {
     let duration_ms = started.elapsed().as_millis() as u64;
-    let (content, is_error, saved_path) = match outcome {
-        Ok(out) => (out.text, false, out.saved_path),
-        Err(e) => (e.to_string(), true, None),
+    let (content, is_error, saved_path, usage) = match outcome {
+        Ok(out) => (out.text, false, out.saved_path, out.usage),
+        Err(e) => (e.to_string(), true, None, None),
     };
     let _ = events.send(AgentEvent::ToolResult {
         id: id.clone(),
@@ -193,9 +195,10 @@ fn finish(
         duration_ms,
         error: is_error.then(|| content.lines().next().unwrap_or_default().to_string()),
     });
-    ContentBlock::ToolResult {
+    let block = ContentBlock::ToolResult {
         tool_use_id: id.clone(),
         content,
         is_error,
-    }
+    };
+    (block, usage)
 }

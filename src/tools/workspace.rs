@@ -76,11 +76,11 @@ mod tests {
     use super::*;
 
     fn ctx(dir: &Path) -> ToolContext {
-        ToolContext {
-            workspace: dir.canonicalize().expect("canonical"),
-            scratch: crate::tools::Scratch::private(dir.join(".scratch-for-test")),
-            web: Default::default(),
-        }
+        ToolContext::new(
+            dir.canonicalize().expect("canonical"),
+            crate::tools::Scratch::private(dir.join(".scratch-for-test")),
+            Default::default(),
+        )
     }
 
     #[test]

@@ -267,6 +267,7 @@ impl App {
                     }
                 }
                 "help" => self.overlay = Some(Overlay::Help),
+                "config" => self.send(Op::MemoryStatus),
                 "compact" if self.running => self.notice("wait for the answer before compacting"),
                 "compact" => self.send(Op::Compact),
                 "cache" => {

@@ -21,6 +21,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/files", "saved files browser"),
     ("/cache", "prompt cache: fixed size, last request by block"),
     ("/compact", "fold older turns into a summary (one request)"),
+    ("/config memory", "memory mode and store size"),
     ("/help", "this help"),
     ("/quit", "quit"),
 ];

@@ -1,6 +1,7 @@
 mod agent_channels;
 mod agent_loop;
 mod exec_cli;
+mod memory;
 mod peers;
 mod prompt_cache;
 mod prompt_size;

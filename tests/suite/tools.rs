@@ -16,14 +16,14 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::common::{draw, screen_text};
 
 fn ctx(workspace: &Path, scratch: &Path, autosave: usize) -> ToolContext {
-    ToolContext {
-        workspace: workspace.canonicalize().expect("canonical"),
-        scratch: Scratch::private(scratch.to_path_buf()),
-        web: WebSettings {
+    ToolContext::new(
+        workspace.canonicalize().expect("canonical"),
+        Scratch::private(scratch.to_path_buf()),
+        WebSettings {
             autosave_bytes: autosave,
             ..WebSettings::default()
         },
-    }
+    )
 }
 
 async fn call(
@@ -157,11 +157,11 @@ async fn the_threshold_variable_moves_the_cut() {
         "20261130-000000-abcdef".into(),
         chatcli::agent::ApprovalPolicy::Deny,
     );
-    let c = ToolContext {
-        workspace: dir.path().canonicalize().expect("canonical"),
-        scratch: options.scratch.clone(),
-        web: options.web.clone(),
-    };
+    let c = ToolContext::new(
+        dir.path().canonicalize().expect("canonical"),
+        options.scratch.clone(),
+        options.web.clone(),
+    );
     let out = call(
         &c,
         "web_fetch",

@@ -1,0 +1,671 @@
+//! Long-term memory: facts kept across sessions under `CHATCLI_HOME/memory/`, pulled on demand.
+//!
+//! Files: `facts.jsonl` (one fact a line), `profile.json` (who the user is, projects), and
+//! `MEMORY.md` regenerated from the facts (grouped by category, capped at 32 KB). Every write
+//! takes a lock file, re-reads what is on disk, applies the change to that, and replaces the
+//! file atomically (temp file, fsync, rename), so two chatcli processes writing at once lose
+//! nothing and a crash mid-write leaves the previous store whole. Pull-first: the system prompt
+//! carries only a small digest frozen for the session (`digest`); details come through the
+//! `memory` tool's recall, or as a small auto-recall block in the newest user turn.
+
+pub mod cli;
+pub mod digest;
+pub mod embedding;
+pub mod keywords;
+pub mod recall;
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::logging::create_private_dir;
+
+/// What the prompt carries of memory (`CHATCLI_MEMORY_MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemoryMode {
+    /// A small digest in the cached system prompt; details by recall.
+    #[default]
+    Index,
+    /// Retrieval for the current query, every turn, in the newest user turn.
+    Full,
+    /// Nothing.
+    Off,
+}
+
+impl MemoryMode {
+    /// Parses the variable's value.
+    pub fn parse(value: &str) -> Option<MemoryMode> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "index" => Some(MemoryMode::Index),
+            "full" => Some(MemoryMode::Full),
+            "off" | "0" | "false" | "no" => Some(MemoryMode::Off),
+            _ => None,
+        }
+    }
+
+    /// The mode's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryMode::Index => "index",
+            MemoryMode::Full => "full",
+            MemoryMode::Off => "off",
+        }
+    }
+}
+
+/// How a session uses memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemorySettings {
+    pub dir: PathBuf,
+    pub mode: MemoryMode,
+    /// Characters the `full` block may take (`CHATCLI_MEMORY_RETRIEVAL_BUDGET`).
+    pub retrieval_budget: usize,
+    /// Auto-recall in index mode (`CHATCLI_MEMORY_AUTORECALL`).
+    pub autorecall: bool,
+    /// HyDE for explicit recall (`CHATCLI_MEMORY_HYDE`).
+    pub hyde: bool,
+}
+
+/// The categories a fact can have.
+pub const CATEGORIES: [&str; 6] = [
+    "architecture",
+    "pattern",
+    "preference",
+    "gotcha",
+    "project",
+    "personal",
+];
+/// Near-duplicates (keyword Jaccard at least this) reinforce the fact they repeat.
+pub const DUPLICATE_SIMILARITY: f64 = 0.85;
+const MEMORY_MD_CAP: usize = 32 * 1024;
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+const STALE_LOCK: Duration = Duration::from_secs(30);
+
+/// Why a memory operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("memory store {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "unknown category \"{0}\" (expected one of: architecture, pattern, preference, gotcha, project, personal)"
+    )]
+    Category(String),
+    #[error("no fact with id {0} (see `chatcli memory list`)")]
+    NoSuchFact(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the memory store is locked by another chatcli (remove {0} if no other chatcli runs)")]
+    Locked(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MemoryError + '_ {
+    move |source| MemoryError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// One remembered fact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact {
+    pub id: String,
+    pub content: String,
+    pub category: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub created: u64,
+    #[serde(default)]
+    pub last_accessed: u64,
+    #[serde(default)]
+    pub access_count: u32,
+    #[serde(default = "default_confidence")]
+    pub confidence: f32,
+    #[serde(default)]
+    pub source: String,
+}
+
+fn default_confidence() -> f32 {
+    0.7
+}
+
+/// A project the user works on.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Project {
+    pub name: String,
+    #[serde(default)]
+    pub last_active: u64,
+}
+
+/// Who the user is.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Profile {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub role: String,
+    #[serde(default)]
+    pub expertise: Vec<String>,
+    #[serde(default)]
+    pub company: String,
+    #[serde(default)]
+    pub projects: Vec<Project>,
+}
+
+/// The fact id: the first 12 bytes of SHA-256 of the trimmed, lowercased content, in hex.
+pub fn fact_id(content: &str) -> String {
+    let digest = Sha256::digest(content.trim().to_lowercase().as_bytes());
+    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
+}
+
+/// A new fact's fields.
+#[derive(Debug, Clone, Default)]
+pub struct NewFact {
+    pub content: String,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub source: String,
+}
+
+/// What `add` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// A new fact with this id.
+    New(String),
+    /// A near-duplicate of this fact, which was reinforced instead.
+    Reinforced(String),
+}
+
+/// The memory directory and what it holds.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+    pub facts: Vec<Fact>,
+    pub profile: Profile,
+}
+
+impl Store {
+    /// Opens the store in `dir` (missing files mean an empty store).
+    pub fn open(dir: &Path) -> Result<Store, MemoryError> {
+        let facts = read_facts(&dir.join("facts.jsonl"))?;
+        let profile = match std::fs::read_to_string(dir.join("profile.json")) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Profile::default(),
+            Err(e) => return Err(io(&dir.join("profile.json"))(e)),
+        };
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            facts,
+            profile,
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Adds a fact, or reinforces its near-duplicate; merged with what is on disk, under the lock.
+    pub fn add(&mut self, new: NewFact) -> Result<Added, MemoryError> {
+        let content = new.content.trim().to_string();
+        if content.is_empty() {
+            return Err(MemoryError::Invalid("a fact needs some text".into()));
+        }
+        let category = if new.category.is_empty() {
+            "project".to_string()
+        } else {
+            new.category.to_lowercase()
+        };
+        if !CATEGORIES.contains(&category.as_str()) {
+            return Err(MemoryError::Category(category));
+        }
+        self.mutate(|facts| {
+            let mut dups = DupIndex::build(facts);
+            Ok(insert(
+                facts, &mut dups, content, category, new.tags, new.source,
+            ))
+        })
+    }
+
+    /// Adds many facts in one locked write (import).
+    pub fn add_all(&mut self, news: Vec<NewFact>) -> Result<(usize, usize), MemoryError> {
+        for new in &news {
+            let category = new.category.to_lowercase();
+            if !category.is_empty() && !CATEGORIES.contains(&category.as_str()) {
+                return Err(MemoryError::Category(new.category.clone()));
+            }
+        }
+        self.mutate(|facts| {
+            let mut dups = DupIndex::build(facts);
+            let (mut added, mut reinforced) = (0, 0);
+            for new in news {
+                let content = new.content.trim().to_string();
+                if content.is_empty() {
+                    continue;
+                }
+                let category = if new.category.is_empty() {
+                    "project".into()
+                } else {
+                    new.category.to_lowercase()
+                };
+                match insert(facts, &mut dups, content, category, new.tags, new.source) {
+                    Added::New(_) => added += 1,
+                    Added::Reinforced(_) => reinforced += 1,
+                }
+            }
+            Ok((added, reinforced))
+        })
+    }
+
+    /// Removes a fact by id (or unique id prefix).
+    pub fn forget(&mut self, id: &str) -> Result<Fact, MemoryError> {
+        let id = id.trim().to_lowercase();
+        self.mutate(|facts| {
+            let matching: Vec<usize> = facts
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| !id.is_empty() && f.id.starts_with(&id))
+                .map(|(i, _)| i)
+                .collect();
+            match matching.as_slice() {
+                [one] => Ok(facts.remove(*one)),
+                [] => Err(MemoryError::NoSuchFact(id.clone())),
+                _ => Err(MemoryError::Invalid(format!(
+                    "id prefix {id} matches {} facts: give more of it",
+                    matching.len()
+                ))),
+            }
+        })
+    }
+
+    /// Marks facts as accessed by an explicit recall.
+    pub fn touch(&mut self, ids: &[String]) -> Result<(), MemoryError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let now = now_secs();
+        self.mutate(|facts| {
+            for fact in facts.iter_mut().filter(|f| ids.contains(&f.id)) {
+                fact.access_count += 1;
+                fact.last_accessed = now;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `change` on the facts as they are on disk now, under the lock, and saves the result.
+    fn mutate<T>(
+        &mut self,
+        change: impl FnOnce(&mut Vec<Fact>) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        create_private_dir(&self.dir).map_err(io(&self.dir))?;
+        let _lock = Lock::acquire(&self.dir)?;
+        let mut facts = read_facts(&self.dir.join("facts.jsonl"))?;
+        let out = change(&mut facts)?;
+        write_atomic(&self.dir.join("facts.jsonl"), &facts_jsonl(&facts))?;
+        write_atomic(&self.dir.join("MEMORY.md"), memory_md(&facts).as_bytes())?;
+        self.facts = facts;
+        Ok(out)
+    }
+}
+
+/// Keyword sets of the facts and which facts hold each keyword, to find near-duplicates fast.
+struct DupIndex {
+    sets: Vec<BTreeSet<String>>,
+    postings: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl DupIndex {
+    fn build(facts: &[Fact]) -> Self {
+        let mut index = DupIndex {
+            sets: Vec::with_capacity(facts.len()),
+            postings: Default::default(),
+        };
+        for fact in facts {
+            index.push(keywords::keywords(&fact.content));
+        }
+        index
+    }
+
+    fn push(&mut self, set: BTreeSet<String>) {
+        let n = self.sets.len();
+        for word in &set {
+            self.postings.entry(word.clone()).or_default().push(n);
+        }
+        self.sets.push(set);
+    }
+
+    /// A fact whose keywords are at least 85% the same as `set`'s.
+    fn near(&self, set: &BTreeSet<String>) -> Option<usize> {
+        // Jaccard >= 0.85 means the other fact holds at least 85% of these keywords, so it holds
+        // at least one of the first |A| - ceil(0.85 |A|) + 1 of them.
+        let need = (set.len() as f64 * DUPLICATE_SIMILARITY).ceil() as usize;
+        let probe = set.len().saturating_sub(need) + 1;
+        let mut candidates: Vec<usize> = set
+            .iter()
+            .take(probe)
+            .filter_map(|w| self.postings.get(w))
+            .flatten()
+            .copied()
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .find(|i| keywords::jaccard(&self.sets[*i], set) >= DUPLICATE_SIMILARITY)
+    }
+}
+
+fn insert(
+    facts: &mut Vec<Fact>,
+    dups: &mut DupIndex,
+    content: String,
+    category: String,
+    tags: Vec<String>,
+    source: String,
+) -> Added {
+    let id = fact_id(&content);
+    let now = now_secs();
+    let words = keywords::keywords(&content);
+    let duplicate = facts.iter().position(|f| f.id == id).or_else(|| {
+        if words.is_empty() {
+            None
+        } else {
+            dups.near(&words)
+        }
+    });
+    if let Some(i) = duplicate {
+        let existing = &mut facts[i];
+        existing.confidence = (existing.confidence + 0.1).min(1.0);
+        existing.last_accessed = now;
+        for tag in tags {
+            if !existing.tags.contains(&tag) {
+                existing.tags.push(tag);
+            }
+        }
+        return Added::Reinforced(existing.id.clone());
+    }
+    dups.push(words);
+    facts.push(Fact {
+        id: id.clone(),
+        content,
+        category,
+        tags,
+        created: now,
+        last_accessed: now,
+        access_count: 0,
+        confidence: default_confidence(),
+        source: if source.is_empty() {
+            "user".into()
+        } else {
+            source
+        },
+    });
+    Added::New(id)
+}
+
+fn read_facts(path: &Path) -> Result<Vec<Fact>, MemoryError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(path)(e)),
+    };
+    let mut facts = Vec::new();
+    for (n, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(io(path))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Fact>(&line) {
+            Ok(fact) => facts.push(fact),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), line = n + 1, error = %e, "skipping an unreadable fact")
+            }
+        }
+    }
+    Ok(facts)
+}
+
+fn facts_jsonl(facts: &[Fact]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for fact in facts {
+        if let Ok(line) = serde_json::to_string(fact) {
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Writes a file so that a crash leaves either the old or the new content, never a mix.
+pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), MemoryError> {
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let mut file = crate::tools::scratch::create_exclusive(&tmp)
+        .or_else(|_| {
+            let _ = std::fs::remove_file(&tmp);
+            crate::tools::scratch::create_exclusive(&tmp)
+        })
+        .map_err(io(&tmp))?;
+    file.write_all(content).map_err(io(&tmp))?;
+    file.sync_all().map_err(io(&tmp))?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io(path))?;
+    if let Some(parent) = path.parent()
+        && let Ok(dir) = File::open(parent)
+    {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// `MEMORY.md`: the facts grouped by category, capped at 32 KB.
+pub fn memory_md(facts: &[Fact]) -> String {
+    let mut out = String::from(
+        "# Memory\n\nGenerated by chatcli from facts.jsonl; edits here are overwritten.\n",
+    );
+    for category in CATEGORIES {
+        let mut in_category: Vec<&Fact> = facts.iter().filter(|f| f.category == category).collect();
+        if in_category.is_empty() {
+            continue;
+        }
+        in_category.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.id.cmp(&b.id)));
+        let section = format!("\n## {category}\n\n");
+        if out.len() + section.len() > MEMORY_MD_CAP {
+            break;
+        }
+        out.push_str(&section);
+        for fact in in_category {
+            let line = format!(
+                "- {} ({})\n",
+                fact.content.replace('\n', " "),
+                &fact.id[..8.min(fact.id.len())]
+            );
+            if out.len() + line.len() > MEMORY_MD_CAP {
+                return out;
+            }
+            out.push_str(&line);
+        }
+    }
+    out
+}
+
+/// An exclusive lock on the store: a `.lock` file created with `O_EXCL`, removed on drop.
+struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    fn acquire(dir: &Path) -> Result<Lock, MemoryError> {
+        let path = dir.join(".lock");
+        let started = Instant::now();
+        loop {
+            match crate::tools::scratch::create_exclusive(&path) {
+                Ok(mut file) => {
+                    let _ = writeln!(file, "{}", std::process::id());
+                    return Ok(Lock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .map(|m| m.elapsed().unwrap_or_default() > STALE_LOCK)
+                        .unwrap_or(false);
+                    if stale {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    if started.elapsed() > LOCK_WAIT {
+                        return Err(MemoryError::Locked(path.display().to_string()));
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(io(&path)(e)),
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Tags most used across the facts, most used first (ties by name).
+pub fn top_tags(facts: &[Fact], n: usize) -> Vec<String> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for fact in facts {
+        let distinct: BTreeSet<&str> = fact.tags.iter().map(String::as_str).collect();
+        for tag in distinct {
+            *counts.entry(tag).or_default() += 1;
+        }
+    }
+    let mut sorted: Vec<(&str, usize)> = counts.into_iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    sorted
+        .into_iter()
+        .take(n)
+        .map(|(t, _)| t.to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(content: &str, category: &str) -> NewFact {
+        NewFact {
+            content: content.into(),
+            category: category.into(),
+            ..NewFact::default()
+        }
+    }
+
+    #[test]
+    fn ids_are_content_hashes() {
+        assert_eq!(fact_id("  Hello "), fact_id("hello"));
+        assert_eq!(fact_id("x").len(), 24);
+    }
+
+    #[test]
+    fn near_duplicates_reinforce_instead_of_adding() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(dir.path()).expect("open");
+        let first = store
+            .add(new(
+                "The staging database password rotates every Monday via Vault",
+                "gotcha",
+            ))
+            .expect("add");
+        let again = store
+            .add(new(
+                "the staging database password rotates every monday via vault!",
+                "gotcha",
+            ))
+            .expect("add");
+        assert!(matches!(first, Added::New(_)));
+        assert_eq!(again, Added::Reinforced(store.facts[0].id.clone()));
+        assert_eq!(store.facts.len(), 1);
+        assert!(store.facts[0].confidence > 0.75);
+        let err = store.add(new("x y z", "mood")).expect_err("bad category");
+        assert!(err.to_string().starts_with("unknown category \"mood\""));
+        let md = std::fs::read_to_string(dir.path().join("MEMORY.md")).expect("md");
+        assert!(md.contains("## gotcha") && md.contains("rotates every Monday"));
+    }
+
+    #[test]
+    fn forget_by_id_prefix() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(dir.path()).expect("open");
+        let Added::New(id) = store
+            .add(new("Use cargo nextest for tests", "preference"))
+            .expect("add")
+        else {
+            panic!("new fact expected");
+        };
+        assert!(store.forget("zzzz").is_err());
+        let gone = store.forget(&id[..6]).expect("forget");
+        assert_eq!(gone.id, id);
+        assert!(Store::open(dir.path()).expect("open").facts.is_empty());
+    }
+
+    #[test]
+    fn concurrent_writers_lose_no_fact() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let handles: Vec<_> = (0..4)
+            .map(|w| {
+                let path = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let mut store = Store::open(&path).expect("open");
+                    for i in 0..15 {
+                        store
+                            .add(new(
+                                &format!("writer{w} remembers item{i} of subsystem{}", w * 100 + i),
+                                "project",
+                            ))
+                            .expect("add");
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("writer finished");
+        }
+        assert_eq!(Store::open(dir.path()).expect("open").facts.len(), 60);
+    }
+
+    #[test]
+    fn a_crash_before_the_rename_leaves_the_previous_store_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(dir.path()).expect("open");
+        store
+            .add(new("Fact one survives crashes", "project"))
+            .expect("add");
+        let before = std::fs::read(dir.path().join("facts.jsonl")).expect("read");
+        // A crash between writing the temp file and renaming it leaves just a stray temp file.
+        std::fs::write(dir.path().join("facts.tmp.99999"), b"{\"half\": ").expect("write");
+        assert_eq!(
+            std::fs::read(dir.path().join("facts.jsonl")).expect("read"),
+            before
+        );
+        let reopened = Store::open(dir.path()).expect("open");
+        assert_eq!(reopened.facts.len(), 1);
+        assert_eq!(reopened.facts[0].content, "Fact one survives crashes");
+    }
+}

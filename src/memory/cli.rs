@@ -1,0 +1,131 @@
+//! `chatcli memory …`: the store from the command line, as the `memory` tool sees it.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{Added, MemoryError, NewFact, Store, digest};
+
+/// What `chatcli memory` was asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Add {
+        text: String,
+        category: Option<String>,
+        tags: Vec<String>,
+    },
+    List,
+    Forget {
+        id: String,
+    },
+    Import {
+        file: String,
+    },
+    Index,
+}
+
+#[derive(Deserialize)]
+struct ImportLine {
+    content: String,
+    #[serde(default)]
+    category: String,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+/// Runs `action` on the store in `dir`, printing to `out`.
+pub fn run(dir: &Path, action: Action, out: &mut dyn Write) -> Result<(), MemoryError> {
+    let mut store = Store::open(dir)?;
+    let write_err = |e: std::io::Error| MemoryError::Io {
+        path: "stdout".into(),
+        source: e,
+    };
+    match action {
+        Action::Add {
+            text,
+            category,
+            tags,
+        } => {
+            let added = store.add(NewFact {
+                content: text,
+                category: category.unwrap_or_default(),
+                tags,
+                source: "user".into(),
+            })?;
+            match added {
+                Added::New(id) => writeln!(out, "remembered {id}"),
+                Added::Reinforced(id) => writeln!(out, "already known: reinforced {id}"),
+            }
+            .map_err(write_err)?;
+        }
+        Action::List => {
+            if store.facts.is_empty() {
+                writeln!(out, "no facts stored in {}", store.dir().display()).map_err(write_err)?;
+            }
+            for fact in &store.facts {
+                let tags = if fact.tags.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", fact.tags.join(", "))
+                };
+                writeln!(
+                    out,
+                    "{}  {:<12} {}{tags}",
+                    &fact.id[..12.min(fact.id.len())],
+                    fact.category,
+                    fact.content
+                )
+                .map_err(write_err)?;
+            }
+        }
+        Action::Forget { id } => {
+            let gone = store.forget(&id)?;
+            writeln!(out, "forgot {}: {}", gone.id, gone.content).map_err(write_err)?;
+        }
+        Action::Import { file } => {
+            let path = Path::new(&file);
+            let handle = std::fs::File::open(path).map_err(|source| MemoryError::Io {
+                path: file.clone(),
+                source,
+            })?;
+            let mut news = Vec::new();
+            for (n, line) in std::io::BufReader::new(handle).lines().enumerate() {
+                let line = line.map_err(|source| MemoryError::Io {
+                    path: file.clone(),
+                    source,
+                })?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let parsed: ImportLine = serde_json::from_str(&line).map_err(|e| {
+                    MemoryError::Invalid(format!(
+                        "{file} line {}: {e} (expected {{\"content\": …, \"category\": …, \"tags\": […]}})",
+                        n + 1
+                    ))
+                })?;
+                news.push(NewFact {
+                    content: parsed.content,
+                    category: parsed.category,
+                    tags: parsed.tags,
+                    source: "import".into(),
+                });
+            }
+            let (added, reinforced) = store.add_all(news)?;
+            writeln!(
+                out,
+                "imported {added} facts ({reinforced} near-duplicates reinforced)"
+            )
+            .map_err(write_err)?;
+        }
+        Action::Index => {
+            let text = digest::index_digest(&store);
+            if text.is_empty() {
+                writeln!(out, "(empty: no facts or profile yet)").map_err(write_err)?;
+            } else {
+                writeln!(out, "{text}").map_err(write_err)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! `memory`: recall, add and forget long-term facts (see `crate::memory`).
+//!
+//! Recall is explicit, so it counts as an access (unlike passive auto-recall). Its output is
+//! capped at 4,000 characters. With `CHATCLI_MEMORY_HYDE=1` the model first writes a short
+//! hypothetical answer that is embedded with the query: one extra request, accounted as one.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolOutput, optional_str, required_str};
+use crate::conversation::{Message, ModelRequest, ToolSpec};
+use crate::memory::recall::RecallIndex;
+use crate::memory::{Added, NewFact, Store, now_secs};
+use crate::provider::{Provider, ProviderEvent};
+
+/// Characters of recall output at most.
+pub const RECALL_CAP: usize = 4000;
+
+/// The store shared by the agent (for prompt blocks) and the `memory` tool.
+pub struct MemoryState {
+    pub store: Store,
+    index: Option<RecallIndex>,
+}
+
+impl MemoryState {
+    /// Wraps an opened store.
+    pub fn new(store: Store) -> Self {
+        MemoryState { store, index: None }
+    }
+
+    /// Indices (into `store.facts`) of the best facts for `query`; builds the index on first use.
+    pub fn recall(&mut self, query: &str, extra: Option<&str>, limit: usize) -> Vec<usize> {
+        let index = self
+            .index
+            .get_or_insert_with(|| RecallIndex::build(&self.store.facts));
+        index
+            .recall(&self.store.facts, query, extra, now_secs(), limit)
+            .into_iter()
+            .map(|h| h.index)
+            .collect()
+    }
+
+    /// Drops the recall index after the store changed.
+    pub fn invalidate(&mut self) {
+        self.index = None;
+    }
+}
+
+/// Shared handle to the memory state.
+pub type SharedMemory = Arc<Mutex<MemoryState>>;
+
+/// The `memory` tool.
+pub struct MemoryTool;
+
+impl Tool for MemoryTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "memory".into(),
+            description: "Long-term memory: action recall (query), add (content, category, tags) or forget (id).".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": ["recall", "add", "forget"]},
+                    "query": {"type": "string"},
+                    "content": {"type": "string"},
+                    "category": {"type": "string", "enum": crate::memory::CATEGORIES},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "id": {"type": "string"}
+                },
+                "required": ["action"]
+            }),
+        }
+    }
+
+    fn read_only(&self) -> bool {
+        // Adding and forgetting change only chatcli's own store, never the workspace.
+        true
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        async move {
+            let Some(memory) = ctx.memory.as_ref() else {
+                return Err(ToolError::Failed(
+                    "memory is off (CHATCLI_MEMORY_MODE=off)".into(),
+                ));
+            };
+            let failed = |e: crate::memory::MemoryError| ToolError::Failed(e.to_string());
+            let poisoned = || {
+                ToolError::Failed("the memory store is unavailable after an earlier failure".into())
+            };
+            match required_str(args, "action")? {
+                "recall" => {
+                    let query = required_str(args, "query")?;
+                    let (hypothesis, usage) = match &ctx.hyde {
+                        Some(provider) => hypothesize(provider.as_ref(), query).await,
+                        None => (None, None),
+                    };
+                    let mut state = memory.lock().map_err(|_| poisoned())?;
+                    let hits = state.recall(query, hypothesis.as_deref(), 10);
+                    let facts: Vec<_> =
+                        hits.iter().map(|i| state.store.facts[*i].clone()).collect();
+                    let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
+                    state.store.touch(&ids).map_err(failed)?;
+                    let mut out = String::new();
+                    for (n, fact) in facts.iter().enumerate() {
+                        let tags = if fact.tags.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", tags: {}", fact.tags.join(", "))
+                        };
+                        let line = format!(
+                            "{}. [{}] {} (id {}{tags})\n",
+                            n + 1,
+                            fact.category,
+                            fact.content,
+                            &fact.id[..12.min(fact.id.len())]
+                        );
+                        if out.len() + line.len() > RECALL_CAP {
+                            break;
+                        }
+                        out.push_str(&line);
+                    }
+                    if out.is_empty() {
+                        out = format!("no stored fact matches \"{query}\"");
+                    }
+                    Ok(ToolOutput {
+                        text: out.trim_end().to_string(),
+                        saved_path: None,
+                        usage,
+                    })
+                }
+                "add" => {
+                    let content = required_str(args, "content")?;
+                    let tags = args
+                        .get("tags")
+                        .and_then(|t| t.as_array())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|t| t.as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let new = NewFact {
+                        content: content.to_string(),
+                        category: optional_str(args, "category")
+                            .unwrap_or("project")
+                            .to_string(),
+                        tags,
+                        source: "agent".into(),
+                    };
+                    let mut state = memory.lock().map_err(|_| poisoned())?;
+                    let added = state.store.add(new).map_err(failed)?;
+                    state.invalidate();
+                    Ok(ToolOutput::text(match added {
+                        Added::New(id) => format!("remembered (id {})", &id[..12]),
+                        Added::Reinforced(id) => {
+                            format!("already known: reinforced fact {}", &id[..12])
+                        }
+                    }))
+                }
+                "forget" => {
+                    let id = required_str(args, "id")?;
+                    let mut state = memory.lock().map_err(|_| poisoned())?;
+                    let gone = state.store.forget(id).map_err(failed)?;
+                    state.invalidate();
+                    Ok(ToolOutput::text(format!("forgot: {}", gone.content)))
+                }
+                other => Err(ToolError::InvalidArgs(format!(
+                    "unknown action \"{other}\" (expected recall, add or forget)"
+                ))),
+            }
+        }
+        .boxed()
+    }
+}
+
+/// HyDE: a short hypothetical answer to embed with the query, and the usage of asking for it.
+async fn hypothesize(
+    provider: &dyn Provider,
+    query: &str,
+) -> (Option<String>, Option<crate::provider::UsageRecord>) {
+    let request = ModelRequest {
+        model: provider.model().to_string(),
+        system: Vec::new(),
+        tools: Vec::new(),
+        messages: vec![Message::user_text(format!(
+            "Write two sentences that would answer this, as a stored note would: {query}"
+        ))],
+        max_output_tokens: 120,
+        session_id: "hyde".into(),
+    };
+    let mut stream = provider.stream(request);
+    let mut text = String::new();
+    let mut usage = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(ProviderEvent::TextDelta(t)) => text.push_str(&t),
+            Ok(ProviderEvent::Usage(u)) => usage = Some(u),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "HyDE request failed; recalling with the query alone");
+                break;
+            }
+        }
+    }
+    ((!text.trim().is_empty()).then_some(text), usage)
+}

@@ -1,0 +1,313 @@
+//! Long-term memory end to end: the CLI, the digest in the cached prefix, the volatile blocks in
+//! the newest user turn, and explicit recall through the tool.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use chatcli::agent::{self, AgentOptions};
+use chatcli::memory::{MemoryMode, MemorySettings, NewFact, Store};
+use chatcli::protocol::{AgentEvent, Mode, Op};
+use serde_json::json;
+
+use crate::common::events_until;
+use crate::common::scripted::{Scripted, respond};
+
+fn chatcli(home: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_chatcli"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CHATCLI_HOME", home)
+        .current_dir(home)
+        .args(args)
+        .output()
+        .expect("run chatcli");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn five_hundred_facts(path: &Path) {
+    let categories = [
+        "architecture",
+        "pattern",
+        "preference",
+        "gotcha",
+        "project",
+        "personal",
+    ];
+    let lines: String = (0..500)
+        .map(|i| {
+            json!({
+                "content": format!("Fact item{i} about subsystem{} and module{}", i * 7919 % 1000, i * 31 % 97),
+                "category": categories[i % 6],
+                "tags": [format!("topic{}", i % 11)],
+            })
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(path, lines).expect("write");
+}
+
+#[test]
+fn the_memory_cli_imports_lists_indexes_and_forgets() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let file = home.path().join("facts.jsonl");
+    five_hundred_facts(&file);
+    let (ok, out, err) = chatcli(
+        home.path(),
+        &["memory", "import", &file.display().to_string()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.trim(),
+        "imported 500 facts (0 near-duplicates reinforced)"
+    );
+    let (ok, index, _) = chatcli(home.path(), &["memory", "index"]);
+    assert!(ok);
+    let index = index.trim_end();
+    assert!(index.chars().count() <= 600, "{}", index.chars().count());
+    assert!(index.contains("Facts: 500 stored ("));
+    assert!(index.lines().all(|l| !l.is_empty()), "whole lines");
+    let (ok, _, _) = chatcli(
+        home.path(),
+        &[
+            "memory",
+            "add",
+            "Use cargo nextest in CI",
+            "--category",
+            "preference",
+            "--tags",
+            "ci,testing",
+        ],
+    );
+    assert!(ok);
+    let (_, list, _) = chatcli(home.path(), &["memory", "list"]);
+    assert_eq!(list.lines().count(), 501);
+    let line = list
+        .lines()
+        .find(|l| l.contains("nextest"))
+        .expect("listed");
+    assert!(line.contains("[ci, testing]"));
+    let id = line.split_whitespace().next().expect("id");
+    let (ok, out, _) = chatcli(home.path(), &["memory", "forget", id]);
+    assert!(ok && out.starts_with("forgot "));
+    let (ok, _, err) = chatcli(
+        home.path(),
+        &["memory", "add", "x y z", "--category", "mood"],
+    );
+    assert!(!ok);
+    assert!(err.contains("unknown category \"mood\""), "{err}");
+    std::fs::write(home.path().join("bad.jsonl"), "{\"text\": 1}\n").expect("write");
+    let (ok, _, err) = chatcli(home.path(), &["memory", "import", "bad.jsonl"]);
+    assert!(!ok && err.contains("bad.jsonl line 1"), "{err}");
+}
+
+fn memory_options(dir: &Path, home: &Path, mode: MemoryMode, autorecall: bool) -> AgentOptions {
+    let mut options = AgentOptions::new("s".into(), Mode::Agent, dir.to_path_buf());
+    options.smart_route = chatcli::agent::routing::RouteMode::Off;
+    options.memory = Some(MemorySettings {
+        dir: home.join("memory"),
+        mode,
+        retrieval_budget: 4000,
+        autorecall,
+        hyde: false,
+    });
+    options
+}
+
+fn seed(home: &Path) {
+    let mut store = Store::open(&home.join("memory")).expect("open");
+    let facts = [
+        (
+            "The staging database password rotates every Monday via Vault",
+            "gotcha",
+        ),
+        (
+            "Deploy to Kubernetes with the Helm charts in deploy/charts",
+            "architecture",
+        ),
+        ("The user prefers small pull requests", "preference"),
+    ];
+    for (content, category) in facts {
+        store
+            .add(NewFact {
+                content: content.into(),
+                category: category.into(),
+                tags: vec!["ops".into()],
+                source: "test".into(),
+            })
+            .expect("add");
+    }
+}
+
+async fn submit(handle: &mut agent::AgentHandle, text: &str) -> Vec<AgentEvent> {
+    handle
+        .ops
+        .send(Op::Submit {
+            text: text.into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    events_until(handle, |e| matches!(e, AgentEvent::Cost { .. })).await
+}
+
+#[tokio::test]
+async fn index_mode_keeps_a_frozen_digest_in_the_cached_system_prompt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let script = vec![
+        respond(
+            "",
+            &[(
+                "m1",
+                "memory",
+                json!({"action": "add", "content": "A brand new fact about caching layers", "category": "pattern"}),
+            )],
+        ),
+        respond("noted", &[]),
+        respond("ok", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        memory_options(dir.path(), dir.path(), MemoryMode::Index, true),
+    );
+    submit(&mut handle, "remember something about vault").await;
+    submit(&mut handle, "a totally different question about kubernetes").await;
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    let memory_block = requests[0]
+        .system
+        .iter()
+        .find(|b| b.name == "memory index")
+        .expect("digest in the system prompt");
+    assert!(memory_block.stable);
+    assert!(memory_block.text.contains("Facts: 3 stored"));
+    for r in &requests {
+        assert_eq!(
+            r.system, requests[0].system,
+            "identical across turns, queries and store changes"
+        );
+        assert!(r.tools.iter().any(|t| t.name == "memory"));
+    }
+    // The new fact was stored, but the session's digest stays frozen.
+    assert_eq!(
+        Store::open(&dir.path().join("memory"))
+            .expect("open")
+            .facts
+            .len(),
+        4
+    );
+    // Auto-recall rides in the newest user turn, never in the system prompt.
+    let newest = requests[2].messages.last().expect("message").text();
+    assert!(
+        newest.contains("[MEMORY AUTO-RECALL]\n- [architecture] Deploy to Kubernetes"),
+        "{newest}"
+    );
+    let block = newest
+        .split("[memory auto-recall]\n")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(block.len() <= 700 + 20);
+    assert!(
+        !requests[2]
+            .system
+            .iter()
+            .any(|b| b.text.contains("AUTO-RECALL"))
+    );
+    // Passive recall is not an access.
+    let store = Store::open(&dir.path().join("memory")).expect("open");
+    assert!(store.facts.iter().all(|f| f.access_count == 0));
+}
+
+#[tokio::test]
+async fn full_mode_puts_retrieval_in_the_newest_user_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        memory_options(dir.path(), dir.path(), MemoryMode::Full, true),
+    );
+    submit(&mut handle, "how does vault rotate the database password").await;
+    let request = provider.requests().pop().expect("request");
+    assert!(!request.system.iter().any(|b| b.name.starts_with("memory")));
+    let newest = request.messages.last().expect("message").text();
+    assert!(
+        newest.contains("[memory (full)]\n- [gotcha] The staging database password rotates"),
+        "{newest}"
+    );
+}
+
+#[tokio::test]
+async fn explicit_recall_through_the_tool_counts_as_an_access() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let script = vec![
+        respond(
+            "",
+            &[(
+                "r1",
+                "memory",
+                json!({"action": "recall", "query": "when does vault rotate credentials"}),
+            )],
+        ),
+        respond("Mondays.", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        memory_options(dir.path(), dir.path(), MemoryMode::Index, false),
+    );
+    submit(&mut handle, "when is the password rotated?").await;
+    let second = &provider.requests()[1];
+    let result = second.messages.last().expect("results");
+    let text = match &result.content[0] {
+        chatcli::conversation::ContentBlock::ToolResult { content, .. } => content.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        text.starts_with(
+            "1. [gotcha] The staging database password rotates every Monday via Vault (id "
+        ),
+        "{text}"
+    );
+    let store = Store::open(&dir.path().join("memory")).expect("open");
+    let vault = store
+        .facts
+        .iter()
+        .find(|f| f.content.contains("Vault"))
+        .expect("fact");
+    assert_eq!(vault.access_count, 1);
+}
+
+#[tokio::test]
+async fn memory_off_sends_no_memory_tool_and_no_block() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        memory_options(dir.path(), dir.path(), MemoryMode::Off, true),
+    );
+    submit(&mut handle, "vault?").await;
+    handle.ops.send(Op::MemoryStatus).expect("alive");
+    let status = events_until(&mut handle, |e| matches!(e, AgentEvent::Notice { .. })).await;
+    assert!(
+        matches!(status.last(), Some(AgentEvent::Notice { message }) if message.starts_with("memory: off"))
+    );
+    let request = provider.requests().pop().expect("request");
+    assert!(!request.tools.iter().any(|t| t.name == "memory"));
+    assert!(
+        !request
+            .messages
+            .last()
+            .expect("message")
+            .text()
+            .contains("MEMORY")
+    );
+}
