@@ -7,6 +7,7 @@
 //! history must still be a valid request, i.e. every tool call has a result. `turn` counts
 //! requests within one prompt, from 1.
 
+pub mod accounting;
 pub mod compaction;
 pub mod early_exit;
 pub mod routing;
@@ -66,6 +67,8 @@ pub struct AgentOptions {
     pub compaction: compaction::Settings,
     /// Long-term memory; `None` keeps none.
     pub memory: Option<MemorySettings>,
+    /// Stop starting requests once the session costs this much (`CHATCLI_SESSION_BUDGET_USD`).
+    pub budget_usd: Option<f64>,
 }
 
 /// A source of the current time.
@@ -106,6 +109,7 @@ impl AgentOptions {
             web: WebSettings::default(),
             compaction: compaction::Settings::default(),
             memory: None,
+            budget_usd: None,
             session_id,
         }
     }
@@ -163,6 +167,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         answers: answers_rx,
     };
     let agent = Agent {
+        book: accounting::CostBook::new(options.budget_usd),
         provider,
         compactor: compaction::Compactor::new(options.compaction),
         last_input: 0,
@@ -183,8 +188,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         prompt_memory: (None, None),
         options,
         history: Vec::new(),
-        totals: UsageRecord::default(),
-        cost_total: Some(0.0),
+
         events: events_tx,
     };
     let join = tokio::spawn(agent.run(ops_rx, answers_tx));
@@ -214,9 +218,7 @@ struct Agent {
     mode: Mode,
     tool_ctx: ToolContext,
     history: Vec<Message>,
-    totals: UsageRecord,
-    /// Sum of every request's cost; `None` once a request had no known price.
-    cost_total: Option<f64>,
+    book: accounting::CostBook,
     events: mpsc::UnboundedSender<AgentEvent>,
 }
 
@@ -236,6 +238,7 @@ enum Ending {
     Interrupted,
     MaxTurns,
     EarlyExit,
+    Budget,
     Failed,
 }
 
@@ -246,6 +249,7 @@ impl Ending {
             Ending::Interrupted => "interrupted",
             Ending::MaxTurns => "max_turns",
             Ending::EarlyExit => "early_exit",
+            Ending::Budget => "budget",
             Ending::Failed => "error",
         }
     }
@@ -277,6 +281,14 @@ impl Agent {
                 .and_then(|p| p.context_window)
                 .unwrap_or(0),
         });
+        if self.options.pricing.is_none() {
+            let model = self.provider.model().to_string();
+            self.emit(AgentEvent::Notice {
+                message: format!(
+                    "cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml"
+                ),
+            });
+        }
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -306,6 +318,18 @@ impl Agent {
                 Op::CacheReport => {
                     let report = self.cache_report();
                     self.emit(report);
+                }
+                Op::CostReport => {
+                    let report = self.cost_report();
+                    self.emit(report);
+                }
+                Op::SetBudget { usd } => {
+                    self.book.set_budget(usd);
+                    let message = match usd {
+                        Some(b) => format!("session budget set to ${b:.2}"),
+                        None => "session budget removed".into(),
+                    };
+                    self.emit(AgentEvent::Notice { message });
                 }
                 Op::MemoryStatus => {
                     let message = self.memory_status();
@@ -368,6 +392,10 @@ impl Agent {
         let mut final_text = String::new();
         let mut turn = 0u32;
         let ending = loop {
+            if let Some(message) = self.book.over_budget() {
+                self.emit(AgentEvent::Notice { message });
+                break Ending::Budget;
+            }
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
             self.attach_volatile();
@@ -813,21 +841,38 @@ impl Agent {
     }
 
     fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
-        self.totals.add(&usage);
         self.last_input = usage.total_input();
-        // A price the provider reported for the response beats the catalog's.
-        let cost_usd = usage
-            .reported_cost
-            .or_else(|| self.options.pricing.as_ref().map(|p| p.cost(&usage)));
-        self.cost_total = match (self.cost_total, cost_usd) {
-            (Some(total), Some(cost)) => Some(total + cost),
-            _ => None,
-        };
+        let model = self.provider.model().to_string();
+        let (cost_usd, warning) = self
+            .book
+            .record(&model, &usage, self.options.pricing.as_ref());
         self.emit(AgentEvent::Usage {
             turn,
             usage: usage.figures(),
             cost_usd,
         });
+        if let Some(message) = warning {
+            self.emit(AgentEvent::Notice { message });
+        }
+    }
+
+    /// What `/cost` shows.
+    fn cost_report(&self) -> AgentEvent {
+        let t = &self.book.totals;
+        AgentEvent::CostReport {
+            provider: self.provider.label(),
+            model: self.provider.model().to_string(),
+            requests: self.book.requests,
+            uncached_input_tokens: t.uncached_input,
+            input_tokens: t.total_input(),
+            output_tokens: t.output,
+            cache_read_tokens: t.cache_read,
+            cache_creation_tokens: t.cache_write(),
+            cost_usd: self.book.cost_usd,
+            saved_usd: self.book.saved_usd,
+            budget_usd: self.book.budget_usd,
+            by_model: self.book.by_model.clone(),
+        }
     }
 
     /// Appends what the model said, if anything; tool calls go in only when the response finished.
@@ -855,13 +900,13 @@ impl Agent {
     }
 
     fn cost_event(&self) -> AgentEvent {
-        let t = &self.totals;
+        let t = &self.book.totals;
         AgentEvent::Cost {
             input_tokens: t.total_input(),
             output_tokens: t.output,
             cache_read_tokens: t.cache_read,
             cache_creation_tokens: t.cache_write(),
-            cost_usd: self.cost_total,
+            cost_usd: self.book.cost_usd,
         }
     }
 }

@@ -24,6 +24,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_AGENT_EARLY_EXIT off stops the repeated-tool-call guard (default on)
   CHATCLI_AGENT_EARLY_EXIT_TURNS  identical turns that stop the loop, 2-10 (default 3)
   CHATCLI_AGENT_SMART_ROUTE off | hint | auto: route plain questions in agent mode (default hint)
+  CHATCLI_SESSION_BUDGET_USD  stop starting requests once the session costs this much
   CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (index)
   CHATCLI_MICROCOMPACT_SCHEDULE eager | batched: when old tool results are shrunk (default eager)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL

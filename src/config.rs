@@ -287,6 +287,8 @@ pub struct Config {
     pub session_retention_days: u64,
     /// Where `web_search` asks (`CHATCLI_SEARXNG_URL` or `BRAVE_SEARCH_API_KEY`).
     pub search: SearchBackend,
+    /// The session budget in USD (`CHATCLI_SESSION_BUDGET_USD`).
+    pub budget_usd: Option<f64>,
     /// What the prompt carries of long-term memory (`CHATCLI_MEMORY_MODE`).
     pub memory_mode: crate::memory::MemoryMode,
     /// Characters of the `full` memory block (`CHATCLI_MEMORY_RETRIEVAL_BUDGET`).
@@ -555,8 +557,25 @@ impl Config {
         let memory_hyde = switch("CHATCLI_MEMORY_HYDE", false)?;
         let memory_retrieval_budget = positive("CHATCLI_MEMORY_RETRIEVAL_BUDGET", 4000)?;
 
+        let budget_usd = match env.get("CHATCLI_SESSION_BUDGET_USD") {
+            None => None,
+            Some(v) => Some(
+                v.trim()
+                    .trim_start_matches('$')
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|b| b.is_finite() && *b > 0.0)
+                    .ok_or_else(|| ConfigError::Invalid {
+                        setting: "CHATCLI_SESSION_BUDGET_USD".into(),
+                        value: v.to_string(),
+                        expected: "a positive amount in US dollars, e.g. 2.50".into(),
+                    })?,
+            ),
+        };
+
         Ok(Config {
             home,
+            budget_usd,
             memory_mode,
             memory_autorecall,
             memory_hyde,

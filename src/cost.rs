@@ -35,6 +35,36 @@ pub struct Pricing {
 }
 
 impl Pricing {
+    /// A price of zero (local models).
+    pub fn free(context_window: Option<u64>) -> Pricing {
+        Pricing {
+            input: 0.0,
+            output: 0.0,
+            cache_read: Some(0.0),
+            cache_write_5m: Some(0.0),
+            cache_write_1h: Some(0.0),
+            context_window,
+            aliases: Vec::new(),
+            source: "local model".into(),
+            as_of: String::new(),
+        }
+    }
+
+    /// What the cache saved against paying full input price for every token it read, net of
+    /// what its writes cost above plain input (negative when writes were never read back).
+    pub fn cache_savings(&self, usage: &UsageRecord) -> f64 {
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        let read = self.cache_read.unwrap_or(self.input);
+        let write_5m = self.cache_write_5m.unwrap_or(self.input);
+        let write_1h = self
+            .cache_write_1h
+            .or(self.cache_write_5m)
+            .unwrap_or(self.input);
+        per(usage.cache_read, self.input - read)
+            - per(usage.cache_write_5m, write_5m - self.input)
+            - per(usage.cache_write_1h, write_1h - self.input)
+    }
+
     /// The cost in USD of one response's usage.
     pub fn cost(&self, usage: &UsageRecord) -> f64 {
         let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
@@ -103,18 +133,35 @@ impl Catalog {
         self.models.extend(other.models);
     }
 
-    /// The price of a model, by id, alias, or id without its date suffix.
+    /// The price of a model, by id, alias, or id without its date suffix (case-insensitive).
     pub fn lookup(&self, model: &str) -> Option<&Pricing> {
         let model = model.trim();
         let base = strip_date_suffix(model);
+        let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
         self.models
             .get(model)
             .or_else(|| self.models.get(base))
             .or_else(|| {
-                self.models
-                    .values()
-                    .find(|p| p.aliases.iter().any(|a| a == model || a == base))
+                // Deterministic: the first matching id in sorted order.
+                let mut ids: Vec<&String> = self.models.keys().collect();
+                ids.sort();
+                ids.into_iter()
+                    .map(|id| &self.models[id])
+                    .find(|p| p.aliases.iter().any(|a| same(a, model) || same(a, base)))
             })
+            .or_else(|| {
+                self.models
+                    .iter()
+                    .find(|(id, _)| same(id, model) || same(id, base))
+                    .map(|(_, p)| p)
+            })
+    }
+
+    /// Every model id in the catalog, sorted.
+    pub fn ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = self.models.keys().map(String::as_str).collect();
+        ids.sort();
+        ids
     }
 }
 
@@ -168,6 +215,40 @@ mod tests {
         };
         let cost = sonnet.cost(&usage);
         assert!((cost - (3.0 + 0.30 + 3.75 + 15.0)).abs() < 1e-9, "{cost}");
+    }
+
+    #[test]
+    fn the_catalog_covers_the_current_families() {
+        let catalog = Catalog::builtin();
+        for model in [
+            "claude-opus-4-5",
+            "claude-sonnet-4-5-20250929",
+            "claude-haiku-4-5",
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-5",
+            "gpt-5-mini",
+            "o3",
+            "o4-mini",
+            "gemini-2.5-pro",
+            "gemini-2.5-flash",
+            "grok-4",
+            "grok-3-mini",
+            "kimi-k2-0905-preview",
+            "glm-4.7",
+            "MiniMax-M2",
+            "anthropic/claude-sonnet-4.5",
+        ] {
+            assert!(catalog.lookup(model).is_some(), "{model} has no price");
+        }
+        let gpt41 = catalog.lookup("gpt-4.1").expect("priced");
+        // OpenAI cached tokens are billed once, at the cached rate: 1M cached = $0.50, not $2.50.
+        let cached = UsageRecord {
+            cache_read: 1_000_000,
+            ..UsageRecord::default()
+        };
+        assert!((gpt41.cost(&cached) - 0.50).abs() < 1e-9);
+        assert!((gpt41.cache_savings(&cached) - 1.50).abs() < 1e-9);
     }
 
     #[test]

@@ -113,6 +113,10 @@ pub enum Op {
     Compact,
     /// Say how memory is set up (`/config memory`), as a notice.
     MemoryStatus,
+    /// Ask for a `cost_report` (what `/cost` shows).
+    CostReport,
+    /// Set (or with `None` remove) the session budget in USD (`/budget`).
+    SetBudget { usd: Option<f64> },
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -199,6 +203,21 @@ pub enum AgentEvent {
         tools_tokens: u64,
         system_tokens: u64,
         blocks: Vec<crate::prompt::ledger::BlockReport>,
+    },
+    /// The session's bill, for `/cost`: totals, what the cache saved, and each model's share.
+    CostReport {
+        provider: String,
+        model: String,
+        requests: u32,
+        uncached_input_tokens: u64,
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_tokens: u64,
+        cache_creation_tokens: u64,
+        cost_usd: Option<f64>,
+        saved_usd: f64,
+        budget_usd: Option<f64>,
+        by_model: Vec<crate::agent::accounting::ModelCost>,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },

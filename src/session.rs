@@ -104,7 +104,15 @@ pub fn agent_options(
         mode: config.mode,
         max_turns: config.max_turns,
         workspace: config.workspace.clone(),
-        pricing: catalog.lookup(provider.model()).cloned(),
+        pricing: match config.provider {
+            // Local models cost nothing; the catalog only knows their context windows, if that.
+            crate::config::ProviderKind::Ollama => Some(crate::cost::Pricing::free(
+                catalog
+                    .lookup(provider.model())
+                    .and_then(|p| p.context_window),
+            )),
+            _ => catalog.lookup(provider.model()).cloned(),
+        },
         sessions_dir: Some(config.home.join("sessions")),
         early_exit: config.early_exit,
         early_exit_turns: config.early_exit_turns,
@@ -126,6 +134,7 @@ pub fn agent_options(
             search: config.search.clone(),
         },
         compaction: config.compaction,
+        budget_usd: config.budget_usd,
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

@@ -9,6 +9,7 @@ pub mod approval;
 pub mod cache;
 pub mod chat;
 pub mod composer;
+pub mod cost;
 pub mod files;
 pub mod help;
 pub mod markdown;

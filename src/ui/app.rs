@@ -16,6 +16,7 @@ use super::approval::PendingApproval;
 use super::cache::CacheView;
 use super::chat::{CellKind, ChatPane};
 use super::composer::{Composer, ComposerAction};
+use super::cost::CostView;
 use super::files::{FilesView, Pager, SavedFile};
 use super::status::StatusBar;
 use super::tool_panel::ToolPanel;
@@ -38,6 +39,8 @@ pub enum Overlay {
     Approval,
     /// `/cache`: the prompt-cache report.
     Cache,
+    /// `/cost`: the session's bill.
+    Cost,
 }
 
 /// The whole UI state.
@@ -49,6 +52,11 @@ pub struct App {
     pub overlay: Option<Overlay>,
     pub pending_approval: Option<PendingApproval>,
     pub cache_view: Option<CacheView>,
+    pub cost_view: Option<CostView>,
+    /// Every request's usage, for the cache chart.
+    pub requests: Vec<crate::protocol::UsageFigures>,
+    /// Whether the cache chart is shown under the tool panel (Ctrl+G).
+    pub show_chart: bool,
     ops: UnboundedSender<Op>,
     running: bool,
     quit_armed: Option<Instant>,
@@ -75,6 +83,9 @@ impl App {
             overlay: None,
             pending_approval: None,
             cache_view: None,
+            cost_view: None,
+            requests: Vec::new(),
+            show_chart: true,
             ops,
             running: false,
             quit_armed: None,
@@ -196,6 +207,7 @@ impl App {
         match key.code {
             KeyCode::F(1) => self.overlay = Some(Overlay::Help),
             KeyCode::Char('o') if ctrl => self.open_files(),
+            KeyCode::Char('g') if ctrl => self.show_chart = !self.show_chart,
             KeyCode::Char('d') if ctrl => {
                 if self.composer.is_empty() {
                     self.quit = true;
@@ -268,6 +280,22 @@ impl App {
                 }
                 "help" => self.overlay = Some(Overlay::Help),
                 "config" => self.send(Op::MemoryStatus),
+                "cost" => {
+                    self.cost_view = None;
+                    self.overlay = Some(Overlay::Cost);
+                    self.send(Op::CostReport);
+                }
+                "budget" => {
+                    let arg = command.split_whitespace().nth(1).unwrap_or_default();
+                    match arg.trim_start_matches('$').parse::<f64>() {
+                        Ok(usd) if usd > 0.0 => self.send(Op::SetBudget { usd: Some(usd) }),
+                        _ if arg == "off" => self.send(Op::SetBudget { usd: None }),
+                        _ => self.chat.push(CellKind::Notice(
+                            "usage: /budget AMOUNT (US dollars, e.g. /budget 2.50) or /budget off"
+                                .into(),
+                        )),
+                    }
+                }
                 "compact" if self.running => self.notice("wait for the answer before compacting"),
                 "compact" => self.send(Op::Compact),
                 "cache" => {
@@ -361,9 +389,19 @@ impl App {
                 );
             }
             AgentEvent::Usage {
+                usage,
+                cost_usd,
+                turn: 0,
+            } => {
+                // Housekeeping (a compaction summary, HyDE): it counts, but belongs to no answer.
+                self.status.add_usage(&usage, cost_usd);
+                self.requests.push(usage);
+            }
+            AgentEvent::Usage {
                 usage, cost_usd, ..
             } => {
                 self.status.add_usage(&usage, cost_usd);
+                self.requests.push(usage);
                 let figures = (usage.input_tokens, usage.output_tokens);
                 self.chat.update_last(|cell| {
                     if let CellKind::Assistant { usage, .. } = cell {
@@ -381,6 +419,34 @@ impl App {
                     super::text::compact(rewritten_tokens)
                 );
                 self.tools.note("cache miss", summary);
+            }
+            AgentEvent::CostReport {
+                provider,
+                model,
+                requests,
+                uncached_input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_creation_tokens,
+                cost_usd,
+                saved_usd,
+                budget_usd,
+                by_model,
+                ..
+            } => {
+                self.cost_view = Some(CostView {
+                    provider,
+                    model,
+                    requests,
+                    uncached_input_tokens,
+                    output_tokens,
+                    cache_read_tokens,
+                    cache_creation_tokens,
+                    cost_usd,
+                    saved_usd,
+                    budget_usd,
+                    by_model,
+                });
             }
             AgentEvent::CacheReport {
                 mode,
@@ -495,13 +561,27 @@ impl App {
             ..chat_area
         };
         ratatui::widgets::Widget::render(&self.chat, chat_inner, buf);
+        let (panel_area, chart_area) = if self.show_chart && panel_area.height >= 16 {
+            let split = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Min(6), Constraint::Length(8)])
+                .split(panel_area);
+            (split[0], Some(split[1]))
+        } else {
+            (panel_area, None)
+        };
+        self.panel_area = panel_area;
         ratatui::widgets::Widget::render(&self.tools, panel_area, buf);
+        if let Some(chart) = chart_area {
+            super::cost::render_chart(&self.requests, chart, buf);
+        }
         ratatui::widgets::Widget::render(&self.status, rows[1], buf);
         ratatui::widgets::Widget::render(&self.composer, rows[2], buf);
         match self.overlay {
             Some(Overlay::Help) => help::render(area, buf),
             Some(Overlay::Files) => files::render(&self.files_view, &self.saved_files, area, buf),
             Some(Overlay::Cache) => super::cache::render(self.cache_view.as_ref(), area, buf),
+            Some(Overlay::Cost) => super::cost::render_summary(self.cost_view.as_ref(), area, buf),
             Some(Overlay::Approval) => {
                 if let Some(pending) = &self.pending_approval {
                     super::approval::render(pending, area, buf);

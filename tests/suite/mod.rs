@@ -1,5 +1,6 @@
 mod agent_channels;
 mod agent_loop;
+mod cost;
 mod exec_cli;
 mod memory;
 mod peers;
