@@ -14,7 +14,6 @@ use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, ModelRequest, Role};
-use crate::provider::demo::estimate_tokens;
 
 /// How one service differs from OpenAI's own Chat Completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +125,7 @@ impl Provider for OpenAiChat {
         if self.preset.conversation_header {
             headers.push(("x-grok-conv-id".to_string(), request.session_id.clone()));
         }
-        let estimate = estimate_tokens(body.to_string().len());
+        let request_text = body.to_string();
         self.http.stream_sse(
             HttpRequest {
                 provider: self.preset.name.to_string(),
@@ -134,7 +133,7 @@ impl Provider for OpenAiChat {
                 headers,
                 body,
             },
-            ChatParser::new(self.preset, estimate),
+            ChatParser::new(self.preset, request_text),
         )
     }
 }
@@ -299,21 +298,24 @@ pub struct ChatParser {
     calls: Vec<PartialCall>,
     usage: Option<UsageRecord>,
     finish: Option<StopReason>,
-    output_chars: usize,
-    input_estimate: u64,
+    /// Everything generated, kept only to count it if the server reports no usage.
+    output: String,
+    /// The request as sent, likewise.
+    request_text: String,
     done: bool,
 }
 
 impl ChatParser {
-    /// A parser for one response; `input_estimate` is used only if the server reports no usage.
-    pub fn new(preset: Preset, input_estimate: u64) -> Self {
+    /// A parser for one response; `request_text` is counted (o200k) only if the server reports
+    /// no usage.
+    pub fn new(preset: Preset, request_text: String) -> Self {
         ChatParser {
             preset,
             calls: Vec::new(),
             usage: None,
             finish: None,
-            output_chars: 0,
-            input_estimate,
+            output: String::new(),
+            request_text,
             done: false,
         }
     }
@@ -354,8 +356,8 @@ impl ChatParser {
             });
         }
         let usage = self.usage.unwrap_or(UsageRecord {
-            uncached_input: self.input_estimate,
-            output: estimate_tokens(self.output_chars),
+            uncached_input: crate::tokens::count(&self.request_text),
+            output: crate::tokens::count(&self.output),
             estimated: true,
             ..UsageRecord::default()
         });
@@ -423,7 +425,7 @@ impl StreamParser for ChatParser {
             }
             for key in ["content", "refusal"] {
                 if let Some(text) = delta[key].as_str().filter(|t| !t.is_empty()) {
-                    self.output_chars += text.len();
+                    self.output.push_str(text);
                     out.push(ProviderEvent::TextDelta(text.to_string()));
                 }
             }
@@ -444,7 +446,7 @@ impl StreamParser for ChatParser {
                     .as_str()
                     .filter(|s| !s.is_empty())
                 {
-                    self.output_chars += fragment.len();
+                    self.output.push_str(fragment);
                     entry.arguments.push_str(fragment);
                     out.push(ProviderEvent::ToolCallArgs {
                         index: slot,

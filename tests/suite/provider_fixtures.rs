@@ -204,7 +204,7 @@ fn anthropic_a6_non_streamed_usage_maps_cache_write_and_read() {
 async fn openai_c1_parallel_tool_calls_and_the_usage_chunk() {
     let Some(events) = run(
         "openai-chat/c1-chat-raw-sse-gpt-4o-parallel-tool_calls-usage-chunk.sse",
-        ChatParser::new(Preset::OPENAI, 0),
+        ChatParser::new(Preset::OPENAI, String::new()),
     )
     .await
     else {
@@ -252,7 +252,7 @@ fn openai_c2_prompt_tokens_include_cached_and_written() {
 async fn openai_c4_text_stream_with_obfuscation_fields() {
     let Some(events) = run(
         "openai-chat/c4-chat-sse-data-text-gpt-4-1-nano.jsonl",
-        ChatParser::new(Preset::OPENAI, 0),
+        ChatParser::new(Preset::OPENAI, String::new()),
     )
     .await
     else {
@@ -319,7 +319,7 @@ fn responses_r3_non_streamed_cached_tokens() {
 async fn xai_x1_reasoning_is_outside_completion_tokens() {
     let Some(events) = run(
         "xai/x1-chat-sse-data-tool-call-cached-290-reasoning-excluded.jsonl",
-        ChatParser::new(Preset::XAI, 0),
+        ChatParser::new(Preset::XAI, String::new()),
     )
     .await
     else {
@@ -356,7 +356,7 @@ async fn xai_x2_responses_stream() {
 async fn zai_z1_reasoning_content_and_usage_on_the_finish_chunk() {
     let Some(events) = run(
         "zai/z1-raw-sse-glm-4-7-reasoning_content-usage-in-final-chunk.sse",
-        ChatParser::new(Preset::ZAI, 0),
+        ChatParser::new(Preset::ZAI, String::new()),
     )
     .await
     else {
@@ -429,7 +429,7 @@ fn openrouter_or1_cache_writes_then_reads_and_its_own_cost() {
 async fn openrouter_or2_comment_lines_are_ignored_and_cost_is_read() {
     let Some(events) = run(
         "openrouter/or2-raw-sse-stream-usage-cache_write_tokens.sse",
-        ChatParser::new(Preset::OPENROUTER, 0),
+        ChatParser::new(Preset::OPENROUTER, String::new()),
     )
     .await
     else {
@@ -458,4 +458,19 @@ async fn a_stream_cut_before_its_terminal_event_is_an_error_not_an_answer() {
         ),
         "{result:?}"
     );
+}
+
+#[tokio::test]
+async fn a_server_that_reports_no_usage_gets_a_local_o200k_estimate() {
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello world\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n"
+    );
+    let request = r#"{"messages":[{"role":"user","content":"say hello world"}]}"#.to_string();
+    let expected_input = chatcli::tokens::count(&request);
+    let events = replay(body.as_bytes(), 16, ChatParser::new(Preset::OPENAI, request)).await.expect("parsed");
+    let u = usage(&events);
+    assert!(u.estimated);
+    assert_eq!((u.uncached_input, u.output), (expected_input, 2));
 }
