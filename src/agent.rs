@@ -69,6 +69,8 @@ pub struct AgentOptions {
     pub memory: Option<MemorySettings>,
     /// Stop starting requests once the session costs this much (`CHATCLI_SESSION_BUDGET_USD`).
     pub budget_usd: Option<f64>,
+    /// Behave like a naive client (benchmark only): volatile blocks first in the system prompt.
+    pub naive: bool,
 }
 
 /// A source of the current time.
@@ -110,6 +112,7 @@ impl AgentOptions {
             compaction: compaction::Settings::default(),
             memory: None,
             budget_usd: None,
+            naive: false,
             session_id,
         }
     }
@@ -398,9 +401,16 @@ impl Agent {
             }
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
-            self.attach_volatile();
-            let system =
+            let mut system =
                 prompt::stable_blocks(mode, &self.tool_ctx.workspace, self.memory_index(mode));
+            if self.options.naive {
+                // The naive client of the benchmark: volatile blocks first, in the system prompt.
+                let mut volatile = self.volatile_now(true);
+                volatile.append(&mut system);
+                system = volatile;
+            } else {
+                self.attach_volatile();
+            }
             let specs = tools.specs();
             let mut messages = self.render_messages();
             if self.over_guard(&system, &specs, &messages) {
@@ -681,17 +691,35 @@ impl Agent {
 
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
     fn attach_volatile(&mut self) {
-        let secs = (self.options.clock.0)()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
-        let (full, recall) = self.prompt_memory.clone();
-        let blocks = prompt::volatile_blocks(&prompt::utc_date(secs), full, recall);
+        let blocks = self.volatile_now(false);
         if let Some(text) = self.volatile.pending(&blocks)
             && let Some(last) = self.history.last_mut().filter(|m| m.role == Role::User)
         {
             last.content.push(ContentBlock::Text { text });
         }
+    }
+
+    /// The volatile blocks for the next request; `with_time` adds the time of day to the date (the
+    /// naive client does, as the reference system did).
+    fn volatile_now(&self, with_time: bool) -> Vec<crate::conversation::SystemBlock> {
+        let secs = (self.options.clock.0)()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let today = if with_time {
+            let stamp = crate::session::utc_stamp(secs);
+            format!(
+                "{} {}:{}:{}",
+                prompt::utc_date(secs),
+                &stamp[9..11],
+                &stamp[11..13],
+                &stamp[13..15]
+            )
+        } else {
+            prompt::utc_date(secs)
+        };
+        let (full, recall) = self.prompt_memory.clone();
+        prompt::volatile_blocks(&today, full, recall)
     }
 
     /// What `/cache` shows: the fixed part of a request in this mode and the last request's blocks.

@@ -26,7 +26,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_AGENT_SMART_ROUTE off | hint | auto: route plain questions in agent mode (default hint)
   CHATCLI_SESSION_BUDGET_USD  stop starting requests once the session costs this much
   CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (index)
-  CHATCLI_MICROCOMPACT_SCHEDULE eager | batched: when old tool results are shrunk (default eager)
+  CHATCLI_MICROCOMPACT_SCHEDULE batched | eager: when old tool results are shrunk (default batched)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
   CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
@@ -75,9 +75,31 @@ pub struct CommonArgs {
 pub enum Command {
     /// Run one prompt to completion without the TUI and print the answer.
     Exec(ExecArgs),
+    /// The token-efficiency benchmark: scripted sessions, optimised vs naive, against the floor.
+    Bench(BenchArgs),
     /// Long-term memory: add, list, forget and import facts; print the prompt digest.
     #[command(subcommand)]
     Memory(MemoryCommand),
+}
+
+/// `chatcli bench` flags.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Run one scenario: lookup, coder, stagnation, memory or long [default: all]
+    #[arg(long)]
+    pub scenario: Option<String>,
+    /// Cache semantics and prices: anthropic (Claude Sonnet 4.5) or openai (GPT-4.1) [default: both]
+    #[arg(long)]
+    pub provider_model: Option<String>,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Smaller inputs: every scenario in a few seconds.
+    #[arg(long)]
+    pub quick: bool,
+    /// Where bench-report.md and bench-report.json are written.
+    #[arg(long, default_value = ".")]
+    pub out: std::path::PathBuf,
 }
 
 /// `chatcli memory` subcommands.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use chatcli::agent::ApprovalPolicy;
+use chatcli::bench::{BenchOptions, ProviderModel};
 use chatcli::cli::{Cli, Command};
 use chatcli::config::{Config, Env};
 use chatcli::{exec, logging, session, tui};
@@ -52,6 +53,37 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     tracing::info!(%session_id, provider = ?config.provider, mode = %config.mode, "session start");
 
     match cli.command {
+        Some(Command::Bench(args)) => {
+            let provider_models = match args.provider_model.as_deref() {
+                None => vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
+                Some(v) => vec![ProviderModel::parse(v).ok_or_else(|| {
+                    anyhow::anyhow!("--provider-model must be anthropic or openai (got \"{v}\")")
+                })?],
+            };
+            let scenarios = match args.scenario {
+                Some(name) => vec![name],
+                None => chatcli::bench::scenarios::NAMES
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            };
+            let options = BenchOptions {
+                scenarios,
+                provider_models,
+                quick: args.quick,
+            };
+            let rows = chatcli::bench::run(&options).await?;
+            let markdown = chatcli::bench::markdown(&rows);
+            let json = chatcli::bench::json(&rows);
+            std::fs::write(args.out.join("bench-report.md"), &markdown)?;
+            std::fs::write(args.out.join("bench-report.json"), &json)?;
+            if args.json {
+                println!("{json}");
+            } else {
+                print!("{markdown}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Memory(command)) => {
             let mut stdout = std::io::stdout();
             chatcli::memory::cli::run(&config.home.join("memory"), command.action(), &mut stdout)?;

@@ -132,9 +132,11 @@ pub fn agent_options(
         web: WebSettings {
             autosave_bytes: config.webfetch_autosave_bytes,
             search: config.search.clone(),
+            ..WebSettings::default()
         },
         compaction: config.compaction,
         budget_usd: config.budget_usd,
+        naive: false,
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

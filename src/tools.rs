@@ -69,6 +69,8 @@ pub struct WebSettings {
     pub autosave_bytes: usize,
     /// Where `web_search` asks.
     pub search: SearchBackend,
+    /// `max_length` when the call gives none, in characters.
+    pub default_max_length: usize,
 }
 
 impl Default for WebSettings {
@@ -76,6 +78,7 @@ impl Default for WebSettings {
         WebSettings {
             autosave_bytes: web_fetch::DEFAULT_AUTOSAVE_BYTES,
             search: SearchBackend::None,
+            default_max_length: web_fetch::DEFAULT_MAX_LENGTH,
         }
     }
 }

@@ -2,26 +2,31 @@
 //!
 //! It exists so that a new user sees the whole interface working with no account. Answers are
 //! canned but depend on the prompt; asking it to read a file makes it call `read_file`, and after
-//! a tool result it answers from that result. Usage comes from a prefix-cache model of the request
-//! bytes: the request is cut into blocks (each tool, each system block, each message), the longest
-//! run of leading blocks identical to a prefix of an earlier request is a cache read, the rest is
-//! written to the cache. Tokens are estimated as bytes / 4, so the meters move the way they would
-//! against a provider with a rolling cache marker.
+//! a tool result it answers from that result. Usage comes from the benchmark's model of
+//! Anthropic's prompt cache (`bench::cache_model`), with markers where chatcli places them and o200k
+//! token counts, so the meters move the way they would against a real provider (a prompt under
+//! 1,024 tokens, as in chat mode, is never cached).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::stream;
-use sha2::{Digest, Sha256};
 
-use super::{Provider, ProviderEvent, ProviderStream, StopReason, UsageRecord};
+use super::{Provider, ProviderEvent, ProviderStream, StopReason};
+use crate::bench::cache_model::{CacheModel, Semantics};
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
 
 /// The offline demo provider.
 pub struct DemoProvider {
     chunk_delay: Duration,
-    cache: Mutex<PrefixCache>,
+    cache: Mutex<DemoCache>,
+}
+
+/// The prompt cache the demo pretends to have: the benchmark's Anthropic cache model.
+struct DemoCache {
+    model: CacheModel,
+    memo: HashMap<u64, u64>,
 }
 
 impl DemoProvider {
@@ -29,7 +34,10 @@ impl DemoProvider {
     pub fn new(chunk_delay: Duration) -> Self {
         DemoProvider {
             chunk_delay,
-            cache: Mutex::new(PrefixCache::default()),
+            cache: Mutex::new(DemoCache {
+                model: CacheModel::new(Semantics::Anthropic),
+                memo: HashMap::new(),
+            }),
         }
     }
 }
@@ -49,11 +57,18 @@ impl Provider for DemoProvider {
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {
         let reply = compose_reply(&request);
-        let blocks = request_blocks(&request);
         let usage = {
-            // A poisoned lock only means another request panicked mid-update; the map is still usable.
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            cache.account(&blocks, estimate_tokens(reply.output_bytes()))
+            // A poisoned lock only means another request panicked mid-update; the state is still usable.
+            let mut state = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let state = &mut *state;
+            let (segments, markers) = crate::bench::fake::segments(&request, &mut state.memo, true);
+            state.model.now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
+            let mut usage = state.model.account(&segments, &markers);
+            usage.output = crate::tokens::count(&reply.output_text()).max(1);
+            usage
         };
         let mut events: Vec<ProviderEvent> = Vec::new();
         for piece in split_for_streaming(&reply.text) {
@@ -88,13 +103,11 @@ struct Reply {
 }
 
 impl Reply {
-    fn output_bytes(&self) -> usize {
-        let call = self
-            .tool_call
-            .as_ref()
-            .map(|(_, name, args)| name.len() + args.to_string().len())
-            .unwrap_or(0);
-        self.text.len() + call
+    fn output_text(&self) -> String {
+        match &self.tool_call {
+            Some((_, name, args)) => format!("{}{name}{args}", self.text),
+            None => self.text.clone(),
+        }
     }
 }
 
@@ -249,58 +262,6 @@ pub fn estimate_tokens(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4)
 }
 
-/// The request cut into the units a prefix cache can match: tools, system blocks, messages.
-fn request_blocks(request: &ModelRequest) -> Vec<Vec<u8>> {
-    let mut blocks = Vec::new();
-    for tool in &request.tools {
-        blocks.push(serde_json::to_vec(tool).unwrap_or_default());
-    }
-    for block in &request.system {
-        blocks.push(block.text.as_bytes().to_vec());
-    }
-    for message in &request.messages {
-        blocks.push(serde_json::to_vec(message).unwrap_or_default());
-    }
-    blocks
-}
-
-/// Prefixes seen by earlier requests, by the hash of all their bytes.
-#[derive(Default)]
-struct PrefixCache {
-    seen: HashMap<[u8; 32], u64>,
-}
-
-impl PrefixCache {
-    /// Usage for a request of these blocks; remembers its prefixes for the next one.
-    fn account(&mut self, blocks: &[Vec<u8>], output: u64) -> UsageRecord {
-        let mut hasher = Sha256::new();
-        let mut tokens = 0u64;
-        let mut read = 0u64;
-        let mut prefixes = Vec::with_capacity(blocks.len());
-        for block in blocks {
-            hasher.update((block.len() as u64).to_le_bytes());
-            hasher.update(block);
-            tokens += estimate_tokens(block.len());
-            let key: [u8; 32] = hasher.clone().finalize().into();
-            if self.seen.contains_key(&key) {
-                read = tokens;
-            }
-            prefixes.push((key, tokens));
-        }
-        self.seen.extend(prefixes);
-        UsageRecord {
-            uncached_input: 0,
-            cache_read: read,
-            cache_write_5m: tokens - read,
-            cache_write_1h: 0,
-            output,
-            reasoning: 0,
-            estimated: false,
-            reported_cost: None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,19 +287,36 @@ mod tests {
     }
 
     #[test]
-    fn second_request_reads_the_first_from_cache() {
-        let mut cache = PrefixCache::default();
-        let first = request(vec![Message::user_text("hello")]);
-        let u1 = cache.account(&request_blocks(&first), 5);
+    fn the_second_request_reads_the_first_from_the_cache() {
+        let demo = DemoProvider::new(Duration::ZERO);
+        let mut first = request(vec![Message::user_text("hello")]);
+        first.tools = crate::tools::ToolRegistry::for_mode(crate::protocol::Mode::Agent).specs();
+        let usage = |r: ModelRequest| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                use futures_util::StreamExt;
+                let mut s = demo.stream(r);
+                let mut out = None;
+                while let Some(Ok(e)) = s.next().await {
+                    if let ProviderEvent::Usage(u) = e {
+                        out = Some(u);
+                    }
+                }
+                out.expect("usage")
+            })
+        };
+        let u1 = usage(first.clone());
         assert_eq!(u1.cache_read, 0);
-        assert!(u1.cache_write_5m > 100);
-        let mut messages = first.messages.clone();
-        messages.push(Message {
+        assert!(u1.cache_write_5m > 1000);
+        let mut second = first.clone();
+        second.messages.push(Message {
             role: Role::Assistant,
             content: vec![ContentBlock::Text { text: "hi".into() }],
         });
-        messages.push(Message::user_text("more"));
-        let u2 = cache.account(&request_blocks(&request(messages)), 5);
+        second.messages.push(Message::user_text("more"));
+        let u2 = usage(second);
         assert_eq!(u2.cache_read, u1.total_input());
         assert!(u2.cache_write_5m > 0 && u2.cache_write_5m < 40, "{u2:?}");
     }

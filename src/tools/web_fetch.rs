@@ -240,7 +240,7 @@ pub fn shape(
     let to = optional_usize(args, "to_line")?;
     let save = optional_bool(args, "save_to_file");
     let max_length = optional_usize(args, "max_length")?
-        .unwrap_or(DEFAULT_MAX_LENGTH)
+        .unwrap_or(ctx.web.default_max_length)
         .max(100);
     let selecting = filter.is_some() || exclude.is_some() || from.is_some() || to.is_some();
 

@@ -461,10 +461,16 @@ impl App {
                     blocks,
                 });
             }
-            AgentEvent::Route { decision, reason } => {
-                self.chat
-                    .push(CellKind::Notice(format!("routed to {decision}: {reason}")));
+            // Only a reroute changes what happens; the signals stay in the JSON events and the log.
+            AgentEvent::Route {
+                decision: Mode::Chat,
+                reason,
+            } => {
+                self.chat.push(CellKind::Notice(format!(
+                    "answered as chat (one request, no tools): {reason}"
+                )));
             }
+            AgentEvent::Route { .. } => {}
             AgentEvent::EarlyExit {
                 repeats,
                 kind,

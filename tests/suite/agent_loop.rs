@@ -398,7 +398,9 @@ async fn an_old_result_is_whole_then_truncated_then_a_summary_line() {
     }
     script.push(respond("done", &[]));
     let provider = Scripted::new(script, Duration::ZERO);
-    let mut s = session(provider, |_| {});
+    let mut s = session(provider, |o| {
+        o.compaction.schedule = chatcli::agent::compaction::Schedule::Eager
+    });
     let big: String = (1..=400)
         .map(|i| format!("fn f{i}() {{ let value = {i}; }}\n"))
         .collect();

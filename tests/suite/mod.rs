@@ -1,5 +1,6 @@
 mod agent_channels;
 mod agent_loop;
+mod bench;
 mod cost;
 mod exec_cli;
 mod memory;

@@ -469,7 +469,13 @@ async fn a_server_that_reports_no_usage_gets_a_local_o200k_estimate() {
     );
     let request = r#"{"messages":[{"role":"user","content":"say hello world"}]}"#.to_string();
     let expected_input = chatcli::tokens::count(&request);
-    let events = replay(body.as_bytes(), 16, ChatParser::new(Preset::OPENAI, request)).await.expect("parsed");
+    let events = replay(
+        body.as_bytes(),
+        16,
+        ChatParser::new(Preset::OPENAI, request),
+    )
+    .await
+    .expect("parsed");
     let u = usage(&events);
     assert!(u.estimated);
     assert_eq!((u.uncached_input, u.output), (expected_input, 2));

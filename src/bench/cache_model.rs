@@ -1,0 +1,280 @@
+//! A model of provider prompt caches, computed from request bytes alone.
+//!
+//! A request is a sequence of segments in wire order (each tool, each system block, each
+//! message), each with its o200k token count and the hash of everything up to and including it.
+//! - Anthropic semantics: at each `cache_control` marker the prefix up to it is written if it
+//!   holds at least 1,024 tokens; a request reads the longest prefix written before that ends at
+//!   or up to 20 segments before one of its markers; input after the last marker is uncached;
+//!   entries live 5 minutes from their last use.
+//! - OpenAI semantics: automatic; the longest prefix shared with an earlier request is read,
+//!   counted from 1,024 tokens in steps of 128; cached tokens are part of the prompt tokens.
+//! - The floor: perfect prefix caching — every token after a prefix identical to an earlier
+//!   request's is read, the rest written; no minimum, no marker limit.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::provider::UsageRecord;
+
+/// Smallest cacheable prefix, in tokens.
+pub const MIN_PREFIX: u64 = 1024;
+/// How far back from a marker Anthropic looks for an earlier write, in segments.
+pub const LOOKBACK: usize = 20;
+/// Cache entry lifetime after its last use, in seconds.
+pub const TTL_SECS: u64 = 300;
+/// OpenAI counts cached tokens in steps of this many beyond the minimum.
+pub const STEP: u64 = 128;
+
+/// How a provider caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Semantics {
+    Anthropic,
+    OpenAi,
+}
+
+/// One unit of a request: the hash of the prefix ending with it, and its own tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub prefix_hash: u64,
+    pub tokens: u64,
+}
+
+/// Builds segments from per-unit (content hash, tokens), chaining the hashes.
+pub fn chain(units: &[(u64, u64)]) -> Vec<Segment> {
+    let mut running: u64 = 0xcbf2_9ce4_8422_2325;
+    units
+        .iter()
+        .map(|(hash, tokens)| {
+            running = (running ^ hash)
+                .wrapping_mul(0x0100_0000_01b3)
+                .rotate_left(17)
+                ^ tokens;
+            Segment {
+                prefix_hash: running,
+                tokens: *tokens,
+            }
+        })
+        .collect()
+}
+
+/// A provider's cache over a session, with a clock in seconds.
+#[derive(Debug, Clone)]
+pub struct CacheModel {
+    semantics: Semantics,
+    /// Anthropic: written prefixes and when they expire.
+    written: HashMap<u64, u64>,
+    /// OpenAI: every prefix sent before.
+    sent: HashSet<u64>,
+    /// The floor: every prefix sent before, whatever the rules.
+    floor_seen: HashSet<u64>,
+    pub now: u64,
+}
+
+fn prefix_tokens(segments: &[Segment], end: usize) -> u64 {
+    segments[..end].iter().map(|s| s.tokens).sum()
+}
+
+impl CacheModel {
+    /// An empty cache.
+    pub fn new(semantics: Semantics) -> Self {
+        CacheModel {
+            semantics,
+            written: HashMap::new(),
+            sent: HashSet::new(),
+            floor_seen: HashSet::new(),
+            now: 0,
+        }
+    }
+
+    /// Usage of a request of `segments` with cache markers after the segments at `markers`
+    /// (ignored under OpenAI semantics).
+    pub fn account(&mut self, segments: &[Segment], markers: &[usize]) -> UsageRecord {
+        let total: u64 = segments.iter().map(|s| s.tokens).sum();
+        match self.semantics {
+            Semantics::OpenAi => {
+                let common = segments
+                    .iter()
+                    .take_while(|s| self.sent.contains(&s.prefix_hash))
+                    .count();
+                let shared = prefix_tokens(segments, common);
+                self.sent.extend(segments.iter().map(|s| s.prefix_hash));
+                let cached = if shared >= MIN_PREFIX {
+                    MIN_PREFIX + (shared - MIN_PREFIX) / STEP * STEP
+                } else {
+                    0
+                };
+                UsageRecord {
+                    uncached_input: total - cached,
+                    cache_read: cached,
+                    ..UsageRecord::default()
+                }
+            }
+            Semantics::Anthropic => {
+                let now = self.now;
+                self.written.retain(|_, expires| *expires > now);
+                // The longest earlier write ending at, or up to 20 segments before, a marker.
+                let mut read_end = 0usize;
+                for &m in markers.iter().filter(|m| **m < segments.len()) {
+                    let lowest = m.saturating_sub(LOOKBACK);
+                    if let Some(end) = (lowest..=m)
+                        .rev()
+                        .find(|i| self.written.contains_key(&segments[*i].prefix_hash))
+                    {
+                        read_end = read_end.max(end + 1);
+                    }
+                }
+                let read = prefix_tokens(segments, read_end);
+                if read_end > 0 {
+                    self.written
+                        .insert(segments[read_end - 1].prefix_hash, now + TTL_SECS);
+                }
+                let mut written_end = read_end;
+                for &m in markers.iter().filter(|m| **m < segments.len()) {
+                    if prefix_tokens(segments, m + 1) >= MIN_PREFIX {
+                        self.written.insert(segments[m].prefix_hash, now + TTL_SECS);
+                        written_end = written_end.max(m + 1);
+                    }
+                }
+                let write = prefix_tokens(segments, written_end) - read;
+                UsageRecord {
+                    uncached_input: total - read - write,
+                    cache_read: read,
+                    cache_write_5m: write,
+                    ..UsageRecord::default()
+                }
+            }
+        }
+    }
+
+    /// The floor for this request: (tokens read, tokens written) under perfect prefix caching.
+    pub fn floor(&mut self, segments: &[Segment]) -> (u64, u64) {
+        let common = segments
+            .iter()
+            .take_while(|s| self.floor_seen.contains(&s.prefix_hash))
+            .count();
+        let read = prefix_tokens(segments, common);
+        let total: u64 = segments.iter().map(|s| s.tokens).sum();
+        self.floor_seen
+            .extend(segments.iter().map(|s| s.prefix_hash));
+        (read, total - read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segs(tokens: &[u64]) -> Vec<Segment> {
+        let units: Vec<(u64, u64)> = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i as u64 + 1, *t))
+            .collect();
+        chain(&units)
+    }
+
+    #[test]
+    fn anthropic_writes_at_markers_and_reads_the_longest_earlier_write() {
+        let mut cache = CacheModel::new(Semantics::Anthropic);
+        // tools 600, system 600 (marker), message 300 (marker).
+        let first = segs(&[600, 600, 300]);
+        let u1 = cache.account(&first, &[1, 2]);
+        assert_eq!(
+            (u1.cache_read, u1.cache_write_5m, u1.uncached_input),
+            (0, 1500, 0)
+        );
+        // The next request extends the conversation by one message and moves the rolling marker.
+        let second = segs(&[600, 600, 300, 200]);
+        let u2 = cache.account(&second, &[1, 3]);
+        assert_eq!(
+            (u2.cache_read, u2.cache_write_5m, u2.uncached_input),
+            (1500, 200, 0)
+        );
+    }
+
+    #[test]
+    fn anthropic_needs_1024_tokens_and_markers() {
+        let mut cache = CacheModel::new(Semantics::Anthropic);
+        let small = segs(&[300, 300, 300]);
+        let u = cache.account(&small, &[2]);
+        assert_eq!(
+            (u.cache_read, u.cache_write_5m, u.uncached_input),
+            (0, 0, 900),
+            "under the minimum"
+        );
+        let u = cache.account(&small, &[2]);
+        assert_eq!(u.cache_read, 0);
+        let big = segs(&[800, 800, 300]);
+        let u = cache.account(&big, &[]);
+        assert_eq!(
+            (u.cache_read, u.cache_write_5m, u.uncached_input),
+            (0, 0, 1900),
+            "no marker, no cache"
+        );
+        let u = cache.account(&big, &[1]);
+        assert_eq!(
+            (u.cache_write_5m, u.uncached_input),
+            (1600, 300),
+            "input after the last marker is uncached"
+        );
+    }
+
+    #[test]
+    fn anthropic_lookback_is_20_segments() {
+        let mut cache = CacheModel::new(Semantics::Anthropic);
+        let mut tokens = vec![1100];
+        tokens.extend(std::iter::repeat_n(10, 30));
+        let all = segs(&tokens);
+        cache.account(&all[..1], &[0]);
+        // A marker 20 segments after the write finds it; 21 segments after does not.
+        let near = cache.account(&all[..21], &[20]);
+        assert_eq!(near.cache_read, 1100);
+        let mut fresh = CacheModel::new(Semantics::Anthropic);
+        fresh.account(&all[..1], &[0]);
+        let far = fresh.account(&all[..23], &[22]);
+        assert_eq!(far.cache_read, 0);
+    }
+
+    #[test]
+    fn anthropic_entries_expire_after_five_minutes_unless_used() {
+        let mut cache = CacheModel::new(Semantics::Anthropic);
+        let s = segs(&[1200, 100]);
+        cache.account(&s, &[0]);
+        cache.now = 200;
+        assert_eq!(
+            cache.account(&s, &[0]).cache_read,
+            1200,
+            "a read refreshes the TTL"
+        );
+        cache.now = 450;
+        assert_eq!(cache.account(&s, &[0]).cache_read, 1200);
+        cache.now = 800;
+        assert_eq!(cache.account(&s, &[0]).cache_read, 0, "expired");
+    }
+
+    #[test]
+    fn openai_reads_the_common_prefix_in_steps_of_128_from_1024() {
+        let mut cache = CacheModel::new(Semantics::OpenAi);
+        let first = segs(&[700, 600, 50]);
+        let u1 = cache.account(&first, &[]);
+        assert_eq!((u1.cache_read, u1.uncached_input), (0, 1350));
+        let second = segs(&[700, 600, 50, 400]);
+        let u2 = cache.account(&second, &[]);
+        // 1,350 shared → 1,024 + 2 × 128 = 1,280 cached.
+        assert_eq!((u2.cache_read, u2.uncached_input), (1280, 470));
+        let small = segs(&[500]);
+        let mut fresh = CacheModel::new(Semantics::OpenAi);
+        fresh.account(&small, &[]);
+        assert_eq!(
+            fresh.account(&small, &[]).cache_read,
+            0,
+            "under 1,024 nothing is cached"
+        );
+    }
+
+    #[test]
+    fn the_floor_reads_every_shared_prefix() {
+        let mut cache = CacheModel::new(Semantics::Anthropic);
+        assert_eq!(cache.floor(&segs(&[10, 20])), (0, 30));
+        assert_eq!(cache.floor(&segs(&[10, 20, 5])), (30, 5));
+    }
+}
