@@ -10,6 +10,7 @@
 pub mod accounting;
 pub mod compaction;
 pub mod early_exit;
+pub mod retry;
 pub mod routing;
 pub mod summary;
 pub mod tools_run;
@@ -29,7 +30,7 @@ use crate::memory::{MemoryMode, MemorySettings, Store, digest as memory_digest};
 use crate::prompt::{self, VolatileTracker, ledger};
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
-use crate::session_log::SessionLog;
+use crate::session_log::{HistoryRecord, SessionLog};
 use crate::tools::memory_tool::{MemoryState, SharedMemory};
 use crate::tools::{Scratch, ToolContext, ToolRegistry, WebSettings};
 use early_exit::{Fingerprint, Stagnation, StagnationGuard};
@@ -71,6 +72,12 @@ pub struct AgentOptions {
     pub budget_usd: Option<f64>,
     /// Behave like a naive client (benchmark only): volatile blocks first in the system prompt.
     pub naive: bool,
+    /// Times a failed request is sent again (`CHATCLI_MAX_RETRIES`).
+    pub max_retries: u32,
+    /// Secret values to mask in the session log and in errors.
+    pub secrets: crate::secrets::Secrets,
+    /// A session read back from its log, to go on with.
+    pub resume: Option<crate::session_log::Resumed>,
 }
 
 /// A source of the current time.
@@ -113,6 +120,9 @@ impl AgentOptions {
             memory: None,
             budget_usd: None,
             naive: false,
+            max_retries: retry::DEFAULT_MAX_RETRIES,
+            secrets: Default::default(),
+            resume: None,
             session_id,
         }
     }
@@ -145,6 +155,50 @@ fn open_memory(
     }
 }
 
+/// What the session log already holds of the history.
+struct LoggedHistory {
+    len: usize,
+    last: Option<u64>,
+}
+
+fn message_hash(message: &Message) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_vec(message)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The history and the bill of a resumed session (empty for a new one).
+fn resumed_state(options: &AgentOptions, model: &str) -> (Vec<Message>, accounting::CostBook) {
+    let mut book = accounting::CostBook::new(options.budget_usd);
+    let Some(resumed) = &options.resume else {
+        return (Vec::new(), book);
+    };
+    for event in &resumed.events {
+        if let AgentEvent::Usage {
+            usage, cost_usd, ..
+        } = event
+        {
+            let record = UsageRecord {
+                uncached_input: usage
+                    .input_tokens
+                    .saturating_sub(usage.cache_read_tokens + usage.cache_creation_tokens),
+                cache_read: usage.cache_read_tokens,
+                cache_write_5m: usage.cache_creation_tokens,
+                cache_write_1h: 0,
+                output: usage.output_tokens,
+                reasoning: usage.reasoning_tokens,
+                estimated: usage.estimated,
+                reported_cost: *cost_usd,
+            };
+            book.record(model, &record, options.pricing.as_ref());
+        }
+    }
+    (resumed.history.clone(), book)
+}
+
 /// Starts the agent task.
 pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
@@ -154,11 +208,20 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         .workspace
         .canonicalize()
         .unwrap_or_else(|_| options.workspace.clone());
-    let log = options.sessions_dir.as_deref().and_then(|dir| {
-        SessionLog::create(dir, &options.session_id)
+    let log = match (&options.resume, options.sessions_dir.as_deref()) {
+        (Some(resumed), _) => SessionLog::reopen(&resumed.path, options.secrets.clone())
+            .inspect_err(|e| tracing::warn!(error = %e, "cannot reopen the session log"))
+            .ok(),
+        (None, Some(dir)) => SessionLog::create(dir, &options.session_id, options.secrets.clone())
             .inspect_err(|e| tracing::warn!(error = %e, "cannot create the session log"))
-            .ok()
-    });
+            .ok(),
+        (None, None) => None,
+    };
+    let (history, book) = resumed_state(&options, provider.model());
+    let logged = LoggedHistory {
+        len: history.len(),
+        last: history.last().map(message_hash),
+    };
     let (memory, digest) = open_memory(options.memory.as_ref());
     let hyde = memory
         .as_ref()
@@ -170,7 +233,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         answers: answers_rx,
     };
     let agent = Agent {
-        book: accounting::CostBook::new(options.budget_usd),
+        book,
+        logged,
         provider,
         compactor: compaction::Compactor::new(options.compaction),
         last_input: 0,
@@ -190,7 +254,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         memory,
         prompt_memory: (None, None),
         options,
-        history: Vec::new(),
+        history,
 
         events: events_tx,
     };
@@ -204,6 +268,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
 
 struct Agent {
     provider: Arc<dyn Provider>,
+    /// How much of the history the session log has, and the hash of its last message.
+    logged: LoggedHistory,
     /// The memory store and its settings, when memory is on.
     memory: Option<(SharedMemory, MemorySettings)>,
     /// The memory digest, frozen for the session so the cached prefix never changes.
@@ -260,6 +326,28 @@ impl Ending {
 
 impl Agent {
     fn emit(&mut self, event: AgentEvent) {
+        // Text that may quote a provider's error goes out with known secrets masked.
+        let secrets = &self.options.secrets;
+        let event = match event {
+            AgentEvent::Error { message } => AgentEvent::Error {
+                message: secrets.mask(&message),
+            },
+            AgentEvent::Notice { message } => AgentEvent::Notice {
+                message: secrets.mask(&message),
+            },
+            AgentEvent::Retrying {
+                attempt,
+                max,
+                wait_ms,
+                reason,
+            } => AgentEvent::Retrying {
+                attempt,
+                max,
+                wait_ms,
+                reason: secrets.mask(&reason),
+            },
+            other => other,
+        };
         if let Some(log) = self.log.as_mut() {
             log.append(&event);
         }
@@ -389,6 +477,8 @@ impl Agent {
         let mode = self.route(&text, mode);
         self.prompt_memory = self.memory_blocks(&text, mode);
         push_user_text(&mut self.history, text);
+        // The prompt is on disk before anything is sent: a crash now loses no question.
+        self.sync_history();
         let tools = self.tools_for(mode);
         let mut guard =
             StagnationGuard::new(self.options.early_exit, self.options.early_exit_turns);
@@ -411,6 +501,7 @@ impl Agent {
             } else {
                 self.attach_volatile();
             }
+            self.sync_history();
             let specs = tools.specs();
             let mut messages = self.render_messages();
             if self.over_guard(&system, &specs, &messages) {
@@ -424,7 +515,7 @@ impl Agent {
                 max_output_tokens: MAX_OUTPUT_TOKENS,
                 session_id: self.options.session_id.clone(),
             };
-            let (response, error) = self.stream_response(request, turn, &cancel).await;
+            let (response, error) = self.stream_with_retries(request, turn, &cancel).await;
             self.append_assistant(&response);
             if let Some(error) = error {
                 self.emit(AgentEvent::Error {
@@ -477,6 +568,7 @@ impl Agent {
                 break Ending::MaxTurns;
             }
         };
+        self.sync_history();
         self.emit(AgentEvent::TurnFinished {
             text: final_text,
             stop_reason: ending.as_str().to_string(),
@@ -684,9 +776,41 @@ impl Agent {
             return Err("compaction failed: the model returned an empty summary".into());
         }
         self.history = summary::fold(&self.history, cut, text.trim());
+        if let Some(log) = self.log.as_mut() {
+            log.append_history(&HistoryRecord::HistoryReset {
+                messages: self.history.clone(),
+            });
+        }
+        self.logged = LoggedHistory {
+            len: self.history.len(),
+            last: self.history.last().map(message_hash),
+        };
         // The volatile blocks rode in the folded messages: send them again.
         self.volatile = VolatileTracker::default();
         Ok(())
+    }
+
+    /// Writes the history changes since the last sync to the session log: new messages, and the
+    /// last logged one again if it changed in place (a merged prompt, an attached context block).
+    fn sync_history(&mut self) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        let from = self.logged.len.saturating_sub(1);
+        for (index, message) in self.history.iter().enumerate().skip(from) {
+            let unchanged =
+                index + 1 == self.logged.len && self.logged.last == Some(message_hash(message));
+            if !unchanged {
+                log.append_history(&HistoryRecord::History {
+                    index,
+                    message: message.clone(),
+                });
+            }
+        }
+        self.logged = LoggedHistory {
+            len: self.history.len(),
+            last: self.history.last().map(message_hash),
+        };
     }
 
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
@@ -796,6 +920,47 @@ impl Agent {
             repeats,
             kind: kind.into(),
         });
+    }
+
+    /// Streams a response, sending the request again after a retryable failure that came before
+    /// any output (429, 529, 5xx, a dropped connection): exponential backoff with jitter, or the
+    /// provider's `Retry-After`, at most `max_retries` times. A failure after output began is not
+    /// retried: the user already saw part of an answer.
+    async fn stream_with_retries(
+        &mut self,
+        request: ModelRequest,
+        turn: u32,
+        cancel: &CancellationToken,
+    ) -> (Response, Option<ProviderError>) {
+        let mut attempt = 0u32;
+        loop {
+            let (response, error) = self.stream_response(request.clone(), turn, cancel).await;
+            let Some(error) = error else {
+                return (response, None);
+            };
+            let nothing_shown = response.text.is_empty()
+                && response.reasoning.is_empty()
+                && response.tool_calls.is_empty();
+            if !error.is_retryable()
+                || !nothing_shown
+                || attempt >= self.options.max_retries
+                || cancel.is_cancelled()
+            {
+                return (response, Some(error));
+            }
+            attempt += 1;
+            let wait = retry::delay(attempt, error.retry_after());
+            self.emit(AgentEvent::Retrying {
+                attempt,
+                max: self.options.max_retries,
+                wait_ms: wait.as_millis() as u64,
+                reason: error.to_string(),
+            });
+            tokio::select! {
+                _ = cancel.cancelled() => return (response, None),
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
     }
 
     /// Streams one response, emitting deltas and usage as they arrive.

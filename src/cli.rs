@@ -25,6 +25,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_AGENT_EARLY_EXIT_TURNS  identical turns that stop the loop, 2-10 (default 3)
   CHATCLI_AGENT_SMART_ROUTE off | hint | auto: route plain questions in agent mode (default hint)
   CHATCLI_SESSION_BUDGET_USD  stop starting requests once the session costs this much
+  CHATCLI_MAX_RETRIES      times a failed request is sent again (default 4)
   CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (index)
   CHATCLI_MICROCOMPACT_SCHEDULE batched | eager: when old tool results are shrunk (default batched)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
@@ -50,6 +51,9 @@ pub struct Cli {
 /// Flags shared by the TUI and `exec`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct CommonArgs {
+    /// Go on with a saved session: its id, or the latest when no id is given.
+    #[arg(long, global = true, num_args = 0..=1, default_missing_value = "latest", value_name = "ID")]
+    pub resume: Option<String>,
     /// Mode: chat, agent, coder or run [env: CHATCLI_MODE] [default: agent]
     #[arg(long, global = true)]
     pub mode: Option<String>,

@@ -58,6 +58,11 @@ impl Env {
             .collect())
     }
 
+    /// Every variable, as (name, value).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The variable's value, if set and not blank.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
@@ -287,6 +292,10 @@ pub struct Config {
     pub session_retention_days: u64,
     /// Where `web_search` asks (`CHATCLI_SEARXNG_URL` or `BRAVE_SEARCH_API_KEY`).
     pub search: SearchBackend,
+    /// Times a failed request is sent again (`CHATCLI_MAX_RETRIES`).
+    pub max_retries: u32,
+    /// Largest request body, in bytes (`CHATCLI_MAX_REQUEST_BYTES`).
+    pub max_request_bytes: usize,
     /// The session budget in USD (`CHATCLI_SESSION_BUDGET_USD`).
     pub budget_usd: Option<f64>,
     /// What the prompt carries of long-term memory (`CHATCLI_MEMORY_MODE`).
@@ -573,8 +582,20 @@ impl Config {
             ),
         };
 
+        let max_retries = number(
+            "CHATCLI_MAX_RETRIES",
+            u64::from(crate::agent::retry::DEFAULT_MAX_RETRIES),
+        )?
+        .min(10) as u32;
+        let max_request_bytes = positive(
+            "CHATCLI_MAX_REQUEST_BYTES",
+            crate::provider::http::DEFAULT_MAX_REQUEST_BYTES,
+        )?;
+
         Ok(Config {
             home,
+            max_retries,
+            max_request_bytes,
             budget_usd,
             memory_mode,
             memory_autorecall,

@@ -49,7 +49,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             "pruned old sessions"
         );
     }
-    let session_id = session::new_session_id();
+    let resumed = match &cli.common.resume {
+        Some(id) => Some(session::find_session(&config, id)?),
+        None => None,
+    };
+    if let Some(r) = &resumed
+        && r.skipped > 0
+    {
+        eprintln!(
+            "chatcli: skipped {} unreadable line(s) of {} (a crash mid-write); the rest is resumed",
+            r.skipped,
+            r.path.display()
+        );
+    }
+    let session_id = resumed
+        .as_ref()
+        .map(|r| r.id.clone())
+        .unwrap_or_else(session::new_session_id);
     tracing::info!(%session_id, provider = ?config.provider, mode = %config.mode, "session start");
 
     match cli.command {
@@ -96,8 +112,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ApprovalPolicy::Deny
             };
-            let options =
+            let mut options =
                 session::agent_options(&config, provider.as_ref(), &catalog, session_id, approval);
+            options.resume = resumed;
             let prompt = args.prompt.join(" ");
             let mut stdout = std::io::stdout();
             let outcome = exec::run(
@@ -127,13 +144,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let provider = session::build_provider(&config, DEMO_CHUNK_DELAY)?;
-            let options = session::agent_options(
+            let mut options = session::agent_options(
                 &config,
                 provider.as_ref(),
                 &catalog,
                 session_id,
                 ApprovalPolicy::Ask,
             );
+            options.resume = resumed;
             tui::run(provider, options).await?;
             Ok(ExitCode::SUCCESS)
         }

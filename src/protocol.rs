@@ -228,6 +228,13 @@ pub enum AgentEvent {
         repeats: u32,
         kind: String,
     },
+    /// A request failed before any output and is sent again after `wait_ms`.
+    Retrying {
+        attempt: u32,
+        max: u32,
+        wait_ms: u64,
+        reason: String,
+    },
     /// Something went wrong; the session goes on.
     Error { message: String },
     /// A short notice for the user (not an error).

@@ -95,6 +95,8 @@ pub enum ProviderError {
         provider: String,
         status: u16,
         message: String,
+        /// Seconds the provider asked to wait (`Retry-After`).
+        retry_after: Option<u64>,
     },
     /// The connection failed or broke.
     #[error("{provider}: connection failed: {message}")]
@@ -121,6 +123,16 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// How long the provider asked to wait before trying again, if it said.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            ProviderError::Http { retry_after, .. } => {
+                retry_after.map(std::time::Duration::from_secs)
+            }
+            _ => None,
+        }
+    }
+
     /// Whether the same request may succeed if sent again.
     pub fn is_retryable(&self) -> bool {
         match self {
@@ -176,6 +188,7 @@ mod tests {
             provider: "x".into(),
             status,
             message: String::new(),
+            retry_after: None,
         };
         assert!(http(429).is_retryable());
         assert!(http(529).is_retryable());

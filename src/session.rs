@@ -84,6 +84,31 @@ pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
     Ok(catalog)
 }
 
+/// The session `--resume ID` names (`latest` for the newest), read back from its log.
+pub fn find_session(config: &Config, id: &str) -> anyhow::Result<crate::session_log::Resumed> {
+    let dir = config.home.join("sessions");
+    let sessions = crate::session_log::list(&dir);
+    let found = if id == "latest" {
+        sessions.first()
+    } else {
+        let matching: Vec<_> = sessions.iter().filter(|s| s.id.starts_with(id)).collect();
+        if matching.len() > 1 {
+            anyhow::bail!(
+                "--resume {id} matches {} sessions: give more of the id",
+                matching.len()
+            );
+        }
+        matching.into_iter().next()
+    };
+    let Some(found) = found else {
+        anyhow::bail!(
+            "no saved session {id} in {} (chatcli --resume with no id takes the latest)",
+            dir.display()
+        );
+    };
+    Ok(crate::session_log::load(&found.path)?)
+}
+
 /// Deletes sessions older than the retention period (`CHATCLI_SESSION_RETENTION_DAYS`).
 pub fn prune_old_sessions(config: &Config) -> usize {
     crate::tools::scratch::prune_sessions(
@@ -137,6 +162,9 @@ pub fn agent_options(
         compaction: config.compaction,
         budget_usd: config.budget_usd,
         naive: false,
+        max_retries: config.max_retries,
+        secrets: crate::secrets::Secrets::from_env(&config.env),
+        resume: None,
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

@@ -45,11 +45,7 @@ pub async fn run(provider: Arc<dyn Provider>, options: AgentOptions) -> anyhow::
 async fn event_loop(provider: Arc<dyn Provider>, options: AgentOptions) -> anyhow::Result<()> {
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    let label = provider.label();
-    let model = provider.model().to_string();
-    let mode = options.mode;
-    let mut handle = agent::spawn(provider, options);
-    let mut app = App::new(handle.ops.clone(), mode, label, model);
+    let (mut handle, mut app) = start_session(&provider, options.clone());
     let mut terminal_events = EventStream::new();
     let mut signals = Signals::new();
 
@@ -61,6 +57,20 @@ async fn event_loop(provider: Arc<dyn Provider>, options: AgentOptions) -> anyho
     };
 
     while !app.should_quit() {
+        // `/resume` picked a session: end this agent and go on with that one.
+        if let Some(path) = app.take_resume_request() {
+            match crate::session_log::load(&path) {
+                Ok(resumed) => {
+                    let _ = handle.ops.send(Op::Shutdown);
+                    let mut next = options.clone();
+                    next.session_id = resumed.id.clone();
+                    next.resume = Some(resumed);
+                    (handle, app) = start_session(&provider, next);
+                }
+                Err(e) => app.notice_error(format!("cannot resume {}: {e}", path.display())),
+            }
+            request(&mut next_frame, Instant::now(), last_frame);
+        }
         let deadline = next_frame.map(tokio::time::Instant::from_std);
         tokio::select! {
             event = terminal_events.next() => match event {
@@ -97,6 +107,28 @@ async fn event_loop(provider: Arc<dyn Provider>, options: AgentOptions) -> anyho
     // Give the agent a moment to finish cleanly; it must not hold the terminal hostage.
     let _ = tokio::time::timeout(Duration::from_millis(500), &mut handle.join).await;
     Ok(())
+}
+
+/// Spawns the agent for `options` and an `App` showing it (a resumed session replayed).
+fn start_session(provider: &Arc<dyn Provider>, options: AgentOptions) -> (agent::AgentHandle, App) {
+    let label = provider.label();
+    let model = provider.model().to_string();
+    let mode = options.mode;
+    let replay = options
+        .resume
+        .as_ref()
+        .map(|r| (r.events.clone(), r.skipped));
+    let sessions_dir = options.sessions_dir.clone();
+    let handle = agent::spawn(Arc::clone(provider), options);
+    let mut app = App::new(handle.ops.clone(), mode, label, model);
+    app.sessions_dir = sessions_dir;
+    if let Some((events, skipped)) = replay {
+        app.replay(events);
+        if skipped > 0 {
+            app.notice_error(format!("resumed: skipped {skipped} unreadable line(s) of the session log (a crash mid-write)"));
+        }
+    }
+    (handle, app)
 }
 
 async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {

@@ -50,7 +50,12 @@ pub struct Http {
     client: reqwest::Client,
     pub first_byte_timeout: Duration,
     pub idle_timeout: Duration,
+    /// Largest request body sent, in bytes (`CHATCLI_MAX_REQUEST_BYTES`).
+    pub max_request_bytes: usize,
 }
+
+/// Default request body cap: 32 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 32 * 1024 * 1024;
 
 impl Default for Http {
     fn default() -> Self {
@@ -70,6 +75,7 @@ impl Http {
             client,
             first_byte_timeout,
             idle_timeout,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
         }
     }
 
@@ -113,9 +119,24 @@ impl Http {
             headers,
             body,
         } = request;
+        let bytes = serde_json::to_vec(&body).map_err(|e| ProviderError::Protocol {
+            provider: provider.clone(),
+            message: format!("cannot encode the request: {e}"),
+        })?;
+        if bytes.len() > self.max_request_bytes {
+            return Err(ProviderError::Setup(format!(
+                "{provider}: the request body is {:.1} MB, over the cap of {:.1} MB (CHATCLI_MAX_REQUEST_BYTES); /compact the conversation or raise the cap",
+                bytes.len() as f64 / 1_048_576.0,
+                self.max_request_bytes as f64 / 1_048_576.0
+            )));
+        }
         let mut attempt = 0;
         let response = loop {
-            let mut builder = self.client.post(&url).json(&body);
+            let mut builder = self
+                .client
+                .post(&url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(bytes.clone());
             for (name, value) in &headers {
                 builder = builder.header(name, value);
             }
@@ -163,20 +184,18 @@ impl Http {
             }
             return Ok(response);
         }
+        // Retry-After in seconds (the HTTP-date form is rare from APIs; it is treated as absent).
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+            .and_then(|v| v.trim().parse::<u64>().ok());
         let text = response.text().await.unwrap_or_default();
-        let mut message = error_message(&text);
-        if let Some(after) = retry_after {
-            message.push_str(&format!(" (retry after {after} s)"));
-        }
         Err(ProviderError::Http {
             provider,
             status: status.as_u16(),
-            message,
+            message: error_message(&text),
+            retry_after,
         })
     }
 }

@@ -59,7 +59,8 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
         .model
         .clone()
         .unwrap_or_else(|| default_model.to_string());
-    let http = Http::default();
+    let mut http = Http::default();
+    http.max_request_bytes = config.max_request_bytes;
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Demo => Arc::new(DemoProvider::new(demo_delay)),
         ProviderKind::Anthropic | ProviderKind::Minimax => {

@@ -41,6 +41,8 @@ pub enum Overlay {
     Cache,
     /// `/cost`: the session's bill.
     Cost,
+    /// `/resume`: the recent sessions.
+    Resume,
 }
 
 /// The whole UI state.
@@ -70,6 +72,11 @@ pub struct App {
     panel_area: Rect,
     /// When the next frame is wanted, if later than now (notice expiry).
     wake_at: Option<Instant>,
+    /// Where session logs are, for `/resume`.
+    pub sessions_dir: Option<std::path::PathBuf>,
+    /// The sessions `/resume` lists, and which is selected.
+    pub resume_picker: Option<(Vec<crate::session_log::SessionInfo>, usize)>,
+    resume_request: Option<std::path::PathBuf>,
 }
 
 impl App {
@@ -96,6 +103,9 @@ impl App {
             chat_area: Rect::default(),
             panel_area: Rect::default(),
             wake_at: None,
+            sessions_dir: None,
+            resume_picker: None,
+            resume_request: None,
         }
     }
 
@@ -107,6 +117,34 @@ impl App {
     /// Whether a prompt is running (the spinner wants frames).
     pub fn is_busy(&self) -> bool {
         self.running
+    }
+
+    /// The session `/resume` picked, taken once.
+    pub fn take_resume_request(&mut self) -> Option<std::path::PathBuf> {
+        self.resume_request.take()
+    }
+
+    /// Shows an error line in the transcript.
+    pub fn notice_error(&mut self, message: String) {
+        self.chat.push(CellKind::Error(message));
+    }
+
+    /// Rebuilds the screen of a resumed session from its logged events.
+    pub fn replay(&mut self, events: Vec<AgentEvent>) {
+        for event in events {
+            match event {
+                AgentEvent::Prompt { text, .. } => self.chat.push(CellKind::User(text)),
+                // A resumed session is idle: nothing is waiting for an answer.
+                AgentEvent::ApprovalRequest { .. } => {}
+                other => self.handle_agent_event(other),
+            }
+        }
+        self.running = false;
+        self.status.busy = false;
+        self.tools.cancel_running();
+        self.chat.push(CellKind::Notice(
+            "resumed: the conversation goes on from here".into(),
+        ));
     }
 
     /// A later instant at which a frame is wanted, taken once.
@@ -185,6 +223,27 @@ impl App {
                     id: pending.id,
                     decision,
                 });
+                self.overlay = None;
+            }
+            return;
+        }
+        if self.overlay == Some(Overlay::Resume) {
+            if let Some((sessions, selected)) = self.resume_picker.as_mut() {
+                match key.code {
+                    KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        *selected = (*selected + 1).min(sessions.len().saturating_sub(1))
+                    }
+                    KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+                    KeyCode::Enter => {
+                        if let Some(session) = sessions.get(*selected) {
+                            self.resume_request = Some(session.path.clone());
+                        }
+                        self.overlay = None;
+                    }
+                    _ => {}
+                }
+            } else {
                 self.overlay = None;
             }
             return;
@@ -280,6 +339,18 @@ impl App {
                 }
                 "help" => self.overlay = Some(Overlay::Help),
                 "config" => self.send(Op::MemoryStatus),
+                "resume" if self.running => {
+                    self.notice("wait for the answer before resuming another session")
+                }
+                "resume" => {
+                    let sessions = self
+                        .sessions_dir
+                        .as_deref()
+                        .map(crate::session_log::list)
+                        .unwrap_or_default();
+                    self.resume_picker = Some((sessions.into_iter().take(15).collect(), 0));
+                    self.overlay = Some(Overlay::Resume);
+                }
                 "cost" => {
                     self.cost_view = None;
                     self.overlay = Some(Overlay::Cost);
@@ -486,6 +557,20 @@ impl App {
                 )));
             }
             AgentEvent::Error { message } => self.chat.push(CellKind::Error(message)),
+            AgentEvent::Retrying {
+                attempt,
+                max,
+                wait_ms,
+                reason,
+            } => {
+                let secs = (wait_ms as f64 / 1000.0).ceil() as u64;
+                let until = Instant::now() + Duration::from_millis(wait_ms);
+                self.status.notice = Some((
+                    format!("retrying in {secs}s (attempt {attempt}/{max}): {reason}"),
+                    until,
+                ));
+                self.wake_at = Some(until);
+            }
             AgentEvent::Notice { message } => self.chat.push(CellKind::Notice(message)),
             AgentEvent::TurnFinished { stop_reason, .. } => {
                 self.running = false;
@@ -587,6 +672,9 @@ impl App {
             Some(Overlay::Help) => help::render(area, buf),
             Some(Overlay::Files) => files::render(&self.files_view, &self.saved_files, area, buf),
             Some(Overlay::Cache) => super::cache::render(self.cache_view.as_ref(), area, buf),
+            Some(Overlay::Resume) => {
+                super::files::render_sessions(self.resume_picker.as_ref(), area, buf)
+            }
             Some(Overlay::Cost) => super::cost::render_summary(self.cost_view.as_ref(), area, buf),
             Some(Overlay::Approval) => {
                 if let Some(pending) = &self.pending_approval {

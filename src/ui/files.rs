@@ -296,3 +296,49 @@ fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
         .block(overlay_frame(&title, Color::LightBlue))
         .render(rect, buf);
 }
+
+/// The `/resume` picker: recent sessions, newest first, with their first prompt.
+pub fn render_sessions(
+    picker: Option<&(Vec<crate::session_log::SessionInfo>, usize)>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let width = 90.min(area.width);
+    let sessions = picker.map(|(s, _)| s.as_slice()).unwrap_or_default();
+    let selected = picker.map(|(_, i)| *i).unwrap_or(0);
+    let height = (sessions.len() as u16 + 4).clamp(6, area.height);
+    let rect = centered(area, width, height);
+    Clear.render(rect, buf);
+    let inner = width.saturating_sub(4) as usize;
+    let mut lines: Vec<Line> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let style = if i == selected {
+                Style::new().fg(Color::Black).bg(Color::LightBlue)
+            } else {
+                Style::new()
+            };
+            Line::styled(
+                truncate(
+                    &format!("{}  {}", s.id, s.first_prompt.replace('\n', " ")),
+                    inner,
+                ),
+                style,
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            "No saved sessions yet.",
+            Style::new().fg(Color::Gray),
+        ));
+    }
+    lines.push(Line::styled(
+        "↑/↓ select · Enter resume · Esc close",
+        Style::new().fg(Color::DarkGray),
+    ));
+    Paragraph::new(lines)
+        .block(overlay_frame(" Resume a session ", Color::LightBlue))
+        .render(rect, buf);
+}

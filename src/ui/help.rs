@@ -25,6 +25,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/cost", "session cost summary"),
     ("/budget AMOUNT", "set the session budget in USD (or off)"),
     ("/config memory", "memory mode and store size"),
+    ("/resume", "reopen a recent session"),
     ("/help", "this help"),
     ("/quit", "quit"),
 ];

@@ -62,7 +62,16 @@ fn exec_json_prints_usage_then_turn_finished_then_cost_last() {
         .collect();
     assert_eq!(sessions.len(), 1);
     let logged = std::fs::read_to_string(sessions[0].path()).expect("session log");
-    assert_eq!(logged, stdout);
+    let events_logged: String = logged
+        .lines()
+        .filter(|l| !l.starts_with("{\"type\":\"history"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(events_logged, stdout);
+    assert!(
+        logged.contains("{\"type\":\"history\",\"index\":0,"),
+        "the conversation is logged for resume"
+    );
     assert!(cost["cost_usd"].as_f64().is_some_and(|c| c > 0.0), "{cost}");
     assert_eq!(events[finished]["stop_reason"], "end_turn");
 }

@@ -1,0 +1,141 @@
+//! Property tests: the stream parsers and the tool-argument parser take any input without
+//! panicking (10,000 cases each); errors are fine, panics are not.
+
+use chatcli::provider::anthropic::{AnthropicParser, parse_arguments};
+use chatcli::provider::http::{SseEvent, StreamParser, replay};
+use chatcli::provider::openai_chat::{ChatParser, Preset};
+use chatcli::provider::openai_responses::ResponsesParser;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const TYPES: &[&str] = &[
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
+    "response.created",
+    "response.output_text.delta",
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.function_call_arguments.delta",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "unknown.kind",
+];
+
+fn scalar() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u32>().prop_map(|n| json!(n)),
+        ".{0,12}".prop_map(Value::String),
+        Just(json!("tool_use")),
+        Just(json!("text_delta")),
+        Just(json!("input_json_delta")),
+        Just(json!("function_call")),
+        Just(json!("{\"a\":")),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    scalar().prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("type".to_string()),
+                    Just("index".to_string()),
+                    Just("delta".to_string()),
+                    Just("usage".to_string()),
+                    Just("choices".to_string()),
+                    Just("tool_calls".to_string()),
+                    Just("item".to_string()),
+                    Just("response".to_string()),
+                    Just("content_block".to_string()),
+                    Just("message".to_string()),
+                    "[a-z_]{1,8}",
+                ],
+                inner,
+                0..5
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// An SSE data payload: protocol-shaped JSON, or arbitrary text.
+fn payload() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (prop::sample::select(TYPES), value()).prop_map(|(t, v)| {
+            let mut obj = match v {
+                Value::Object(m) => m,
+                other => {
+                    let mut m = serde_json::Map::new();
+                    m.insert("x".into(), other);
+                    m
+                }
+            };
+            obj.insert("type".into(), json!(t));
+            Value::Object(obj).to_string()
+        }),
+        ".{0,40}",
+        Just("[DONE]".to_string()),
+    ]
+}
+
+fn feed_all(mut parser: impl StreamParser, events: &[String]) {
+    for data in events {
+        if parser
+            .feed(&SseEvent {
+                event: String::new(),
+                data: data.clone(),
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+    let _ = parser.finish();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+    #[test]
+    fn anthropic_parser_takes_any_events(events in prop::collection::vec(payload(), 1..6)) {
+        feed_all(AnthropicParser::new("fuzz"), &events);
+    }
+
+    #[test]
+    fn chat_parser_takes_any_events(events in prop::collection::vec(payload(), 1..6)) {
+        feed_all(ChatParser::new(Preset::OPENAI, String::new()), &events);
+    }
+
+    #[test]
+    fn responses_parser_takes_any_events(events in prop::collection::vec(payload(), 1..6)) {
+        feed_all(ResponsesParser::new("fuzz"), &events);
+    }
+
+    #[test]
+    fn tool_arguments_are_an_object_or_kept_as_text(raw in ".{0,60}") {
+        let parsed = parse_arguments(&raw);
+        prop_assert!(parsed.is_object() || parsed.is_string() || serde_json::from_str::<Value>(&raw).is_ok());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    /// Raw bytes through the SSE decoder and a parser: any split, any garbage.
+    #[test]
+    fn sse_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300), chunk in 1usize..40) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
+        let _ = rt.block_on(replay(&bytes, chunk, AnthropicParser::new("fuzz")));
+    }
+}
