@@ -192,6 +192,7 @@ fn resumed_state(options: &AgentOptions, model: &str) -> (Vec<Message>, accounti
                 reasoning: usage.reasoning_tokens,
                 estimated: usage.estimated,
                 reported_cost: *cost_usd,
+                cache_reported: usage.cache_reported,
             };
             book.record(model, &record, options.pricing.as_ref());
         }

@@ -209,9 +209,7 @@ mod tests {
             cache_write_5m: 1_000_000,
             cache_write_1h: 0,
             output: 1_000_000,
-            reasoning: 0,
-            estimated: false,
-            reported_cost: None,
+            ..UsageRecord::default()
         };
         let cost = sonnet.cost(&usage);
         assert!((cost - (3.0 + 0.30 + 3.75 + 15.0)).abs() < 1e-9, "{cost}");

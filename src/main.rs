@@ -38,7 +38,10 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let yes = matches!(&cli.command, Some(Command::Exec(args)) if args.yes);
-    let config = Config::resolve(&cli.common.overrides(yes), Env::from_process())?;
+    let mut config = Config::resolve(&cli.common.overrides(yes), Env::from_process())?;
+    if matches!(cli.command, None | Some(Command::Exec(_))) {
+        session::settle_provider(&mut config).await?;
+    }
     let _log_guard = logging::init(&config.log_dir(), &config.env);
     let catalog = session::load_catalog(&config)?;
     let pruned = session::prune_old_sessions(&config);

@@ -124,8 +124,10 @@ pub enum Op {
 /// Token usage of one request, as the `usage` event carries it.
 ///
 /// `input_tokens` is ALL input of the request (uncached + cache read + cache creation), whatever
-/// the provider's own convention; the parts are given beside it.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+/// the provider's own convention; the parts are given beside it. A provider with no prompt cache
+/// at all (Ollama) has `cache_reported: false`, and its cache counts are `null` in JSON rather
+/// than a misleading 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UsageFigures {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -133,6 +135,63 @@ pub struct UsageFigures {
     pub cache_creation_tokens: u64,
     pub reasoning_tokens: u64,
     pub estimated: bool,
+    pub cache_reported: bool,
+}
+
+impl Default for UsageFigures {
+    fn default() -> Self {
+        UsageFigures {
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
+            reasoning_tokens: 0,
+            estimated: false,
+            cache_reported: true,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct UsageWire {
+    input_tokens: u64,
+    output_tokens: u64,
+    cache_read_tokens: Option<u64>,
+    cache_creation_tokens: Option<u64>,
+    #[serde(default)]
+    reasoning_tokens: u64,
+    #[serde(default)]
+    estimated: bool,
+}
+
+impl Serialize for UsageFigures {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let cache = |n: u64| self.cache_reported.then_some(n);
+        UsageWire {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_read_tokens: cache(self.cache_read_tokens),
+            cache_creation_tokens: cache(self.cache_creation_tokens),
+            reasoning_tokens: self.reasoning_tokens,
+            estimated: self.estimated,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for UsageFigures {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = UsageWire::deserialize(deserializer)?;
+        Ok(UsageFigures {
+            input_tokens: wire.input_tokens,
+            output_tokens: wire.output_tokens,
+            cache_read_tokens: wire.cache_read_tokens.unwrap_or(0),
+            cache_creation_tokens: wire.cache_creation_tokens.unwrap_or(0),
+            reasoning_tokens: wire.reasoning_tokens,
+            estimated: wire.estimated,
+            cache_reported: wire.cache_read_tokens.is_some(),
+        })
+    }
 }
 
 /// From the agent task to whoever listens (TUI, `exec --json`, session log).
@@ -267,6 +326,7 @@ mod tests {
                 cache_creation_tokens: 4,
                 reasoning_tokens: 0,
                 estimated: false,
+                cache_reported: true,
             },
             cost_usd: Some(0.5),
         };
@@ -279,6 +339,27 @@ mod tests {
             serde_json::to_string(&started).unwrap_or_default(),
             r#"{"type":"turn_started","turn":1}"#
         );
+    }
+
+    #[test]
+    fn a_provider_without_a_cache_reports_null_cache_counts() {
+        let usage = AgentEvent::Usage {
+            turn: 1,
+            usage: UsageFigures {
+                input_tokens: 169,
+                output_tokens: 15,
+                cache_reported: false,
+                ..UsageFigures::default()
+            },
+            cost_usd: Some(0.0),
+        };
+        let json = serde_json::to_string(&usage).unwrap_or_default();
+        assert!(
+            json.contains(r#""cache_read_tokens":null,"cache_creation_tokens":null"#),
+            "{json}"
+        );
+        let back: AgentEvent = serde_json::from_str(&json).expect("round trip");
+        assert_eq!(back, usage);
     }
 
     #[test]

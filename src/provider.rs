@@ -8,7 +8,9 @@
 
 pub mod anthropic;
 pub mod demo;
+pub mod gemini;
 pub mod http;
+pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod registry;

@@ -74,6 +74,35 @@ pub fn build_provider(
     Ok(registry::build(config, chunk_delay)?)
 }
 
+/// Settles the provider where a server decides: with no provider named and no key set, a local
+/// Ollama that answers within 300 ms is used instead of the demo; a named Ollama must answer.
+pub async fn settle_provider(config: &mut Config) -> Result<(), SetupError> {
+    use crate::config::ProviderKind;
+    use crate::provider::ollama;
+    let host = config
+        .base_url
+        .clone()
+        .or_else(|| config.env.get("OLLAMA_HOST").map(str::to_string))
+        .unwrap_or_else(|| "http://localhost:11434".to_string());
+    match config.provider {
+        ProviderKind::Demo if !config.provider_explicit => {
+            if ollama::answers(&host, Duration::from_millis(300)).await {
+                config.provider = ProviderKind::Ollama;
+            }
+        }
+        ProviderKind::Ollama => {
+            if !ollama::answers(&host, Duration::from_secs(3)).await {
+                return Err(SetupError::Provider(ProviderError::Setup(format!(
+                    "no Ollama server answers at {} (OLLAMA_HOST): start `ollama serve`, or point OLLAMA_HOST at it",
+                    ollama::normalize_host(&host)
+                ))));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// The price catalog: the built-in one, with `CHATCLI_HOME/pricing.toml` over it.
 pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
     let mut catalog = Catalog::builtin();

@@ -296,6 +296,7 @@ impl RawUsage {
             reasoning: self.thinking,
             estimated: false,
             reported_cost: None,
+            cache_reported: true,
         }
     }
 }

@@ -93,6 +93,89 @@ impl Http {
         }))
     }
 
+    /// Sends the request and streams a newline-delimited JSON response (Ollama): each line is
+    /// handed to the parser as one event.
+    pub fn stream_ndjson<P: StreamParser>(
+        &self,
+        request: HttpRequest,
+        mut parser: P,
+    ) -> ProviderStream {
+        let (tx, rx) = mpsc::channel::<Result<ProviderEvent, ProviderError>>(64);
+        let http = self.clone();
+        tokio::spawn(async move {
+            let provider = request.provider.clone();
+            let result = async {
+                let response = http.send(request).await?;
+                let mut bytes = response.bytes_stream();
+                let mut pending: Vec<u8> = Vec::new();
+                loop {
+                    let next = tokio::time::timeout(http.idle_timeout, bytes.next())
+                        .await
+                        .map_err(|_| ProviderError::Idle {
+                            provider: provider.clone(),
+                            waited_ms: http.idle_timeout.as_millis() as u64,
+                        })?;
+                    let out = match next {
+                        Some(Ok(chunk)) => {
+                            pending.extend_from_slice(&chunk);
+                            let mut out = Vec::new();
+                            while let Some(at) = pending.iter().position(|b| *b == b'\n') {
+                                let line: Vec<u8> = pending.drain(..=at).collect();
+                                let text = String::from_utf8_lossy(&line).trim().to_string();
+                                if !text.is_empty() {
+                                    out.extend(parser.feed(&SseEvent {
+                                        event: String::new(),
+                                        data: text,
+                                    })?);
+                                }
+                            }
+                            out
+                        }
+                        Some(Err(e)) => {
+                            return Err(ProviderError::Transport {
+                                provider: provider.clone(),
+                                message: e.to_string(),
+                            });
+                        }
+                        None => {
+                            let mut out = Vec::new();
+                            let text = String::from_utf8_lossy(&pending).trim().to_string();
+                            if !text.is_empty() {
+                                out.extend(parser.feed(&SseEvent {
+                                    event: String::new(),
+                                    data: text,
+                                })?);
+                            }
+                            if !next_is_end(&out) {
+                                out.extend(parser.finish()?);
+                            }
+                            for item in out {
+                                let _ = tx.send(Ok(item)).await;
+                            }
+                            return Ok(());
+                        }
+                    };
+                    let ended = next_is_end(&out);
+                    for item in out {
+                        if tx.send(Ok(item)).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    if ended {
+                        return Ok(());
+                    }
+                }
+            }
+            .await;
+            if let Err(error) = result {
+                let _ = tx.send(Err(error)).await;
+            }
+        });
+        Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        }))
+    }
+
     async fn pump<P: StreamParser>(
         &self,
         request: HttpRequest,

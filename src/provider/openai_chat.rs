@@ -282,6 +282,7 @@ pub fn usage_from_json(usage: &Value, preset: &Preset) -> UsageRecord {
         reasoning,
         estimated: false,
         reported_cost: usage.get("cost").and_then(Value::as_f64),
+        cache_reported: true,
     }
 }
 

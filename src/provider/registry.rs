@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use super::anthropic::Anthropic;
 use super::demo::DemoProvider;
+use super::gemini::Gemini;
 use super::http::Http;
+use super::ollama::Ollama;
 use super::openai_chat::{OpenAiChat, Preset};
 use super::openai_responses::OpenAiResponses;
 use super::{Provider, ProviderError};
@@ -101,13 +103,22 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
             let key = api_key(config, kind)?;
             Arc::new(OpenAiChat::new(http, preset, base_url, key, model))
         }
-        ProviderKind::GoogleAi
-        | ProviderKind::Ollama
-        | ProviderKind::Bedrock
-        | ProviderKind::Copilot
-        | ProviderKind::StackSpot => {
+        ProviderKind::GoogleAi => {
+            let key = api_key(config, kind)?;
+            Arc::new(Gemini::new(http, base_url, key, model))
+        }
+        ProviderKind::Ollama => {
+            // --base-url wins, then OLLAMA_HOST (Ollama's own variable), then the default.
+            let host = config
+                .base_url
+                .clone()
+                .or_else(|| config.env.get("OLLAMA_HOST").map(str::to_string))
+                .unwrap_or_else(|| default_url.to_string());
+            Arc::new(Ollama::new(http, &host, model))
+        }
+        ProviderKind::Bedrock | ProviderKind::Copilot | ProviderKind::StackSpot => {
             return Err(ProviderError::Setup(format!(
-                "provider `{}` is not available in this build yet; available: anthropic, openai, openai-responses, xai, zai, moonshot, minimax, openrouter, github-models, demo",
+                "provider `{}` is not available in this build yet; available: anthropic, openai, openai-responses, xai, zai, moonshot, minimax, openrouter, github-models, googleai, ollama, demo",
                 kind.as_str()
             )));
         }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::UsageFigures;
 
 /// Token usage of one response.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct UsageRecord {
     pub uncached_input: u64,
     pub cache_read: u64,
@@ -23,6 +23,29 @@ pub struct UsageRecord {
     /// The price the provider itself reported for this response (OpenRouter's `usage.cost`).
     #[serde(default)]
     pub reported_cost: Option<f64>,
+    /// False for providers with no prompt cache at all (Ollama): their cache counts mean nothing.
+    #[serde(default = "reported")]
+    pub cache_reported: bool,
+}
+
+fn reported() -> bool {
+    true
+}
+
+impl Default for UsageRecord {
+    fn default() -> Self {
+        UsageRecord {
+            uncached_input: 0,
+            cache_read: 0,
+            cache_write_5m: 0,
+            cache_write_1h: 0,
+            output: 0,
+            reasoning: 0,
+            estimated: false,
+            reported_cost: None,
+            cache_reported: true,
+        }
+    }
 }
 
 impl UsageRecord {
@@ -45,6 +68,7 @@ impl UsageRecord {
             cache_creation_tokens: self.cache_write(),
             reasoning_tokens: self.reasoning,
             estimated: self.estimated,
+            cache_reported: self.cache_reported,
         }
     }
 
@@ -79,6 +103,7 @@ mod tests {
             reasoning: 4,
             estimated: false,
             reported_cost: None,
+            cache_reported: true,
         };
         assert_eq!(u.total_input(), 9630);
         let f = u.figures();

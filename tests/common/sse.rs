@@ -137,3 +137,41 @@ pub fn responses(
         "usage": {"input_tokens": input, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0}}}})));
     sse(&events)
 }
+
+/// Gemini: whole chunks as `data:` lines; a function call whole in one part; cumulative usage.
+pub fn gemini(
+    text: &str,
+    call: Option<(&str, &str)>,
+    prompt: u64,
+    cached: u64,
+    output: u64,
+) -> String {
+    let usage = json!({"promptTokenCount": prompt, "cachedContentTokenCount": cached, "candidatesTokenCount": output});
+    let mut chunks = Vec::new();
+    if !text.is_empty() {
+        let (a, b) = text.split_at(text.len() / 2);
+        for piece in [a, b] {
+            chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}}], "usageMetadata": usage}));
+        }
+    }
+    if let Some((name, args)) = call {
+        let args: Value = serde_json::from_str(args).unwrap_or(json!({}));
+        chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": name, "args": args}, "thoughtSignature": "c2lnLTE="}]}}], "usageMetadata": usage}));
+    }
+    chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}], "usageMetadata": usage}));
+    sse(&chunks.into_iter().map(|c| (None, c)).collect::<Vec<_>>())
+}
+
+/// Ollama: NDJSON frames; a whole tool call; the final `done` frame with counts.
+pub fn ollama(text: &str, call: Option<(&str, &str)>, prompt: u64, output: u64) -> String {
+    let mut lines = Vec::new();
+    for word in text.split_inclusive(' ') {
+        lines.push(json!({"model": "llama3.2", "message": {"role": "assistant", "content": word}, "done": false}));
+    }
+    if let Some((name, args)) = call {
+        let args: Value = serde_json::from_str(args).unwrap_or(json!({}));
+        lines.push(json!({"model": "llama3.2", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": args}}]}, "done": false}));
+    }
+    lines.push(json!({"model": "llama3.2", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": prompt, "eval_count": output}));
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}

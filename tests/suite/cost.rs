@@ -183,6 +183,7 @@ fn the_cost_summary_and_the_cache_chart() {
         cache_creation_tokens: write,
         reasoning_tokens: 0,
         estimated: false,
+        cache_reported: true,
     };
     // The cache warms up, then a miss rewrites everything, then it reads again.
     for (turn, u) in [

@@ -84,6 +84,7 @@ fn record(uncached: u64, read: u64, write: u64, output: u64, reasoning: u64) -> 
         reasoning,
         estimated: false,
         reported_cost: None,
+        cache_reported: true,
     }
 }
 
@@ -479,4 +480,143 @@ async fn a_server_that_reports_no_usage_gets_a_local_o200k_estimate() {
     let u = usage(&events);
     assert!(u.estimated);
     assert_eq!((u.uncached_input, u.output), (expected_input, 2));
+}
+
+#[tokio::test]
+async fn gemini_g1_whole_function_call_with_its_thought_signature() {
+    let Some(events) = run(
+        "gemini/g1-stream-data-function-call-gemini3-thoughtsTokenCount.jsonl",
+        chatcli::provider::gemini::GeminiParser::new(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(
+        calls(&events),
+        vec![(
+            "call_1".to_string(),
+            "weather".to_string(),
+            json!({"location": "San Francisco"})
+        )]
+    );
+    assert!(events.iter().any(|e| matches!(e, ProviderEvent::ReasoningBlock { signature: Some(s), .. } if s.starts_with("EqUCCqIC"))));
+    // 15 candidates + 45 thoughts billed as output.
+    assert_eq!(usage(&events), record(29, 0, 0, 60, 45));
+    assert_eq!(
+        stop(&events),
+        StopReason::ToolUse,
+        "finishReason STOP, but a function was called"
+    );
+}
+
+#[tokio::test]
+async fn gemini_g2_vertex_partial_args_are_assembled_per_call() {
+    let Some(events) = run(
+        "gemini/g2-vertex-stream-data-partialArgs-gemini-3-1.jsonl",
+        chatcli::provider::gemini::GeminiParser::new(),
+    )
+    .await
+    else {
+        return;
+    };
+    let got: Vec<(String, serde_json::Value)> =
+        calls(&events).into_iter().map(|(_, n, a)| (n, a)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("getWeather".to_string(), json!({"location": "Boston"})),
+            (
+                "getWeather".to_string(),
+                json!({"location": "San Francisco"})
+            ),
+        ]
+    );
+    assert_eq!(usage(&events), record(26, 0, 0, 155, 132));
+}
+
+#[tokio::test]
+async fn gemini_g3_cumulative_usage_keeps_the_last_never_sums() {
+    let Some(events) = run(
+        "gemini/g3-raw-sse-usageMetadata-cumulative-every-chunk.sse",
+        chatcli::provider::gemini::GeminiParser::new(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(usage(&events), record(18, 0, 0, 80 + 35, 35));
+    assert!(text(&events).starts_with("1\n2\n3"));
+    assert_eq!(stop(&events), StopReason::EndTurn);
+}
+
+#[tokio::test]
+async fn gemini_g6_raw_sse_function_call() {
+    let Some(events) = run(
+        "gemini/g6-raw-sse-streamGenerateContent-functionCall.sse",
+        chatcli::provider::gemini::GeminiParser::new(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(calls(&events)[0].2, json!({"country": "France"}));
+    assert_eq!(usage(&events), record(52, 0, 0, 5, 0));
+}
+
+#[test]
+fn gemini_g5_implicit_cache_is_inside_prompt_tokens() {
+    let Some(dir) = provider_fixtures() else {
+        return;
+    };
+    let cassette = fixture_json(
+        &dir,
+        "gemini/g5-implicit-cache-cachedContentTokenCount-204-function-response.json",
+    );
+    let usage = chatcli::provider::gemini::usage_from_json(
+        &cassette[1]["response"]["body"]["usageMetadata"],
+    );
+    assert_eq!(usage, record(373 - 204, 204, 0, 89 + 167, 167));
+    assert_eq!(usage.total_input(), 373);
+}
+
+#[test]
+fn ollama_o1_tool_calls_arrive_whole_and_usage_has_no_cache_counts() {
+    let Some(dir) = provider_fixtures() else {
+        return;
+    };
+    let text = std::fs::read_to_string(
+        dir.join("ollama/o1-DOCS-EXAMPLE-api-chat-ndjson-stream-tool_calls.ndjson"),
+    )
+    .expect("read");
+    let mut parser = chatcli::provider::ollama::OllamaParser::default();
+    let mut events = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        events.extend(
+            parser
+                .feed(&chatcli::provider::http::SseEvent {
+                    event: String::new(),
+                    data: line.into(),
+                })
+                .expect("parsed"),
+        );
+    }
+    assert_eq!(
+        calls(&events),
+        vec![(
+            "call_1".to_string(),
+            "get_weather".to_string(),
+            json!({"city": "Tokyo"})
+        )]
+    );
+    let u = usage(&events);
+    assert_eq!(
+        (u.uncached_input, u.output, u.cache_reported),
+        (169, 15, false)
+    );
+    assert!(
+        !u.figures().cache_reported,
+        "the usage event says null, not 0"
+    );
+    assert_eq!(stop(&events), StopReason::ToolUse);
 }

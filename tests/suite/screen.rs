@@ -80,6 +80,7 @@ fn running_tool_call_in_the_panel() {
             cache_creation_tokens: 2_345,
             reasoning_tokens: 0,
             estimated: false,
+            cache_reported: true,
         },
         cost_usd: Some(0.0125),
     });
