@@ -84,21 +84,17 @@ pub async fn settle_provider(config: &mut Config) -> Result<(), SetupError> {
         .clone()
         .or_else(|| config.env.get("OLLAMA_HOST").map(str::to_string))
         .unwrap_or_else(|| "http://localhost:11434".to_string());
-    match config.provider {
-        ProviderKind::Demo if !config.provider_explicit => {
-            if ollama::answers(&host, Duration::from_millis(300)).await {
-                config.provider = ProviderKind::Ollama;
-            }
-        }
-        ProviderKind::Ollama => {
-            if !ollama::answers(&host, Duration::from_secs(3)).await {
-                return Err(SetupError::Provider(ProviderError::Setup(format!(
-                    "no Ollama server answers at {} (OLLAMA_HOST): start `ollama serve`, or point OLLAMA_HOST at it",
-                    ollama::normalize_host(&host)
-                ))));
-            }
-        }
-        _ => {}
+    let unnamed_demo = config.provider == ProviderKind::Demo && !config.provider_explicit;
+    if unnamed_demo && ollama::answers(&host, Duration::from_millis(300)).await {
+        config.provider = ProviderKind::Ollama;
+    } else if config.provider == ProviderKind::Ollama
+        && config.provider_explicit
+        && !ollama::answers(&host, Duration::from_secs(3)).await
+    {
+        return Err(SetupError::Provider(ProviderError::Setup(format!(
+            "no Ollama server answers at {} (OLLAMA_HOST): start `ollama serve`, or point OLLAMA_HOST at it",
+            ollama::normalize_host(&host)
+        ))));
     }
     Ok(())
 }

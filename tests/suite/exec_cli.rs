@@ -299,3 +299,18 @@ async fn a_task_is_never_rerouted() {
         .expect("a route event");
     assert_eq!(route["decision"], "agent");
 }
+
+#[test]
+fn a_named_ollama_with_no_server_is_a_clear_error_naming_ollama_host() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .env("OLLAMA_HOST", "127.0.0.1:9")
+        .args(["exec", "--provider", "ollama", "hello"])
+        .output()
+        .expect("run chatcli");
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "chatcli: no Ollama server answers at http://127.0.0.1:9 (OLLAMA_HOST): start `ollama serve`, or point OLLAMA_HOST at it"
+    );
+}
