@@ -190,7 +190,11 @@ impl ProviderKind {
 
     /// Variables that override the endpoint.
     pub fn base_url_vars(self) -> Vec<String> {
-        vec![format!("{}_BASE_URL", self.env_prefix())]
+        let mut vars = vec![format!("{}_BASE_URL", self.env_prefix())];
+        if self == ProviderKind::Bedrock {
+            vars.push("AWS_ENDPOINT_URL_BEDROCK_RUNTIME".into());
+        }
+        vars
     }
 
     /// Variables that hold the API key, in the order they are read.

@@ -7,6 +7,7 @@
 //! Dropping the stream cancels the request.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod demo;
 pub mod gemini;
 pub mod http;

@@ -36,6 +36,52 @@ pub trait StreamParser: Send + 'static {
     fn finish(&mut self) -> Result<Vec<ProviderEvent>, ProviderError>;
 }
 
+/// Cuts a byte stream into events for a `StreamParser`.
+pub trait Decoder: Send + 'static {
+    /// Takes the next bytes; returns the events they complete.
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, ProviderError>;
+    /// The stream ended; returns what is left.
+    fn end(&mut self) -> Result<Vec<SseEvent>, ProviderError>;
+}
+
+/// Newline-delimited JSON: each non-empty line is one event.
+#[derive(Default)]
+pub struct LineDecoder {
+    pending: Vec<u8>,
+}
+
+impl Decoder for LineDecoder {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, ProviderError> {
+        self.pending.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        while let Some(at) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=at).collect();
+            let text = String::from_utf8_lossy(&line).trim().to_string();
+            if !text.is_empty() {
+                out.push(SseEvent {
+                    event: String::new(),
+                    data: text,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn end(&mut self) -> Result<Vec<SseEvent>, ProviderError> {
+        let text = String::from_utf8_lossy(&std::mem::take(&mut self.pending))
+            .trim()
+            .to_string();
+        Ok(if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![SseEvent {
+                event: String::new(),
+                data: text,
+            }]
+        })
+    }
+}
+
 /// A JSON POST about to be sent.
 pub struct HttpRequest {
     pub provider: String,
@@ -93,11 +139,12 @@ impl Http {
         }))
     }
 
-    /// Sends the request and streams a newline-delimited JSON response (Ollama): each line is
-    /// handed to the parser as one event.
-    pub fn stream_ndjson<P: StreamParser>(
+    /// Sends the request and streams a response that `decoder` cuts into events (NDJSON lines
+    /// for Ollama, AWS event-stream frames for Bedrock), each handed to `parser`.
+    pub fn stream_decoded<D: Decoder, P: StreamParser>(
         &self,
         request: HttpRequest,
+        mut decoder: D,
         mut parser: P,
     ) -> ProviderStream {
         let (tx, rx) = mpsc::channel::<Result<ProviderEvent, ProviderError>>(64);
@@ -107,7 +154,6 @@ impl Http {
             let result = async {
                 let response = http.send(request).await?;
                 let mut bytes = response.bytes_stream();
-                let mut pending: Vec<u8> = Vec::new();
                 loop {
                     let next = tokio::time::timeout(http.idle_timeout, bytes.next())
                         .await
@@ -115,47 +161,24 @@ impl Http {
                             provider: provider.clone(),
                             waited_ms: http.idle_timeout.as_millis() as u64,
                         })?;
-                    let out = match next {
-                        Some(Ok(chunk)) => {
-                            pending.extend_from_slice(&chunk);
-                            let mut out = Vec::new();
-                            while let Some(at) = pending.iter().position(|b| *b == b'\n') {
-                                let line: Vec<u8> = pending.drain(..=at).collect();
-                                let text = String::from_utf8_lossy(&line).trim().to_string();
-                                if !text.is_empty() {
-                                    out.extend(parser.feed(&SseEvent {
-                                        event: String::new(),
-                                        data: text,
-                                    })?);
-                                }
-                            }
-                            out
-                        }
+                    let (events, at_end) = match next {
+                        Some(Ok(chunk)) => (decoder.push(&chunk)?, false),
                         Some(Err(e)) => {
                             return Err(ProviderError::Transport {
                                 provider: provider.clone(),
                                 message: e.to_string(),
                             });
                         }
-                        None => {
-                            let mut out = Vec::new();
-                            let text = String::from_utf8_lossy(&pending).trim().to_string();
-                            if !text.is_empty() {
-                                out.extend(parser.feed(&SseEvent {
-                                    event: String::new(),
-                                    data: text,
-                                })?);
-                            }
-                            if !next_is_end(&out) {
-                                out.extend(parser.finish()?);
-                            }
-                            for item in out {
-                                let _ = tx.send(Ok(item)).await;
-                            }
-                            return Ok(());
-                        }
+                        None => (decoder.end()?, true),
                     };
-                    let ended = next_is_end(&out);
+                    let mut out = Vec::new();
+                    for event in &events {
+                        out.extend(parser.feed(event)?);
+                    }
+                    if at_end && !next_is_end(&out) {
+                        out.extend(parser.finish()?);
+                    }
+                    let ended = at_end || next_is_end(&out);
                     for item in out {
                         if tx.send(Ok(item)).await.is_err() {
                             return Ok(());

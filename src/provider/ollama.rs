@@ -64,13 +64,14 @@ impl Provider for Ollama {
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {
-        self.http.stream_ndjson(
+        self.http.stream_decoded(
             HttpRequest {
                 provider: "ollama".into(),
                 url: format!("{}/api/chat", self.host),
                 headers: Vec::new(),
                 body: build_body(&request),
             },
+            super::http::LineDecoder::default(),
             OllamaParser::default(),
         )
     }

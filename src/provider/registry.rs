@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::anthropic::Anthropic;
+use super::bedrock;
 use super::demo::DemoProvider;
 use super::gemini::Gemini;
 use super::http::Http;
@@ -116,9 +117,39 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
                 .unwrap_or_else(|| default_url.to_string());
             Arc::new(Ollama::new(http, &host, model))
         }
-        ProviderKind::Bedrock | ProviderKind::Copilot | ProviderKind::StackSpot => {
+        ProviderKind::Bedrock => {
+            let env = &config.env;
+            let region = env
+                .get("AWS_REGION")
+                .or_else(|| env.get("AWS_DEFAULT_REGION"))
+                .unwrap_or("us-east-1")
+                .to_string();
+            let endpoint = config
+                .base_url
+                .clone()
+                .unwrap_or_else(|| bedrock::endpoint_for(&region));
+            let auth = match (
+                env.get("AWS_BEARER_TOKEN_BEDROCK"),
+                env.get("AWS_ACCESS_KEY_ID"),
+                env.get("AWS_SECRET_ACCESS_KEY"),
+            ) {
+                (Some(token), _, _) => bedrock::Auth::Bearer(token.trim().to_string()),
+                (None, Some(access), Some(secret)) => bedrock::Auth::SigV4 {
+                    access_key: access.trim().to_string(),
+                    secret_key: secret.trim().to_string(),
+                    session_token: env.get("AWS_SESSION_TOKEN").map(|t| t.trim().to_string()),
+                },
+                _ => {
+                    return Err(ProviderError::Setup(
+                        "provider `bedrock` needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN if temporary), or AWS_BEARER_TOKEN_BEDROCK".into(),
+                    ));
+                }
+            };
+            Arc::new(bedrock::Bedrock::new(http, endpoint, region, auth, model))
+        }
+        ProviderKind::Copilot | ProviderKind::StackSpot => {
             return Err(ProviderError::Setup(format!(
-                "provider `{}` is not available in this build yet; available: anthropic, openai, openai-responses, xai, zai, moonshot, minimax, openrouter, github-models, googleai, ollama, demo",
+                "provider `{}` is not available in this build yet; available: anthropic, openai, openai-responses, xai, zai, moonshot, minimax, openrouter, github-models, googleai, ollama, bedrock, demo",
                 kind.as_str()
             )));
         }

@@ -175,3 +175,54 @@ pub fn ollama(text: &str, call: Option<(&str, &str)>, prompt: u64, output: u64) 
     lines.push(json!({"model": "llama3.2", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": prompt, "eval_count": output}));
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
+
+/// Bedrock ConverseStream: AWS event-stream frames, metadata with the usage last.
+pub fn bedrock(
+    text: &str,
+    call: Option<(&str, &str, &str)>,
+    input: u64,
+    read: u64,
+    output: u64,
+) -> Vec<u8> {
+    use chatcli::provider::bedrock::encode_frame;
+    let frame = |kind: &str, payload: Value| {
+        encode_frame(
+            &[
+                (":event-type", kind),
+                (":content-type", "application/json"),
+                (":message-type", "event"),
+            ],
+            payload.to_string().as_bytes(),
+        )
+    };
+    let mut out = frame("messageStart", json!({"role": "assistant", "p": "abc"}));
+    if !text.is_empty() {
+        out.extend(frame(
+            "contentBlockDelta",
+            json!({"contentBlockIndex": 0, "delta": {"text": text}, "p": "ab"}),
+        ));
+        out.extend(frame("contentBlockStop", json!({"contentBlockIndex": 0})));
+    }
+    if let Some((id, name, args)) = call {
+        out.extend(frame(
+            "contentBlockStart",
+            json!({"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": id, "name": name}}}),
+        ));
+        let (a, b) = args.split_at(args.len() / 2);
+        for piece in [a, b] {
+            out.extend(frame(
+                "contentBlockDelta",
+                json!({"contentBlockIndex": 1, "delta": {"toolUse": {"input": piece}}}),
+            ));
+        }
+        out.extend(frame("contentBlockStop", json!({"contentBlockIndex": 1})));
+    }
+    let stop = if call.is_some() {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    out.extend(frame("messageStop", json!({"stopReason": stop})));
+    out.extend(frame("metadata", json!({"usage": {"inputTokens": input, "outputTokens": output, "cacheReadInputTokens": read, "cacheWriteInputTokens": 0}, "metrics": {"latencyMs": 10}})));
+    out
+}

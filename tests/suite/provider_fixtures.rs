@@ -620,3 +620,145 @@ fn ollama_o1_tool_calls_arrive_whole_and_usage_has_no_cache_counts() {
     );
     assert_eq!(stop(&events), StopReason::ToolUse);
 }
+
+fn bedrock_bin(name: &str) -> Option<Vec<u8>> {
+    let dir = provider_fixtures()?;
+    Some(std::fs::read(dir.join("bedrock").join(name)).expect("fixture"))
+}
+
+fn decode_all(bytes: &[u8]) -> Vec<chatcli::provider::bedrock::Frame> {
+    let mut frames = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let (frame, used) = chatcli::provider::bedrock::decode_frame(&bytes[at..])
+            .expect("valid frame")
+            .expect("whole frame");
+        frames.push(frame);
+        at += used;
+    }
+    frames
+}
+
+fn bedrock_events(bytes: &[u8]) -> Vec<ProviderEvent> {
+    use chatcli::provider::http::Decoder;
+    let mut decoder = chatcli::provider::bedrock::EventStreamDecoder::default();
+    let mut parser = chatcli::provider::bedrock::BedrockParser::default();
+    let mut events = Vec::new();
+    // Odd-sized pieces: frames straddle reads, as on a network.
+    for chunk in bytes.chunks(53) {
+        for e in decoder.push(chunk).expect("decoded") {
+            events.extend(parser.feed(&e).expect("parsed"));
+        }
+    }
+    events.extend(parser.finish().expect("finished"));
+    events
+}
+
+#[test]
+fn bedrock_b2_frames_decode_with_their_crcs_to_the_recorded_events() {
+    let Some(bytes) = bedrock_bin("b2-converse-stream-tooluse-nova-micro.eventstream.bin") else {
+        return;
+    };
+    let Some(dir) = provider_fixtures() else {
+        return;
+    };
+    let decoded: Vec<serde_json::Value> =
+        std::fs::read_to_string(dir.join("bedrock/b2-decoded.jsonl"))
+            .expect("read")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+    let frames = decode_all(&bytes);
+    assert_eq!(frames.len(), decoded.len());
+    for (frame, expected) in frames.iter().zip(&decoded) {
+        assert_eq!(
+            frame.header(":event-type"),
+            expected["headers"][":event-type"].as_str()
+        );
+        let payload: serde_json::Value = serde_json::from_slice(&frame.payload).expect("payload");
+        assert_eq!(payload, expected["payload"]);
+    }
+    let events = bedrock_events(&bytes);
+    let got = calls(&events);
+    assert_eq!(got.len(), 1);
+    assert!(text(&events).starts_with("<thinking> To find the temperature"));
+    assert_eq!(stop(&events), StopReason::ToolUse);
+    let u = usage(&events);
+    assert!(u.uncached_input > 0 && u.output > 0);
+    let mut flipped = bytes.clone();
+    flipped[40] ^= 0x20;
+    let err = chatcli::provider::bedrock::decode_frame(&flipped)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("CRC mismatch"), "{err}");
+}
+
+#[test]
+fn bedrock_b3_claude_text_stream() {
+    let Some(bytes) = bedrock_bin("b3-converse-stream-claude-sonnet-4-5.eventstream.bin") else {
+        return;
+    };
+    let events = bedrock_events(&bytes);
+    assert!(!text(&events).is_empty());
+    assert_eq!(stop(&events), StopReason::EndTurn);
+}
+
+#[test]
+fn bedrock_b5_message_stop_then_metadata() {
+    let Some(dir) = provider_fixtures() else {
+        return;
+    };
+    let text_lines = std::fs::read_to_string(
+        dir.join("bedrock/b5-converse-stream-decoded-claude-text-messageStop-then-metadata.jsonl"),
+    )
+    .expect("read");
+    let mut parser = chatcli::provider::bedrock::BedrockParser::default();
+    let mut events = Vec::new();
+    for line in text_lines.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json");
+        let (name, payload) = v
+            .as_object()
+            .and_then(|o| o.iter().next())
+            .expect("one key");
+        events.extend(
+            parser
+                .feed(&chatcli::provider::http::SseEvent {
+                    event: name.clone(),
+                    data: payload.to_string(),
+                })
+                .expect("parsed"),
+        );
+    }
+    assert!(text(&events).starts_with("Let me count"));
+    assert!(matches!(
+        events.last(),
+        Some(ProviderEvent::Stop(StopReason::EndTurn))
+    ));
+    assert!(usage(&events).output > 0);
+}
+
+#[test]
+fn bedrock_b1_second_request_reads_1322_from_cache() {
+    let Some(dir) = provider_fixtures() else {
+        return;
+    };
+    let cassette = fixture_json(
+        &dir,
+        "bedrock/b1-converse-cachePoint-write-then-read-sonnet-4-5.json",
+    );
+    let first =
+        chatcli::provider::bedrock::usage_from_json(&cassette[0]["response"]["body"]["usage"]);
+    let second =
+        chatcli::provider::bedrock::usage_from_json(&cassette[1]["response"]["body"]["usage"]);
+    assert_eq!((first.cache_write_5m, first.cache_read), (1322, 0));
+    assert_eq!(
+        (second.uncached_input, second.cache_read, second.output),
+        (2, 1322, 5)
+    );
+    assert!(
+        cassette[0]["request"]["body"]
+            .to_string()
+            .contains("cachePoint")
+    );
+}

@@ -586,3 +586,98 @@ async fn ollama_tool_round_trip_over_ndjson() {
     .expect("json");
     assert!(line.contains("\"cache_read_tokens\":null"), "{line}");
 }
+
+#[tokio::test]
+async fn bedrock_tool_round_trip_signed_with_sigv4() {
+    let server = MockServer::start().await;
+    let stream = |body: Vec<u8>| {
+        ResponseTemplate::new(200).set_body_raw(body, "application/vnd.amazon.eventstream")
+    };
+    let route = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream";
+    Mock::given(method("POST"))
+        .and(path(route))
+        .respond_with(stream(sse::bedrock(
+            "",
+            Some(("tooluse_1", "read_file", r#"{"file":"notes.txt"}"#)),
+            900,
+            0,
+            20,
+        )))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(route))
+        .respond_with(stream(sse::bedrock(
+            "The notes say alpha, beta.",
+            None,
+            40,
+            1024,
+            9,
+        )))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let provider = Arc::new(chatcli::provider::bedrock::Bedrock::new(
+        Http::default(),
+        server.uri(),
+        "eu-west-1".into(),
+        chatcli::provider::bedrock::Auth::SigV4 {
+            access_key: "AKIDEXAMPLE".into(),
+            secret_key: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY".into(),
+            session_token: Some("session-token-xyz".into()),
+        },
+        "anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
+    ));
+    let (events, bodies) = converse(provider, &server).await;
+    no_errors(&events);
+    assert_eq!(final_text(&events).0, "The notes say alpha, beta.");
+    let requests = server.received_requests().await.unwrap_or_default();
+    let header = |name: &str| {
+        requests[0]
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let auth = header("authorization");
+    let re = regex::Regex::new(r"^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\d{8}/eu-west-1/bedrock/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$").expect("regex");
+    let signed = re
+        .captures(&auth)
+        .unwrap_or_else(|| panic!("malformed Authorization: {auth}"))[1]
+        .to_string();
+    assert!(
+        signed.split(';').any(|h| h == "host") && signed.contains("x-amz-date"),
+        "{signed}"
+    );
+    assert_eq!(header("x-amz-security-token"), "session-token-xyz");
+    let host = server.uri().replace("http://", "");
+    assert_eq!(
+        header("host"),
+        host,
+        "the signed host is the one requested, port included"
+    );
+    let second = &bodies[1];
+    let messages = second["messages"].as_array().expect("messages");
+    assert_eq!(
+        messages[1]["content"][0]["toolUse"]["toolUseId"],
+        "tooluse_1"
+    );
+    assert_eq!(
+        messages[2]["content"][0]["toolResult"]["content"][0]["text"],
+        "1  alpha\n2  beta\n"
+    );
+    let markers = second.to_string().matches("cachePoint").count();
+    assert!((1..=4).contains(&markers), "{markers} cachePoints");
+    assert!(
+        second["toolConfig"]["tools"]
+            .as_array()
+            .and_then(|t| t.last())
+            .is_some_and(|t| t.get("cachePoint").is_some())
+    );
+    let (sum, cost) = usage_sums(&events);
+    assert_eq!(sum, (900 + 40 + 1024, 29, 1024));
+    assert_eq!(cost, sum);
+}

@@ -1,0 +1,611 @@
+//! AWS Bedrock ConverseStream (`POST {endpoint}/model/{model}/converse-stream`).
+//!
+//! Requests are signed with SigV4 (service `bedrock`, the region from `AWS_REGION`, the signed
+//! `host` being the host actually requested, port included), or carry a Bedrock API key as a
+//! bearer token. `cachePoint` blocks go where Anthropic's markers go: after the tools, after the
+//! stable system prompt, at the end of the newest message. The response is the AWS event-stream
+//! binary framing — prelude (total and header lengths, CRC32), headers, JSON payload, message
+//! CRC32 — decoded here with both CRCs checked: `messageStart`, `contentBlockStart`,
+//! `contentBlockDelta`, `contentBlockStop`, `messageStop`, then `metadata` with the usage last.
+//! `inputTokens` excludes the cache counts. Payloads carry a random `p` padding field.
+
+use std::time::SystemTime;
+
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+use aws_sigv4::sign::v4;
+use serde_json::{Value, json};
+
+use super::anthropic::parse_arguments;
+use super::http::{Decoder, Http, HttpRequest, SseEvent, StreamParser};
+use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
+use crate::conversation::{ContentBlock, ModelRequest, Role};
+
+/// How requests are authorised.
+#[derive(Debug, Clone)]
+pub enum Auth {
+    /// `AWS_BEARER_TOKEN_BEDROCK`.
+    Bearer(String),
+    /// SigV4 with these credentials.
+    SigV4 {
+        access_key: String,
+        secret_key: String,
+        session_token: Option<String>,
+    },
+}
+
+/// A Bedrock ConverseStream client.
+pub struct Bedrock {
+    http: Http,
+    endpoint: String,
+    region: String,
+    auth: Auth,
+    model: String,
+}
+
+impl Bedrock {
+    /// A client for `region` at `endpoint` (scheme, host and port).
+    pub fn new(http: Http, endpoint: String, region: String, auth: Auth, model: String) -> Self {
+        Bedrock {
+            http,
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+            region,
+            auth,
+            model,
+        }
+    }
+}
+
+/// The default endpoint for a region.
+pub fn endpoint_for(region: &str) -> String {
+    format!("https://bedrock-runtime.{region}.amazonaws.com")
+}
+
+impl Provider for Bedrock {
+    fn name(&self) -> &str {
+        "bedrock"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn stream(&self, request: ModelRequest) -> ProviderStream {
+        let url = format!(
+            "{}/model/{}/converse-stream",
+            self.endpoint,
+            super::gemini::urlencode(&request.model)
+        );
+        let body = build_body(&request);
+        let headers = match self.sign_headers(&url, &body) {
+            Ok(headers) => headers,
+            Err(e) => {
+                return Box::pin(futures_util::stream::once(async move { Err(e) }));
+            }
+        };
+        self.http.stream_decoded(
+            HttpRequest {
+                provider: "bedrock".into(),
+                url,
+                headers,
+                body,
+            },
+            EventStreamDecoder::default(),
+            BedrockParser::default(),
+        )
+    }
+}
+
+impl Bedrock {
+    /// The authorisation headers for a POST of `body` to `url`.
+    fn sign_headers(
+        &self,
+        url: &str,
+        body: &Value,
+    ) -> Result<Vec<(String, String)>, ProviderError> {
+        let setup =
+            |m: String| ProviderError::Setup(format!("bedrock: cannot sign the request: {m}"));
+        match &self.auth {
+            Auth::Bearer(token) => Ok(vec![("Authorization".into(), format!("Bearer {token}"))]),
+            Auth::SigV4 {
+                access_key,
+                secret_key,
+                session_token,
+            } => {
+                let parsed = reqwest::Url::parse(url).map_err(|e| setup(e.to_string()))?;
+                // The host header the server sees: host, plus the port when it is not the default.
+                let host = match (parsed.host_str(), parsed.port()) {
+                    (Some(h), Some(p)) => format!("{h}:{p}"),
+                    (Some(h), None) => h.to_string(),
+                    (None, _) => return Err(setup("the endpoint has no host".into())),
+                };
+                let bytes = serde_json::to_vec(body).map_err(|e| setup(e.to_string()))?;
+                let identity = aws_credential_types::Credentials::new(
+                    access_key,
+                    secret_key,
+                    session_token.clone(),
+                    None,
+                    "chatcli",
+                )
+                .into();
+                let params = v4::SigningParams::builder()
+                    .identity(&identity)
+                    .region(&self.region)
+                    .name("bedrock")
+                    .time(SystemTime::now())
+                    .settings(SigningSettings::default())
+                    .build()
+                    .map_err(|e| setup(e.to_string()))?
+                    .into();
+                let base = [
+                    ("host", host.as_str()),
+                    ("content-type", "application/json"),
+                ];
+                let signable = SignableRequest::new(
+                    "POST",
+                    url,
+                    base.into_iter(),
+                    SignableBody::Bytes(&bytes),
+                )
+                .map_err(|e| setup(e.to_string()))?;
+                let (instructions, _) = sign(signable, &params)
+                    .map_err(|e| setup(e.to_string()))?
+                    .into_parts();
+                let mut headers: Vec<(String, String)> = instructions
+                    .headers()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                headers.push(("host".into(), host));
+                Ok(headers)
+            }
+        }
+    }
+}
+
+fn cache_point() -> Value {
+    json!({"cachePoint": {"type": "default"}})
+}
+
+/// The request body, with `cachePoint` blocks placed.
+pub fn build_body(request: &ModelRequest) -> Value {
+    let mut messages: Vec<Value> = Vec::new();
+    for message in &request.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let content: Vec<Value> = message
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } if text.is_empty() => None,
+                ContentBlock::Text { text } => Some(json!({"text": text})),
+                ContentBlock::Thinking {
+                    text,
+                    signature: Some(signature),
+                } => Some(json!({"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}})),
+                ContentBlock::Thinking { .. } => None,
+                ContentBlock::ToolUse { id, name, input } => {
+                    let input = if input.is_object() { input.clone() } else { json!({}) };
+                    Some(json!({"toolUse": {"toolUseId": id, "name": name, "input": input}}))
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => {
+                    let mut result = json!({"toolUseId": tool_use_id, "content": [{"text": content}]});
+                    if *is_error {
+                        result["status"] = json!("error");
+                    }
+                    Some(json!({"toolResult": result}))
+                }
+            })
+            .collect();
+        if !content.is_empty() {
+            messages.push(json!({"role": role, "content": content}));
+        }
+    }
+    if let Some(last) = messages
+        .last_mut()
+        .and_then(|m| m["content"].as_array_mut())
+    {
+        last.push(cache_point());
+    }
+    let mut body = json!({
+        "messages": messages,
+        "inferenceConfig": {"maxTokens": request.max_output_tokens},
+    });
+    let blocks: Vec<_> = request
+        .system
+        .iter()
+        .filter(|b| !b.text.is_empty())
+        .collect();
+    if !blocks.is_empty() {
+        let mut system: Vec<Value> = Vec::new();
+        let last_stable = blocks.iter().rposition(|b| b.stable);
+        for (i, b) in blocks.iter().enumerate() {
+            system.push(json!({"text": b.text}));
+            if Some(i) == last_stable {
+                system.push(cache_point());
+            }
+        }
+        body["system"] = Value::Array(system);
+    }
+    if !request.tools.is_empty() {
+        let mut tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.parameters}}}))
+            .collect();
+        tools.push(cache_point());
+        body["toolConfig"] = json!({"tools": tools});
+    }
+    body
+}
+
+/// Usage from a Converse `usage` object (`inputTokens` excludes the cache counts).
+pub fn usage_from_json(usage: &Value) -> UsageRecord {
+    let get = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+    UsageRecord {
+        uncached_input: get("inputTokens"),
+        cache_read: get("cacheReadInputTokens"),
+        cache_write_5m: get("cacheWriteInputTokens"),
+        output: get("outputTokens"),
+        ..UsageRecord::default()
+    }
+}
+
+/// CRC-32 (IEEE), as the event-stream framing uses.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = 0xffff_ffffu32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            let mask = (crc & 1).wrapping_neg();
+            crc = (crc >> 1) ^ (0xedb8_8320 & mask);
+        }
+    }
+    !crc
+}
+
+/// One decoded frame: its string headers and its payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub headers: Vec<(String, String)>,
+    pub payload: Vec<u8>,
+}
+
+impl Frame {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn frame_error(message: String) -> ProviderError {
+    ProviderError::Protocol {
+        provider: "bedrock".into(),
+        message,
+    }
+}
+
+/// Decodes one frame from the front of `bytes`; `Ok(None)` when more bytes are needed.
+pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderError> {
+    if bytes.len() < 12 {
+        return Ok(None);
+    }
+    let be =
+        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let total = be(0) as usize;
+    let headers_len = be(4) as usize;
+    if crc32(&bytes[..8]) != be(8) {
+        return Err(frame_error(
+            "event-stream prelude CRC mismatch (corrupted stream)".into(),
+        ));
+    }
+    if total < 16 || headers_len > total - 16 || total > 16 * 1024 * 1024 {
+        return Err(frame_error(format!(
+            "event-stream frame of impossible size {total}"
+        )));
+    }
+    if bytes.len() < total {
+        return Ok(None);
+    }
+    if crc32(&bytes[..total - 4]) != be(total - 4) {
+        return Err(frame_error(
+            "event-stream message CRC mismatch (corrupted stream)".into(),
+        ));
+    }
+    let mut headers = Vec::new();
+    let mut at = 12;
+    let end = 12 + headers_len;
+    while at < end {
+        let name_len = bytes[at] as usize;
+        at += 1;
+        let name = String::from_utf8_lossy(
+            bytes
+                .get(at..at + name_len)
+                .ok_or_else(|| frame_error("truncated header".into()))?,
+        )
+        .to_string();
+        at += name_len;
+        let kind = *bytes
+            .get(at)
+            .ok_or_else(|| frame_error("truncated header".into()))?;
+        at += 1;
+        let value = match kind {
+            7 | 6 => {
+                let len = u16::from_be_bytes([bytes[at], bytes[at + 1]]) as usize;
+                at += 2;
+                let v = String::from_utf8_lossy(
+                    bytes
+                        .get(at..at + len)
+                        .ok_or_else(|| frame_error("truncated header".into()))?,
+                )
+                .to_string();
+                at += len;
+                v
+            }
+            0 | 1 => (kind == 0).to_string(),
+            2 => {
+                at += 1;
+                String::new()
+            }
+            3 => {
+                at += 2;
+                String::new()
+            }
+            4 => {
+                at += 4;
+                String::new()
+            }
+            5 | 8 => {
+                at += 8;
+                String::new()
+            }
+            9 => {
+                at += 16;
+                String::new()
+            }
+            other => return Err(frame_error(format!("unknown header type {other}"))),
+        };
+        headers.push((name, value));
+    }
+    let payload = bytes[end..total - 4].to_vec();
+    Ok(Some((Frame { headers, payload }, total)))
+}
+
+/// Encodes a frame with string headers (for tests and tools that replay streams).
+pub fn encode_frame(headers: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
+    let mut h = Vec::new();
+    for (name, value) in headers {
+        h.push(name.len() as u8);
+        h.extend_from_slice(name.as_bytes());
+        h.push(7);
+        h.extend_from_slice(&(value.len() as u16).to_be_bytes());
+        h.extend_from_slice(value.as_bytes());
+    }
+    let total = 12 + h.len() + payload.len() + 4;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(&(total as u32).to_be_bytes());
+    out.extend_from_slice(&(h.len() as u32).to_be_bytes());
+    out.extend_from_slice(&crc32(&out[..8]).to_be_bytes());
+    out.extend_from_slice(&h);
+    out.extend_from_slice(payload);
+    let crc = crc32(&out);
+    out.extend_from_slice(&crc.to_be_bytes());
+    out
+}
+
+/// Cuts the event-stream into events: `event` is the `:event-type` (or `exception:<type>`).
+#[derive(Default)]
+pub struct EventStreamDecoder {
+    pending: Vec<u8>,
+}
+
+impl Decoder for EventStreamDecoder {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, ProviderError> {
+        self.pending.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        while let Some((frame, used)) = decode_frame(&self.pending)? {
+            self.pending.drain(..used);
+            let event = match frame.header(":message-type") {
+                Some("exception") | Some("error") => format!(
+                    "exception:{}",
+                    frame
+                        .header(":exception-type")
+                        .or(frame.header(":error-code"))
+                        .unwrap_or("error")
+                ),
+                _ => frame.header(":event-type").unwrap_or_default().to_string(),
+            };
+            out.push(SseEvent {
+                event,
+                data: String::from_utf8_lossy(&frame.payload).to_string(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn end(&mut self) -> Result<Vec<SseEvent>, ProviderError> {
+        if self.pending.is_empty() {
+            Ok(Vec::new())
+        } else {
+            Err(frame_error(format!(
+                "the stream ended inside a frame ({} bytes left)",
+                self.pending.len()
+            )))
+        }
+    }
+}
+
+/// Parses ConverseStream events.
+#[derive(Default)]
+pub struct BedrockParser {
+    tools: std::collections::HashMap<u64, (String, String, String)>,
+    reasoning: std::collections::HashMap<u64, (String, Option<String>)>,
+    stop: Option<StopReason>,
+    usage: Option<UsageRecord>,
+    calls: bool,
+    done: bool,
+}
+
+impl BedrockParser {
+    fn end(&mut self) -> Vec<ProviderEvent> {
+        self.done = true;
+        let usage = self.usage.unwrap_or(UsageRecord {
+            estimated: true,
+            ..UsageRecord::default()
+        });
+        let stop = match self.stop.clone() {
+            Some(StopReason::EndTurn) | None if self.calls => StopReason::ToolUse,
+            Some(s) => s,
+            None => StopReason::EndTurn,
+        };
+        vec![ProviderEvent::Usage(usage), ProviderEvent::Stop(stop)]
+    }
+}
+
+impl StreamParser for BedrockParser {
+    fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError> {
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|e| frame_error(format!("payload is not JSON ({e})")))?;
+        if let Some(kind) = event.event.strip_prefix("exception:") {
+            let message = data["message"]
+                .as_str()
+                .or(data["Message"].as_str())
+                .unwrap_or(kind)
+                .to_string();
+            return Err(ProviderError::Remote {
+                provider: "bedrock".into(),
+                message: format!("{kind}: {message}"),
+                retryable: matches!(
+                    kind,
+                    "throttlingException"
+                        | "serviceUnavailableException"
+                        | "internalServerException"
+                        | "modelStreamErrorException"
+                ),
+            });
+        }
+        let index = data["contentBlockIndex"].as_u64().unwrap_or(0);
+        let mut out = Vec::new();
+        match event.event.as_str() {
+            "contentBlockStart" => {
+                let tool = &data["start"]["toolUse"];
+                if let Some(id) = tool["toolUseId"].as_str() {
+                    let name = tool["name"].as_str().unwrap_or_default().to_string();
+                    out.push(ProviderEvent::ToolCallStarted {
+                        index: index as usize,
+                        id: id.to_string(),
+                        name: name.clone(),
+                    });
+                    self.tools
+                        .insert(index, (id.to_string(), name, String::new()));
+                }
+            }
+            "contentBlockDelta" => {
+                let delta = &data["delta"];
+                if let Some(text) = delta["text"].as_str() {
+                    out.push(ProviderEvent::TextDelta(text.to_string()));
+                }
+                if let Some(fragment) = delta["toolUse"]["input"].as_str()
+                    && let Some((_, _, json)) = self.tools.get_mut(&index)
+                {
+                    json.push_str(fragment);
+                    out.push(ProviderEvent::ToolCallArgs {
+                        index: index as usize,
+                        fragment: fragment.to_string(),
+                    });
+                }
+                let reasoning = &delta["reasoningContent"];
+                if let Some(text) = reasoning["text"].as_str() {
+                    self.reasoning.entry(index).or_default().0.push_str(text);
+                    out.push(ProviderEvent::ReasoningDelta(text.to_string()));
+                }
+                if let Some(sig) = reasoning["signature"].as_str() {
+                    self.reasoning.entry(index).or_default().1 = Some(sig.to_string());
+                }
+            }
+            "contentBlockStop" => {
+                if let Some((id, name, json)) = self.tools.remove(&index) {
+                    self.calls = true;
+                    out.push(ProviderEvent::ToolCall {
+                        id,
+                        name,
+                        args: parse_arguments(&json),
+                    });
+                }
+                if let Some((text, signature)) = self.reasoning.remove(&index) {
+                    out.push(ProviderEvent::ReasoningBlock { text, signature });
+                }
+            }
+            "messageStop" => {
+                self.stop = Some(match data["stopReason"].as_str().unwrap_or("end_turn") {
+                    "end_turn" | "stop_sequence" => StopReason::EndTurn,
+                    "tool_use" => StopReason::ToolUse,
+                    "max_tokens" => StopReason::MaxTokens,
+                    "content_filtered" | "guardrail_intervened" => StopReason::Refusal,
+                    other => StopReason::Other(other.to_string()),
+                });
+            }
+            "metadata" => {
+                self.usage = Some(usage_from_json(&data["usage"]));
+                if self.stop.is_some() {
+                    out.extend(self.end());
+                }
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn finish(&mut self) -> Result<Vec<ProviderEvent>, ProviderError> {
+        if self.done {
+            return Ok(Vec::new());
+        }
+        // Metadata is last; a stream that stopped after messageStop without it is still whole.
+        if self.stop.is_some() {
+            return Ok(self.end());
+        }
+        Err(ProviderError::Truncated {
+            provider: "bedrock".into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_matches_the_standard_check_value() {
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+    }
+
+    #[test]
+    fn frames_round_trip_and_a_flipped_byte_is_an_error() {
+        let frame = encode_frame(
+            &[(":event-type", "messageStart"), (":message-type", "event")],
+            br#"{"role":"assistant"}"#,
+        );
+        let (decoded, used) = decode_frame(&frame).expect("valid").expect("whole");
+        assert_eq!(used, frame.len());
+        assert_eq!(decoded.header(":event-type"), Some("messageStart"));
+        assert!(
+            decode_frame(&frame[..frame.len() - 1])
+                .expect("valid so far")
+                .is_none()
+        );
+        let mut bad = frame.clone();
+        bad[20] ^= 0x01;
+        let err = decode_frame(&bad)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("CRC mismatch"), "{err}");
+    }
+}
