@@ -476,6 +476,15 @@ impl Agent {
             mode,
         });
         let mode = self.route(&text, mode);
+        let mode = if mode.uses_tools() && !self.provider.supports_tools() {
+            let name = self.provider.name().to_string();
+            self.emit(AgentEvent::Notice {
+                message: format!("{name} runs as chat only: it has no client-side tools, so this prompt is sent without them"),
+            });
+            Mode::Chat
+        } else {
+            mode
+        };
         self.prompt_memory = self.memory_blocks(&text, mode);
         push_user_text(&mut self.history, text);
         // The prompt is on disk before anything is sent: a crash now loses no question.

@@ -11,10 +11,10 @@ use crate::config::Overrides;
 
 const AFTER_HELP: &str = "\
 Providers: anthropic (alias claudeai), openai, openai-responses, xai, zai, moonshot, minimax,
-openrouter, github-models, demo. (googleai, ollama, bedrock, copilot and stackspot are named
-but not available in this build yet.) With no provider named, the first key set among
-ANTHROPIC_API_KEY/CLAUDEAI_API_KEY, OPENAI_API_KEY, XAI_API_KEY, ZAI_API_KEY, MOONSHOT_API_KEY,
-MINIMAX_API_KEY, OPENROUTER_API_KEY picks its provider; with none, the offline demo runs.
+openrouter, github-models, googleai (alias gemini), ollama, bedrock, copilot, stackspot, demo.
+With no provider named, the first key set among ANTHROPIC_API_KEY/CLAUDEAI_API_KEY,
+OPENAI_API_KEY, XAI_API_KEY, ZAI_API_KEY, MOONSHOT_API_KEY, MINIMAX_API_KEY, OPENROUTER_API_KEY
+picks its provider; with none, a local Ollama (OLLAMA_HOST) if one answers, else the offline demo.
 
 Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_HOME             where config.toml, logs and sessions live
@@ -81,6 +81,11 @@ pub enum Command {
     Exec(ExecArgs),
     /// The token-efficiency benchmark: scripted sessions, optimised vs naive, against the floor.
     Bench(BenchArgs),
+    /// Sign in to a provider that needs it: `chatcli auth copilot` (GitHub's device flow).
+    Auth {
+        /// The provider: copilot.
+        provider: String,
+    },
     /// Long-term memory: add, list, forget and import facts; print the prompt digest.
     #[command(subcommand)]
     Memory(MemoryCommand),

@@ -103,6 +103,34 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Auth { provider }) => {
+            if chatcli::config::ProviderKind::parse(&provider)
+                != Some(chatcli::config::ProviderKind::Copilot)
+            {
+                anyhow::bail!(
+                    "auth is only needed for copilot (got \"{provider}\"); other providers read their key from the environment"
+                );
+            }
+            let web = config
+                .env
+                .get("COPILOT_AUTH_URL")
+                .unwrap_or(chatcli::provider::copilot::GITHUB_WEB)
+                .to_string();
+            let mut stdout = std::io::stdout();
+            chatcli::provider::copilot::device_login(&web, &config.home, &mut stdout).await?;
+            if let Some(oauth) = chatcli::provider::copilot::stored_token(&config.home) {
+                let api = config
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| chatcli::provider::copilot::GITHUB_API.to_string());
+                match chatcli::provider::copilot::models(&api, &oauth).await {
+                    Ok(models) if !models.is_empty() => println!("Models: {}", models.join(", ")),
+                    Ok(_) => {}
+                    Err(e) => eprintln!("chatcli: signed in, but the model list failed: {e}"),
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Memory(command)) => {
             let mut stdout = std::io::stdout();
             chatcli::memory::cli::run(&config.home.join("memory"), command.action(), &mut stdout)?;

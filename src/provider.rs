@@ -8,6 +8,7 @@
 
 pub mod anthropic;
 pub mod bedrock;
+pub mod copilot;
 pub mod demo;
 pub mod gemini;
 pub mod http;
@@ -15,6 +16,7 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod registry;
+pub mod stackspot;
 pub mod usage;
 
 use std::pin::Pin;

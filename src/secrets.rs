@@ -16,16 +16,10 @@ pub struct Secrets(Arc<Vec<String>>);
 /// Variable names that hold secrets.
 fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    [
-        "_API_KEY",
-        "_TOKEN",
-        "_SECRET",
-        "SECRET_ACCESS_KEY",
-        "_PASSWORD",
-        "CLIENT_KEY",
-    ]
-    .iter()
-    .any(|s| upper.ends_with(s))
+    ["API_KEY", "TOKEN", "SECRET", "PASSWORD"]
+        .iter()
+        .any(|s| upper.contains(s))
+        || upper.ends_with("CLIENT_KEY")
 }
 
 /// `sk-…abcd`: enough to recognise a key, not to use it.

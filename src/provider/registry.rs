@@ -147,11 +147,51 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
             };
             Arc::new(bedrock::Bedrock::new(http, endpoint, region, auth, model))
         }
-        ProviderKind::Copilot | ProviderKind::StackSpot => {
-            return Err(ProviderError::Setup(format!(
-                "provider `{}` is not available in this build yet; available: anthropic, openai, openai-responses, xai, zai, moonshot, minimax, openrouter, github-models, googleai, ollama, bedrock, demo",
-                kind.as_str()
-            )));
+        ProviderKind::Copilot => {
+            let oauth = config
+                .env
+                .get("GITHUB_COPILOT_TOKEN")
+                .map(str::to_string)
+                .or_else(|| super::copilot::stored_token(&config.home))
+                .ok_or_else(|| {
+                    ProviderError::Setup(
+                        "provider `copilot` needs a GitHub token: run `chatcli auth copilot`, or set GITHUB_COPILOT_TOKEN".into(),
+                    )
+                })?;
+            let github_api = config
+                .base_url
+                .clone()
+                .unwrap_or_else(|| super::copilot::GITHUB_API.to_string());
+            Arc::new(super::copilot::Copilot::new(http, github_api, oauth, model))
+        }
+        ProviderKind::StackSpot => {
+            let env = &config.env;
+            let var = |names: &[&str]| {
+                names
+                    .iter()
+                    .find_map(|n| env.get(n))
+                    .map(|v| v.trim().to_string())
+            };
+            let missing =
+                |what: &str| ProviderError::Setup(format!("provider `stackspot` needs {what}"));
+            let settings = super::stackspot::Settings {
+                idm: config
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| super::stackspot::IDM.to_string()),
+                inference: config
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| super::stackspot::INFERENCE.to_string()),
+                realm: var(&["STACKSPOT_REALM"]).ok_or_else(|| missing("STACKSPOT_REALM"))?,
+                client_id: var(&["STACKSPOT_CLIENT_ID", "CLIENT_ID"])
+                    .ok_or_else(|| missing("STACKSPOT_CLIENT_ID (or CLIENT_ID)"))?,
+                client_secret: var(&["STACKSPOT_CLIENT_SECRET", "CLIENT_KEY"])
+                    .ok_or_else(|| missing("STACKSPOT_CLIENT_SECRET (or CLIENT_KEY)"))?,
+                agent_id: var(&["STACKSPOT_AGENT_ID"])
+                    .ok_or_else(|| missing("STACKSPOT_AGENT_ID"))?,
+            };
+            Arc::new(super::stackspot::StackSpot::new(http, settings))
         }
     };
     Ok(provider)

@@ -681,3 +681,184 @@ async fn bedrock_tool_round_trip_signed_with_sigv4() {
     assert_eq!(sum, (900 + 40 + 1024, 29, 1024));
     assert_eq!(cost, sum);
 }
+
+#[tokio::test]
+async fn copilot_exchanges_its_token_and_refreshes_it_before_expiry() {
+    use wiremock::matchers::header as has_header;
+    let server = MockServer::start().await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    // A token that expires within the refresh margin: every request exchanges again.
+    Mock::given(method("GET"))
+        .and(path("/copilot_internal/v2/token"))
+        .and(has_header("authorization", "token gho_oauth"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "token": "tid=short-lived", "expires_at": now + 30, "endpoints": {"api": server.uri()}
+        })))
+        .expect(2)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .and(has_header("authorization", "Bearer tid=short-lived"))
+        .and(has_header("copilot-integration-id", "vscode-chat"))
+        .respond_with(sse_response(sse::openai_chat(
+            "Hi from Copilot.",
+            None,
+            20,
+            0,
+            4,
+        )))
+        .mount(&server)
+        .await;
+    let provider = Arc::new(chatcli::provider::copilot::Copilot::new(
+        Http::default(),
+        server.uri(),
+        "gho_oauth".into(),
+        "gpt-4.1".into(),
+    ));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut handle = agent::spawn(provider, options(dir.path(), Mode::Chat));
+    for text in ["one", "two"] {
+        handle
+            .ops
+            .send(Op::Submit {
+                text: text.into(),
+                mode: Mode::Chat,
+            })
+            .expect("alive");
+        let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+        no_errors(&events);
+        assert_eq!(final_text(&events).0, "Hi from Copilot.");
+    }
+}
+
+#[tokio::test]
+async fn copilot_device_flow_stores_the_token_privately() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/login/device/code"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "device_code": "dev-1", "user_code": "ABCD-1234", "verification_uri": "https://github.com/login/device", "interval": 1, "expires_in": 60
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/login/oauth/access_token"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"error": "authorization_pending"})),
+        )
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/login/oauth/access_token"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"access_token": "gho_device"})),
+        )
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut out = Vec::new();
+    chatcli::provider::copilot::device_login(&server.uri(), home.path(), &mut out)
+        .await
+        .expect("signed in");
+    let printed = String::from_utf8_lossy(&out);
+    assert!(printed.contains("enter the code ABCD-1234"), "{printed}");
+    assert_eq!(
+        chatcli::provider::copilot::stored_token(home.path()).as_deref(),
+        Some("gho_device")
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(chatcli::provider::copilot::token_path(home.path()))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+#[tokio::test]
+async fn stackspot_token_then_chat_keeps_the_conversation_and_runs_as_chat_only() {
+    use wiremock::matchers::{body_string_contains, header as has_header};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/my-realm/oidc/oauth/token"))
+        .and(body_string_contains("grant_type=client_credentials"))
+        .and(body_string_contains("client_id=cid"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"access_token": "ss-token", "expires_in": 1200})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let answer = "data: {\"message\": \"Hel\"}\n\ndata: {\"message\": \"lo.\"}\n\ndata: {\"message\": \"\", \"conversation_id\": \"conv-1\", \"tokens\": {\"user\": 5, \"enrichment\": 10, \"input\": 15, \"output\": 3}}\n\n";
+    Mock::given(method("POST"))
+        .and(path("/v1/agent/agent-7/chat"))
+        .and(has_header("authorization", "Bearer ss-token"))
+        .respond_with(sse_response(answer.to_string()))
+        .mount(&server)
+        .await;
+    let provider = Arc::new(chatcli::provider::stackspot::StackSpot::new(
+        Http::default(),
+        chatcli::provider::stackspot::Settings {
+            idm: server.uri(),
+            inference: server.uri(),
+            realm: "my-realm".into(),
+            client_id: "cid".into(),
+            client_secret: "csecret".into(),
+            agent_id: "agent-7".into(),
+        },
+    ));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut handle = agent::spawn(provider, options(dir.path(), Mode::Agent));
+    let mut all = Vec::new();
+    for text in ["first", "second"] {
+        handle
+            .ops
+            .send(Op::Submit {
+                text: text.into(),
+                mode: Mode::Agent,
+            })
+            .expect("alive");
+        let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+        no_errors(&events);
+        assert_eq!(final_text(&events).0, "Hello.");
+        all.extend(events);
+    }
+    assert!(all.iter().any(|e| matches!(e, AgentEvent::Notice { message } if message.starts_with("stackspot runs as chat only"))));
+    let usage = all.iter().find_map(|e| match e {
+        AgentEvent::Usage { usage, .. } => Some((usage.input_tokens, usage.output_tokens)),
+        _ => None,
+    });
+    assert_eq!(usage, Some((15, 3)));
+    let chats: Vec<serde_json::Value> = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.url.path().ends_with("/chat"))
+        .map(|r| serde_json::from_slice(&r.body).expect("json"))
+        .collect();
+    assert_eq!(
+        chats[0]["user_prompt"]
+            .as_str()
+            .map(|s| s.starts_with("first")),
+        Some(true)
+    );
+    assert!(chats[0].get("conversation_id").is_none());
+    assert_eq!(
+        chats[1]["conversation_id"], "conv-1",
+        "the second prompt continues the server's conversation"
+    );
+    assert_eq!(chats[1]["streaming"], true);
+}

@@ -1,0 +1,302 @@
+//! GitHub Copilot: a GitHub OAuth token is exchanged for a short-lived Copilot token, then chat
+//! goes through the OpenAI Chat Completions client at the API endpoint that exchange names.
+//!
+//! The OAuth token comes from `GITHUB_COPILOT_TOKEN`, or from `chatcli auth copilot` (GitHub's
+//! device flow; stored 0600 in `CHATCLI_HOME/copilot-oauth.json`). The Copilot token is kept in
+//! memory and exchanged again a minute before its `expires_at`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use super::http::{Http, error_message};
+use super::openai_chat::{OpenAiChat, Preset};
+use super::{Provider, ProviderError, ProviderStream};
+use crate::conversation::ModelRequest;
+
+/// The OAuth app Copilot editors use for the device flow.
+pub const CLIENT_ID: &str = "Iv1.b507a08c87ecfe98";
+/// GitHub's API, where the token exchange happens.
+pub const GITHUB_API: &str = "https://api.github.com";
+/// GitHub's site, where the device flow happens.
+pub const GITHUB_WEB: &str = "https://github.com";
+
+/// The Chat Completions quirks of Copilot's API.
+pub const PRESET: Preset = Preset {
+    headers: &[
+        ("Copilot-Integration-Id", "vscode-chat"),
+        (
+            "Editor-Version",
+            concat!("chatcli/", env!("CARGO_PKG_VERSION")),
+        ),
+    ],
+    ..Preset::compatible("copilot")
+};
+
+#[derive(Debug, Clone)]
+struct CopilotToken {
+    token: String,
+    api: String,
+    expires_at: u64,
+}
+
+/// The Copilot client.
+pub struct Copilot {
+    http: Http,
+    github_api: String,
+    oauth: String,
+    model: String,
+    cached: Arc<Mutex<Option<CopilotToken>>>,
+}
+
+impl Copilot {
+    /// A client that exchanges `oauth` at `github_api` (GitHub's API, or a test server).
+    pub fn new(http: Http, github_api: String, oauth: String, model: String) -> Self {
+        Copilot {
+            http,
+            github_api: github_api.trim_end_matches('/').to_string(),
+            oauth,
+            model,
+            cached: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+fn now() -> u64 {
+    crate::memory::now_secs()
+}
+
+fn setup(message: String) -> ProviderError {
+    ProviderError::Setup(format!("copilot: {message}"))
+}
+
+/// Exchanges the OAuth token for a Copilot token (cached until a minute before it expires).
+async fn token(
+    cached: &Mutex<Option<CopilotToken>>,
+    github_api: &str,
+    oauth: &str,
+) -> Result<CopilotToken, ProviderError> {
+    let mut slot = cached.lock().await;
+    if let Some(t) = slot.as_ref()
+        && t.expires_at > now() + 60
+    {
+        return Ok(t.clone());
+    }
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| setup(e.to_string()))?;
+    let response = client
+        .get(format!("{github_api}/copilot_internal/v2/token"))
+        .header("Authorization", format!("token {oauth}"))
+        .header("Accept", "application/json")
+        .header("User-Agent", concat!("chatcli/", env!("CARGO_PKG_VERSION")))
+        .send()
+        .await
+        .map_err(|e| ProviderError::Transport {
+            provider: "copilot".into(),
+            message: e.to_string(),
+        })?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if !status.is_success() {
+        return Err(ProviderError::Http {
+            provider: "copilot".into(),
+            status: status.as_u16(),
+            message: format!(
+                "token exchange failed: {} (is the GitHub token allowed to use Copilot?)",
+                error_message(&text)
+            ),
+            retry_after: None,
+        });
+    }
+    let body: Value = serde_json::from_str(&text).map_err(|e| {
+        setup(format!(
+            "token exchange answered something that is not JSON: {e}"
+        ))
+    })?;
+    let fresh = CopilotToken {
+        token: body["token"]
+            .as_str()
+            .ok_or_else(|| setup("the token exchange returned no token".into()))?
+            .to_string(),
+        api: body["endpoints"]["api"]
+            .as_str()
+            .unwrap_or("https://api.githubcopilot.com")
+            .trim_end_matches('/')
+            .to_string(),
+        expires_at: body["expires_at"].as_u64().unwrap_or_else(|| now() + 600),
+    };
+    *slot = Some(fresh.clone());
+    Ok(fresh)
+}
+
+impl Provider for Copilot {
+    fn name(&self) -> &str {
+        "copilot"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn stream(&self, request: ModelRequest) -> ProviderStream {
+        let cached = Arc::clone(&self.cached);
+        let github_api = self.github_api.clone();
+        let oauth = self.oauth.clone();
+        let http = self.http.clone();
+        let model = self.model.clone();
+        let start = async move {
+            match token(&cached, &github_api, &oauth).await {
+                Ok(t) => OpenAiChat::new(http, PRESET, t.api, t.token, model).stream(request),
+                Err(e) => {
+                    Box::pin(futures_util::stream::once(async move { Err(e) })) as ProviderStream
+                }
+            }
+        };
+        Box::pin(futures_util::stream::once(start).flatten())
+    }
+}
+
+/// The models the Copilot API offers to this account.
+pub async fn models(github_api: &str, oauth: &str) -> Result<Vec<String>, ProviderError> {
+    let cached = Mutex::new(None);
+    let t = token(&cached, github_api, oauth).await?;
+    let client = reqwest::Client::new();
+    let response = client
+        .get(format!("{}/models", t.api))
+        .bearer_auth(&t.token)
+        .header("Copilot-Integration-Id", "vscode-chat")
+        .send()
+        .await
+        .map_err(|e| ProviderError::Transport {
+            provider: "copilot".into(),
+            message: e.to_string(),
+        })?;
+    let body: Value = response
+        .json()
+        .await
+        .map_err(|e| setup(format!("model list: {e}")))?;
+    Ok(body["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["id"].as_str().map(str::to_string))
+        .collect())
+}
+
+/// Where `chatcli auth copilot` keeps the OAuth token.
+pub fn token_path(home: &Path) -> PathBuf {
+    home.join("copilot-oauth.json")
+}
+
+/// The stored OAuth token, if `chatcli auth copilot` saved one.
+pub fn stored_token(home: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(token_path(home)).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v["access_token"].as_str().map(str::to_string)
+}
+
+/// GitHub's device flow: prints where to go and the code, waits for the user, stores the token
+/// 0600 in `home`. `web` is GitHub's site (or a test server).
+pub async fn device_login(
+    web: &str,
+    home: &Path,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<(), ProviderError> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| setup(e.to_string()))?;
+    let post = |url: String, form: Vec<(&'static str, String)>| {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        client
+            .post(url)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let transport = |e: reqwest::Error| ProviderError::Transport {
+        provider: "copilot".into(),
+        message: e.to_string(),
+    };
+    let code: Value = post(
+        format!("{web}/login/device/code"),
+        vec![
+            ("client_id", CLIENT_ID.to_string()),
+            ("scope", "read:user".to_string()),
+        ],
+    )
+    .await
+    .map_err(transport)?
+    .json()
+    .await
+    .map_err(transport)?;
+    let device_code = code["device_code"]
+        .as_str()
+        .ok_or_else(|| setup(format!("device flow refused: {code}")))?
+        .to_string();
+    let _ = writeln!(
+        out,
+        "Open {} and enter the code {}",
+        code["verification_uri"]
+            .as_str()
+            .unwrap_or("https://github.com/login/device"),
+        code["user_code"].as_str().unwrap_or("?")
+    );
+    let mut interval = code["interval"].as_u64().unwrap_or(5).max(1);
+    let deadline = now() + code["expires_in"].as_u64().unwrap_or(900);
+    loop {
+        tokio::time::sleep(Duration::from_secs(interval)).await;
+        let answer: Value = post(
+            format!("{web}/login/oauth/access_token"),
+            vec![
+                ("client_id", CLIENT_ID.to_string()),
+                ("device_code", device_code.clone()),
+                (
+                    "grant_type",
+                    "urn:ietf:params:oauth:grant-type:device_code".to_string(),
+                ),
+            ],
+        )
+        .await
+        .map_err(transport)?
+        .json()
+        .await
+        .map_err(transport)?;
+        if let Some(token) = answer["access_token"].as_str() {
+            let path = token_path(home);
+            crate::logging::create_private_dir(home).map_err(|e| setup(e.to_string()))?;
+            let json = serde_json::json!({"access_token": token}).to_string();
+            let _ = std::fs::remove_file(&path);
+            let mut file = crate::tools::scratch::create_exclusive(&path)
+                .map_err(|e| setup(format!("{}: {e}", path.display())))?;
+            std::io::Write::write_all(&mut file, json.as_bytes())
+                .map_err(|e| setup(e.to_string()))?;
+            let _ = writeln!(
+                out,
+                "Signed in; the token is stored in {} (readable only by you).",
+                path.display()
+            );
+            return Ok(());
+        }
+        match answer["error"].as_str() {
+            Some("authorization_pending") => {}
+            Some("slow_down") => interval += 5,
+            Some(other) => return Err(setup(format!("device flow failed: {other}"))),
+            None => return Err(setup(format!("device flow answered {answer}"))),
+        }
+        if now() > deadline {
+            return Err(setup(
+                "the device code expired before it was entered".into(),
+            ));
+        }
+    }
+}
