@@ -145,7 +145,9 @@ fn open_memory(
     match Store::open(&settings.dir) {
         Ok(store) => {
             let digest = memory_digest::index_digest(&store);
-            let shared = Arc::new(std::sync::Mutex::new(MemoryState::new(store)));
+            let state =
+                MemoryState::new(store).with_embedder(settings.embedder.clone(), &settings.dir);
+            let shared = Arc::new(std::sync::Mutex::new(state));
             (Some((shared, settings.clone())), digest)
         }
         Err(e) => {

@@ -241,6 +241,7 @@ async fn run_one(
             retrieval_budget: 4000,
             autorecall: true,
             hyde: false,
+            embedder: crate::memory::embedder::Embedder::Local,
         });
     }
     match mode {

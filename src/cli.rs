@@ -27,6 +27,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_SESSION_BUDGET_USD  stop starting requests once the session costs this much
   CHATCLI_MAX_RETRIES      times a failed request is sent again (default 4)
   CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (index)
+  CHATCLI_MEMORY_EMBEDDINGS local: recall never calls the provider's embedding endpoint
   CHATCLI_MICROCOMPACT_SCHEDULE batched | eager: when old tool results are shrunk (default batched)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL

@@ -10,6 +10,7 @@
 
 pub mod cli;
 pub mod digest;
+pub mod embedder;
 pub mod embedding;
 pub mod keywords;
 pub mod recall;
@@ -69,6 +70,8 @@ pub struct MemorySettings {
     pub autorecall: bool,
     /// HyDE for explicit recall (`CHATCLI_MEMORY_HYDE`).
     pub hyde: bool,
+    /// The embedding endpoint of explicit recall (`CHATCLI_MEMORY_EMBEDDINGS`).
+    pub embedder: embedder::Embedder,
 }
 
 /// The categories a fact can have.

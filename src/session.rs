@@ -196,6 +196,7 @@ pub fn agent_options(
             retrieval_budget: config.memory_retrieval_budget,
             autorecall: config.memory_autorecall,
             hyde: config.memory_hyde,
+            embedder: registry::embedder(config),
         }),
         session_id,
     }

@@ -83,6 +83,35 @@ impl RecallIndex {
         RecallIndex { entries }
     }
 
+    /// Indexes `facts` with embeddings a provider made (one per fact, same order); a fact
+    /// without one falls back to a zero vector, so only its lexical and temporal signals count.
+    pub fn with_embeddings(facts: &[Fact], vectors: &[Option<Vec<f32>>]) -> RecallIndex {
+        let mut index = RecallIndex::build_lexical(facts);
+        for (entry, vector) in index.entries.iter_mut().zip(vectors) {
+            entry.embedding = match vector {
+                Some(v) => {
+                    let mut v = v.clone();
+                    embedding::normalize(&mut v);
+                    v
+                }
+                None => Vec::new(),
+            };
+        }
+        index
+    }
+
+    fn build_lexical(facts: &[Fact]) -> RecallIndex {
+        let entries = facts
+            .iter()
+            .map(|f| Entry {
+                words: keywords(&f.content).into_iter().map(Word::new).collect(),
+                tags: f.tags.iter().map(|t| Word::new(t.to_lowercase())).collect(),
+                embedding: Vec::new(),
+            })
+            .collect();
+        RecallIndex { entries }
+    }
+
     /// The best `limit` facts for `query`; `extra` is another text embedded with it (HyDE).
     pub fn recall(
         &self,
@@ -92,7 +121,6 @@ impl RecallIndex {
         now: u64,
         limit: usize,
     ) -> Vec<Hit> {
-        let query_words: Vec<Word> = keywords(query).into_iter().map(Word::new).collect();
         let mut query_vec = embedding::local(query);
         if let Some(extra) = extra {
             for (q, e) in query_vec.iter_mut().zip(embedding::local(extra)) {
@@ -100,6 +128,19 @@ impl RecallIndex {
             }
             embedding::normalize(&mut query_vec);
         }
+        self.recall_with(facts, query, &query_vec, now, limit)
+    }
+
+    /// Like `recall`, with the query's embedding given (a provider's, for a provider index).
+    pub fn recall_with(
+        &self,
+        facts: &[Fact],
+        query: &str,
+        query_vec: &[f32],
+        now: u64,
+        limit: usize,
+    ) -> Vec<Hit> {
+        let query_words: Vec<Word> = keywords(query).into_iter().map(Word::new).collect();
         let n = self.entries.len().min(facts.len());
         let mut semantic = Vec::with_capacity(n);
         let mut lexical = Vec::with_capacity(n);
@@ -107,7 +148,7 @@ impl RecallIndex {
         let mut relevant = Vec::with_capacity(n);
         let max_access = facts.iter().map(|f| f.access_count).max().unwrap_or(0) as f64;
         for (entry, fact) in self.entries.iter().zip(facts) {
-            let cos = embedding::cosine(&query_vec, &entry.embedding);
+            let cos = embedding::cosine(query_vec, &entry.embedding);
             let mut lex = 0.0;
             for q in &query_words {
                 if entry.words.iter().any(|w| q.matches(w)) {

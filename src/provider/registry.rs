@@ -18,6 +18,7 @@ use super::openai_chat::{OpenAiChat, Preset};
 use super::openai_responses::OpenAiResponses;
 use super::{Provider, ProviderError};
 use crate::config::{Config, ProviderKind};
+use crate::memory::embedder::Embedder;
 
 /// The default endpoint and model of a provider.
 pub fn defaults(kind: ProviderKind) -> (&'static str, &'static str) {
@@ -197,6 +198,58 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
     Ok(provider)
 }
 
+/// The embedding endpoint memory recall uses with this config: the provider's own where it has
+/// one (OpenAI, Gemini, Ollama), else the local embedding. `CHATCLI_MEMORY_EMBEDDINGS=local`
+/// forces the local one; `CHATCLI_MEMORY_EMBEDDING_MODEL` names the model.
+pub fn embedder(config: &Config) -> Embedder {
+    let env = &config.env;
+    if env
+        .get("CHATCLI_MEMORY_EMBEDDINGS")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("local"))
+    {
+        return Embedder::Local;
+    }
+    let kind = config.provider;
+    let (default_url, _) = defaults(kind);
+    let base = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| default_url.to_string());
+    let model = |default: &str| {
+        env.get("CHATCLI_MEMORY_EMBEDDING_MODEL")
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| default.to_string())
+    };
+    match kind {
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => match api_key(config, kind) {
+            Ok(key) => Embedder::OpenAi {
+                base,
+                key,
+                model: model("text-embedding-3-small"),
+            },
+            Err(_) => Embedder::Local,
+        },
+        ProviderKind::GoogleAi => match api_key(config, kind) {
+            Ok(key) => Embedder::Gemini {
+                base,
+                key,
+                model: model("text-embedding-004"),
+            },
+            Err(_) => Embedder::Local,
+        },
+        ProviderKind::Ollama => Embedder::Ollama {
+            host: config
+                .base_url
+                .clone()
+                .or_else(|| env.get("OLLAMA_HOST").map(str::to_string))
+                .unwrap_or_else(|| default_url.to_string()),
+            model: model("nomic-embed-text"),
+        },
+        _ => Embedder::Local,
+    }
+}
+
 fn api_key(config: &Config, kind: ProviderKind) -> Result<String, ProviderError> {
     let vars = kind.key_vars();
     vars.iter()
@@ -213,4 +266,53 @@ fn api_key(config: &Config, kind: ProviderKind) -> Result<String, ProviderError>
                 vars.first().copied().unwrap_or("its key variable"),
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Env, Overrides};
+
+    fn config(pairs: &[(&str, &str)]) -> Config {
+        let home = std::env::temp_dir().join("chatcli-registry-test");
+        let mut env: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env.push(("CHATCLI_HOME".into(), home.display().to_string()));
+        Config::resolve(&Overrides::default(), Env::from_pairs(env)).expect("config")
+    }
+
+    #[test]
+    fn recall_embeds_with_the_providers_endpoint_where_there_is_one() {
+        let openai = embedder(&config(&[("OPENAI_API_KEY", "sk-x")]));
+        assert_eq!(
+            openai,
+            Embedder::OpenAi {
+                base: "https://api.openai.com/v1".into(),
+                key: "sk-x".into(),
+                model: "text-embedding-3-small".into(),
+            }
+        );
+        assert!(
+            !format!("{openai:?}").contains("sk-x"),
+            "the key stays out of logs"
+        );
+        let gemini = embedder(&config(&[
+            ("LLM_PROVIDER", "googleai"),
+            ("GEMINI_API_KEY", "g"),
+            ("CHATCLI_MEMORY_EMBEDDING_MODEL", "gemini-embedding-001"),
+        ]));
+        assert!(
+            matches!(&gemini, Embedder::Gemini { model, .. } if model == "gemini-embedding-001"),
+            "{gemini:?}"
+        );
+        let anthropic = embedder(&config(&[("ANTHROPIC_API_KEY", "k")]));
+        assert_eq!(anthropic, Embedder::Local);
+        let forced = embedder(&config(&[
+            ("OPENAI_API_KEY", "sk-x"),
+            ("CHATCLI_MEMORY_EMBEDDINGS", "local"),
+        ]));
+        assert_eq!(forced, Embedder::Local);
+    }
 }

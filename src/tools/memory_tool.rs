@@ -4,6 +4,8 @@
 //! capped at 4,000 characters. With `CHATCLI_MEMORY_HYDE=1` the model first writes a short
 //! hypothetical answer that is embedded with the query: one extra request, accounted as one.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
@@ -12,8 +14,9 @@ use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, optional_str, required_str};
 use crate::conversation::{Message, ModelRequest, ToolSpec};
+use crate::memory::embedder::Embedder;
 use crate::memory::recall::RecallIndex;
-use crate::memory::{Added, NewFact, Store, now_secs};
+use crate::memory::{Added, Fact, NewFact, Store, now_secs};
 use crate::provider::{Provider, ProviderEvent};
 
 /// Characters of recall output at most.
@@ -23,12 +26,94 @@ pub const RECALL_CAP: usize = 4000;
 pub struct MemoryState {
     pub store: Store,
     index: Option<RecallIndex>,
+    embedder: Embedder,
+    /// Where the embedder's vectors are cached (`None` for the local embedder).
+    cache: Option<PathBuf>,
+    /// The embedder's fact vectors by id, loaded from the cache on first use.
+    vectors: Option<HashMap<String, Vec<f32>>>,
+    provider_index: Option<RecallIndex>,
+    /// The endpoint failed once this session: recall stays local from then on.
+    embedder_failed: bool,
+}
+
+/// What explicit recall must embed before it can rank with the provider's vectors.
+struct EmbedPlan {
+    embedder: Embedder,
+    cache: PathBuf,
+    missing: Vec<(String, String)>,
 }
 
 impl MemoryState {
-    /// Wraps an opened store.
+    /// Wraps an opened store; recall uses the local embedding.
     pub fn new(store: Store) -> Self {
-        MemoryState { store, index: None }
+        MemoryState {
+            store,
+            index: None,
+            embedder: Embedder::Local,
+            cache: None,
+            vectors: None,
+            provider_index: None,
+            embedder_failed: false,
+        }
+    }
+
+    /// Explicit recall embeds with `embedder`, caching its vectors under `memory_dir`.
+    pub fn with_embedder(mut self, embedder: Embedder, memory_dir: &Path) -> Self {
+        self.cache = embedder.cache_path(memory_dir);
+        self.embedder = embedder;
+        self
+    }
+
+    /// The facts the provider has not embedded yet; `None` when recall stays local.
+    fn embed_plan(&mut self) -> Option<EmbedPlan> {
+        let cache = self
+            .cache
+            .clone()
+            .filter(|_| !self.embedder_failed && !self.store.facts.is_empty())?;
+        let vectors = self
+            .vectors
+            .get_or_insert_with(|| crate::memory::embedder::load_cache(&cache));
+        let missing = self
+            .store
+            .facts
+            .iter()
+            .filter(|f| !vectors.contains_key(&f.id))
+            .map(|f| (f.id.clone(), fact_text(f)))
+            .collect();
+        Some(EmbedPlan {
+            embedder: self.embedder.clone(),
+            cache,
+            missing,
+        })
+    }
+
+    /// Keeps vectors the provider just made.
+    fn add_vectors(&mut self, entries: Vec<(String, Vec<f32>)>) {
+        if entries.is_empty() {
+            return;
+        }
+        self.provider_index = None;
+        self.vectors
+            .get_or_insert_with(HashMap::new)
+            .extend(entries);
+    }
+
+    /// Like `recall`, ranking by the provider's vectors (`query_vec` is the query's).
+    fn recall_embedded(&mut self, query: &str, query_vec: &[f32], limit: usize) -> Vec<usize> {
+        let facts = &self.store.facts;
+        let vectors = self.vectors.get_or_insert_with(HashMap::new);
+        let index = self.provider_index.get_or_insert_with(|| {
+            let per_fact: Vec<Option<Vec<f32>>> =
+                facts.iter().map(|f| vectors.get(&f.id).cloned()).collect();
+            RecallIndex::with_embeddings(facts, &per_fact)
+        });
+        let mut query_vec = query_vec.to_vec();
+        crate::memory::embedding::normalize(&mut query_vec);
+        index
+            .recall_with(facts, query, &query_vec, now_secs(), limit)
+            .into_iter()
+            .map(|h| h.index)
+            .collect()
     }
 
     /// Indices (into `store.facts`) of the best facts for `query`; builds the index on first use.
@@ -46,6 +131,7 @@ impl MemoryState {
     /// Drops the recall index after the store changed.
     pub fn invalidate(&mut self) {
         self.index = None;
+        self.provider_index = None;
     }
 }
 
@@ -102,8 +188,18 @@ impl Tool for MemoryTool {
                         Some(provider) => hypothesize(provider.as_ref(), query).await,
                         None => (None, None),
                     };
+                    let plan = memory.lock().map_err(|_| poisoned())?.embed_plan();
+                    let query_vec = match plan {
+                        Some(plan) => {
+                            provider_vectors(memory, plan, query, hypothesis.as_deref()).await
+                        }
+                        None => None,
+                    };
                     let mut state = memory.lock().map_err(|_| poisoned())?;
-                    let hits = state.recall(query, hypothesis.as_deref(), 10);
+                    let hits = match &query_vec {
+                        Some(v) => state.recall_embedded(query, v, 10),
+                        None => state.recall(query, hypothesis.as_deref(), 10),
+                    };
                     let facts: Vec<_> =
                         hits.iter().map(|i| state.store.facts[*i].clone()).collect();
                     let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
@@ -178,6 +274,55 @@ impl Tool for MemoryTool {
             }
         }
         .boxed()
+    }
+}
+
+/// The text of a fact that gets embedded (the local index embeds the same).
+fn fact_text(fact: &Fact) -> String {
+    format!("{} {}", fact.content, fact.tags.join(" "))
+}
+
+/// Embeds the facts the provider has not seen and the query (with the HyDE answer), caching
+/// the facts' vectors; the query's vector, or `None` when the endpoint fails (recall then
+/// stays local for the rest of the session, with a warning in the log).
+async fn provider_vectors(
+    memory: &SharedMemory,
+    plan: EmbedPlan,
+    query: &str,
+    hypothesis: Option<&str>,
+) -> Option<Vec<f32>> {
+    let mut texts: Vec<String> = plan.missing.iter().map(|(_, t)| t.clone()).collect();
+    texts.push(match hypothesis {
+        Some(h) => format!("{query}\n{h}"),
+        None => query.to_string(),
+    });
+    let result = plan.embedder.embed(&texts).await;
+    let mut state = memory.lock().ok()?;
+    match result {
+        Ok(Some(mut vectors)) => {
+            let query_vec = vectors.pop()?;
+            let entries: Vec<(String, Vec<f32>)> = plan
+                .missing
+                .into_iter()
+                .map(|(id, _)| id)
+                .zip(vectors)
+                .collect();
+            if let Err(e) = crate::memory::embedder::append_cache(&plan.cache, &entries) {
+                tracing::warn!(error = %e, path = %plan.cache.display(), "cannot cache embeddings");
+            }
+            state.add_vectors(entries);
+            Some(query_vec)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(
+                embedder = ?plan.embedder,
+                error = %e,
+                "embedding endpoint failed; recall uses the local embedding"
+            );
+            state.embedder_failed = true;
+            None
+        }
     }
 }
 

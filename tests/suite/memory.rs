@@ -6,12 +6,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use chatcli::agent::{self, AgentOptions};
+use chatcli::memory::embedder::Embedder;
 use chatcli::memory::{MemoryMode, MemorySettings, NewFact, Store};
 use chatcli::protocol::{AgentEvent, Mode, Op};
 use serde_json::json;
 
 use crate::common::events_until;
-use crate::common::scripted::{Scripted, respond};
+use crate::common::scripted::{Script, Scripted, respond};
 
 fn chatcli(home: &Path, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_chatcli"))
@@ -115,6 +116,7 @@ fn memory_options(dir: &Path, home: &Path, mode: MemoryMode, autorecall: bool) -
         retrieval_budget: 4000,
         autorecall,
         hyde: false,
+        embedder: Embedder::Local,
     });
     options
 }
@@ -310,4 +312,195 @@ async fn memory_off_sends_no_memory_tool_and_no_block() {
             .text()
             .contains("MEMORY")
     );
+}
+
+/// An OpenAI-style `/embeddings` mock: texts about pull requests (and the query about review
+/// habits) point one way, everything else another, so only the provider's vectors can rank the
+/// pull-request fact first.
+async fn embeddings_server(status: u16) -> wiremock::MockServer {
+    use wiremock::matchers::{method, path};
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(move |request: &wiremock::Request| {
+            if status != 200 {
+                return wiremock::ResponseTemplate::new(status)
+                    .set_body_json(json!({"error": {"message": "no embeddings here"}}));
+            }
+            let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+            let data: Vec<_> = body["input"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, text)| {
+                    let text = text.as_str().unwrap_or_default();
+                    let v = if text.contains("pull requests") || text.contains("review habits") {
+                        [1.0, 0.0, 0.0]
+                    } else {
+                        [0.0, 1.0, 0.0]
+                    };
+                    json!({"index": i, "embedding": v})
+                })
+                .collect();
+            wiremock::ResponseTemplate::new(200).set_body_json(json!({"data": data}))
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn recall_script(query: &str) -> Vec<Script> {
+    vec![
+        respond(
+            "",
+            &[("r1", "memory", json!({"action": "recall", "query": query}))],
+        ),
+        respond("done", &[]),
+    ]
+}
+
+fn first_result(provider: &Scripted) -> String {
+    let second = &provider.requests()[1];
+    match &second.messages.last().expect("results").content[0] {
+        chatcli::conversation::ContentBlock::ToolResult { content, .. } => content.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn embedded_texts(requests: &[wiremock::Request]) -> Vec<usize> {
+    requests
+        .iter()
+        .map(|r| {
+            let body: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+            body["input"].as_array().map_or(0, Vec::len)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn explicit_recall_ranks_with_the_provider_embeddings_and_caches_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let server = embeddings_server(200).await;
+    let mut options = memory_options(dir.path(), dir.path(), MemoryMode::Index, false);
+    if let Some(memory) = options.memory.as_mut() {
+        memory.embedder = Embedder::OpenAi {
+            base: format!("{}/v1", server.uri()),
+            key: "sk-test".into(),
+            model: "text-embedding-3-small".into(),
+        };
+    }
+    for round in 0..2 {
+        let provider = Scripted::new(recall_script("what review habits matter"), Duration::ZERO);
+        let mut handle = agent::spawn(provider.clone(), options.clone());
+        submit(&mut handle, "how should I send changes?").await;
+        let text = first_result(&provider);
+        assert!(
+            text.starts_with("1. [preference] The user prefers small pull requests (id "),
+            "round {round}: {text}"
+        );
+    }
+    // The first recall embedded the three facts and the query; the second, a new session,
+    // found the facts' vectors in the cache and embedded only its query.
+    let requests = server.received_requests().await.expect("recorded");
+    assert_eq!(embedded_texts(&requests), vec![4, 1]);
+    let cache = dir
+        .path()
+        .join("memory/embeddings/openai-text-embedding-3-small.jsonl");
+    let lines = std::fs::read_to_string(&cache).expect("cache written");
+    assert_eq!(lines.lines().count(), 3);
+}
+
+#[tokio::test]
+async fn a_failing_embedding_endpoint_falls_back_to_the_local_embedding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let server = embeddings_server(404).await;
+    let mut options = memory_options(dir.path(), dir.path(), MemoryMode::Index, false);
+    if let Some(memory) = options.memory.as_mut() {
+        memory.embedder = Embedder::OpenAi {
+            base: format!("{}/v1", server.uri()),
+            key: "sk-test".into(),
+            model: "text-embedding-3-small".into(),
+        };
+    }
+    let mut script = recall_script("when does vault rotate credentials");
+    script.insert(
+        1,
+        respond(
+            "",
+            &[(
+                "r2",
+                "memory",
+                json!({"action": "recall", "query": "vault password"}),
+            )],
+        ),
+    );
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut handle = agent::spawn(provider.clone(), options);
+    submit(&mut handle, "when is the password rotated?").await;
+    let text = first_result(&provider);
+    assert!(
+        text.starts_with(
+            "1. [gotcha] The staging database password rotates every Monday via Vault (id "
+        ),
+        "{text}"
+    );
+    // One failed request, then the session stays local instead of failing on every recall.
+    let requests = server.received_requests().await.expect("recorded");
+    assert_eq!(requests.len(), 1);
+}
+
+#[tokio::test]
+async fn gemini_and_ollama_embeddings_are_read_from_their_own_shapes() {
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1beta/models/text-embedding-004:batchEmbedContents"))
+        .and(header("x-goog-api-key", "g-key"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"embeddings": [{"values": [0.5, 0.25]}, {"values": [1.0, 0.0]}]}),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/embed"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"embeddings": [[0.0, 1.0], [1.0, 1.0]]})),
+        )
+        .mount(&server)
+        .await;
+    let texts = vec!["one".to_string(), "two".to_string()];
+    let gemini = Embedder::Gemini {
+        base: server.uri(),
+        key: "g-key".into(),
+        model: "text-embedding-004".into(),
+    };
+    assert_eq!(
+        gemini.embed(&texts).await,
+        Ok(Some(vec![vec![0.5, 0.25], vec![1.0, 0.0]]))
+    );
+    let ollama = Embedder::Ollama {
+        host: server.uri(),
+        model: "nomic-embed-text".into(),
+    };
+    assert_eq!(
+        ollama.embed(&texts).await,
+        Ok(Some(vec![vec![0.0, 1.0], vec![1.0, 1.0]]))
+    );
+    // A short answer is an error, not a silent misalignment of facts and vectors.
+    let short = Embedder::Gemini {
+        base: server.uri(),
+        key: "g-key".into(),
+        model: "text-embedding-004".into(),
+    };
+    let three = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+    assert_eq!(
+        short.embed(&three).await,
+        Err("asked for 3 embeddings, got 2".to_string())
+    );
+    assert_eq!(Embedder::Local.embed(&texts).await, Ok(None));
 }
