@@ -17,6 +17,11 @@ use crate::protocol::Mode;
 use crate::provider::anthropic::CacheTtl;
 use crate::tools::SearchBackend;
 
+mod provider_kind;
+
+pub use provider_kind::ProviderKind;
+use provider_kind::detect_from_keys;
+
 /// A setting with a value chatcli cannot use.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -70,174 +75,6 @@ impl Env {
             .map(String::as_str)
             .filter(|v| !v.trim().is_empty())
     }
-}
-
-/// The LLM services chatcli knows by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProviderKind {
-    Demo,
-    Anthropic,
-    OpenAi,
-    OpenAiResponses,
-    Xai,
-    Zai,
-    Moonshot,
-    Minimax,
-    OpenRouter,
-    GithubModels,
-    GoogleAi,
-    Ollama,
-    Bedrock,
-    Copilot,
-    StackSpot,
-}
-
-impl ProviderKind {
-    /// Every provider, in the order `--help` lists them.
-    pub const ALL: [ProviderKind; 15] = [
-        ProviderKind::Anthropic,
-        ProviderKind::OpenAi,
-        ProviderKind::OpenAiResponses,
-        ProviderKind::Xai,
-        ProviderKind::Zai,
-        ProviderKind::Moonshot,
-        ProviderKind::Minimax,
-        ProviderKind::OpenRouter,
-        ProviderKind::GithubModels,
-        ProviderKind::GoogleAi,
-        ProviderKind::Ollama,
-        ProviderKind::Bedrock,
-        ProviderKind::Copilot,
-        ProviderKind::StackSpot,
-        ProviderKind::Demo,
-    ];
-
-    /// The name `--provider` takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Demo => "demo",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::OpenAiResponses => "openai-responses",
-            ProviderKind::Xai => "xai",
-            ProviderKind::Zai => "zai",
-            ProviderKind::Moonshot => "moonshot",
-            ProviderKind::Minimax => "minimax",
-            ProviderKind::OpenRouter => "openrouter",
-            ProviderKind::GithubModels => "github-models",
-            ProviderKind::GoogleAi => "googleai",
-            ProviderKind::Ollama => "ollama",
-            ProviderKind::Bedrock => "bedrock",
-            ProviderKind::Copilot => "copilot",
-            ProviderKind::StackSpot => "stackspot",
-        }
-    }
-
-    /// Parses a provider name or one of the reference system's aliases, case-insensitively.
-    pub fn parse(value: &str) -> Option<ProviderKind> {
-        let v = value.trim().to_ascii_lowercase().replace('_', "-");
-        let kind = match v.as_str() {
-            "demo" => ProviderKind::Demo,
-            "anthropic" | "claudeai" | "claude" => ProviderKind::Anthropic,
-            "openai" => ProviderKind::OpenAi,
-            "openai-responses" | "responses" => ProviderKind::OpenAiResponses,
-            "xai" | "grok" => ProviderKind::Xai,
-            "zai" | "z.ai" | "glm" => ProviderKind::Zai,
-            "moonshot" | "kimi" => ProviderKind::Moonshot,
-            "minimax" => ProviderKind::Minimax,
-            "openrouter" => ProviderKind::OpenRouter,
-            "github-models" | "githubmodels" => ProviderKind::GithubModels,
-            "googleai" | "gemini" | "google" => ProviderKind::GoogleAi,
-            "ollama" => ProviderKind::Ollama,
-            "bedrock" | "aws-bedrock" => ProviderKind::Bedrock,
-            "copilot" | "github-copilot" => ProviderKind::Copilot,
-            "stackspot" => ProviderKind::StackSpot,
-            _ => return None,
-        };
-        Some(kind)
-    }
-
-    /// The prefix of this provider's own variables (`ANTHROPIC` in `ANTHROPIC_MODEL`).
-    pub fn env_prefix(self) -> &'static str {
-        match self {
-            ProviderKind::Demo => "DEMO",
-            ProviderKind::Anthropic => "ANTHROPIC",
-            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "OPENAI",
-            ProviderKind::Xai => "XAI",
-            ProviderKind::Zai => "ZAI",
-            ProviderKind::Moonshot => "MOONSHOT",
-            ProviderKind::Minimax => "MINIMAX",
-            ProviderKind::OpenRouter => "OPENROUTER",
-            ProviderKind::GithubModels => "GITHUB_MODELS",
-            ProviderKind::GoogleAi => "GEMINI",
-            ProviderKind::Ollama => "OLLAMA",
-            ProviderKind::Bedrock => "BEDROCK",
-            ProviderKind::Copilot => "COPILOT",
-            ProviderKind::StackSpot => "STACKSPOT",
-        }
-    }
-
-    /// Variables that name the model, most specific first (`ANTHROPIC_MODEL`, `CLAUDEAI_MODEL`).
-    pub fn model_vars(self) -> Vec<String> {
-        let mut vars = vec![format!("{}_MODEL", self.env_prefix())];
-        match self {
-            ProviderKind::Anthropic => vars.push("CLAUDEAI_MODEL".into()),
-            ProviderKind::GoogleAi => vars.push("GOOGLEAI_MODEL".into()),
-            _ => {}
-        }
-        vars
-    }
-
-    /// Variables that override the endpoint.
-    pub fn base_url_vars(self) -> Vec<String> {
-        let mut vars = vec![format!("{}_BASE_URL", self.env_prefix())];
-        if self == ProviderKind::Bedrock {
-            vars.push("AWS_ENDPOINT_URL_BEDROCK_RUNTIME".into());
-        }
-        vars
-    }
-
-    /// Variables that hold the API key, in the order they are read.
-    pub fn key_vars(self) -> &'static [&'static str] {
-        match self {
-            ProviderKind::Anthropic => &["ANTHROPIC_API_KEY", "CLAUDEAI_API_KEY"],
-            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => &["OPENAI_API_KEY"],
-            ProviderKind::Xai => &["XAI_API_KEY"],
-            ProviderKind::Zai => &["ZAI_API_KEY"],
-            ProviderKind::Moonshot => &["MOONSHOT_API_KEY"],
-            ProviderKind::Minimax => &["MINIMAX_API_KEY"],
-            ProviderKind::OpenRouter => &["OPENROUTER_API_KEY"],
-            ProviderKind::GithubModels => &["GITHUB_TOKEN"],
-            ProviderKind::GoogleAi => &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLEAI_API_KEY"],
-            ProviderKind::Demo
-            | ProviderKind::Ollama
-            | ProviderKind::Bedrock
-            | ProviderKind::Copilot
-            | ProviderKind::StackSpot => &[],
-        }
-    }
-
-    fn accepted() -> String {
-        ProviderKind::ALL.map(ProviderKind::as_str).join(", ")
-    }
-}
-
-/// Providers picked from the keys in the environment when none is named, in this order.
-/// (`GITHUB_TOKEN` is set for many other tools, so it never picks GitHub Models by itself.)
-const DETECT_ORDER: [ProviderKind; 7] = [
-    ProviderKind::Anthropic,
-    ProviderKind::OpenAi,
-    ProviderKind::Xai,
-    ProviderKind::Zai,
-    ProviderKind::Moonshot,
-    ProviderKind::Minimax,
-    ProviderKind::OpenRouter,
-];
-
-fn detect_from_keys(env: &Env) -> Option<ProviderKind> {
-    DETECT_ORDER
-        .into_iter()
-        .find(|kind| kind.key_vars().iter().any(|var| env.get(var).is_some()))
 }
 
 /// Settings given on the command line; `None` means "not given".

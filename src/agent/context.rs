@@ -1,0 +1,302 @@
+//! What each request carries besides the user's words: the memory blocks, the history as
+//! sent (microcompacted), the context guard with its summary, and the volatile blocks of the
+//! newest user turn.
+
+use super::*;
+
+/// Opens the memory store for a session and freezes its digest; memory failures only warn.
+pub(super) fn open_memory(
+    settings: Option<&MemorySettings>,
+) -> (Option<(SharedMemory, MemorySettings)>, String) {
+    let Some(settings) = settings.filter(|s| s.mode != MemoryMode::Off) else {
+        return (None, String::new());
+    };
+    match Store::open(&settings.dir) {
+        Ok(store) => {
+            let digest = memory_digest::index_digest(&store);
+            let state =
+                MemoryState::new(store).with_embedder(settings.embedder.clone(), &settings.dir);
+            let shared = Arc::new(std::sync::Mutex::new(state));
+            (Some((shared, settings.clone())), digest)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "memory is unavailable this session");
+            (None, String::new())
+        }
+    }
+}
+
+impl Agent {
+    /// `/config memory`: the active mode and the store's size.
+    pub(super) fn memory_status(&self) -> String {
+        let Some((shared, settings)) = &self.memory else {
+            return "memory: off (CHATCLI_MEMORY_MODE=off, or the store could not be opened; see the log)".into();
+        };
+        let (facts, dir) = match shared.lock() {
+            Ok(state) => (
+                state.store.facts.len(),
+                state.store.dir().display().to_string(),
+            ),
+            Err(_) => (0, String::new()),
+        };
+        let bytes = std::fs::metadata(settings.dir.join("facts.jsonl"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        format!(
+            "memory: {} mode · {facts} facts ({} KB) in {dir} · auto-recall {} · HyDE {} · digest {} chars",
+            settings.mode.as_str(),
+            bytes.div_ceil(1024),
+            if settings.autorecall { "on" } else { "off" },
+            if settings.hyde { "on" } else { "off" },
+            self.digest.chars().count()
+        )
+    }
+
+    /// The tools a mode offers this session (no `memory` tool when memory is off).
+    pub(super) fn tools_for(&self, mode: Mode) -> ToolRegistry {
+        let tools = ToolRegistry::for_mode(mode);
+        if self.memory.is_some() {
+            tools
+        } else {
+            tools.without("memory")
+        }
+    }
+
+    /// The frozen digest, when the mode shows it (index mode, and never in chat mode).
+    pub(super) fn memory_index(&self, mode: Mode) -> Option<&str> {
+        match &self.memory {
+            Some((_, settings)) if settings.mode == MemoryMode::Index && mode != Mode::Chat => {
+                Some(&self.digest)
+            }
+            _ => None,
+        }
+    }
+
+    /// This prompt's volatile memory blocks: (full retrieval, auto-recall). Passive: no access
+    /// is counted.
+    pub(super) fn memory_blocks(
+        &self,
+        query: &str,
+        mode: Mode,
+    ) -> (Option<String>, Option<String>) {
+        let Some((shared, settings)) = &self.memory else {
+            return (None, None);
+        };
+        let Ok(mut state) = shared.lock() else {
+            return (None, None);
+        };
+        // Chat mode has no memory tool, so index mode behaves as full there.
+        let full = settings.mode == MemoryMode::Full
+            || (settings.mode == MemoryMode::Index && mode == Mode::Chat);
+        if full {
+            let hits = state.recall(query, None, 30);
+            let facts: Vec<&crate::memory::Fact> =
+                hits.iter().map(|i| &state.store.facts[*i]).collect();
+            let text = memory_digest::fact_lines(&facts, settings.retrieval_budget);
+            return ((!text.is_empty()).then_some(text), None);
+        }
+        if !settings.autorecall {
+            return (None, None);
+        }
+        let last_answer: String = self
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(|m| m.text().chars().take(500).collect())
+            .unwrap_or_default();
+        let hits = state.recall(&format!("{query} {last_answer}"), None, 3);
+        let facts: Vec<&crate::memory::Fact> =
+            hits.iter().map(|i| &state.store.facts[*i]).collect();
+        let budget = memory_digest::AUTORECALL_BUDGET - memory_digest::AUTORECALL_HEADER.len() - 1;
+        let lines = memory_digest::fact_lines(&facts, budget);
+        let recall =
+            (!lines.is_empty()).then(|| format!("{}\n{lines}", memory_digest::AUTORECALL_HEADER));
+        (None, recall)
+    }
+
+    /// The history as the next request sends it, old tool results compacted.
+    pub(super) fn render_messages(&mut self) -> Vec<Message> {
+        let window = self
+            .options
+            .pricing
+            .as_ref()
+            .and_then(|p| p.context_window)
+            .unwrap_or(0);
+        let context_share = if window > 0 {
+            self.last_input as f64 / window as f64
+        } else {
+            0.0
+        };
+        let economics = self
+            .options
+            .pricing
+            .as_ref()
+            .filter(|p| p.input > 0.0)
+            .map(|p| compaction::CacheEconomics {
+                read: p.cache_read.unwrap_or(p.input) / p.input,
+                write: p.cache_write_5m.unwrap_or(p.input) / p.input,
+            })
+            .unwrap_or_default();
+        let pressure = compaction::Pressure {
+            context_share,
+            economics,
+        };
+        self.compactor
+            .render(&self.history, &self.tool_ctx.scratch, pressure)
+    }
+
+    /// Whether a request of these parts would fill more than 85% of the model's window.
+    pub(super) fn over_guard(
+        &self,
+        system: &[crate::conversation::SystemBlock],
+        tools: &[crate::conversation::ToolSpec],
+        messages: &[Message],
+    ) -> bool {
+        let window = self
+            .options
+            .pricing
+            .as_ref()
+            .and_then(|p| p.context_window)
+            .unwrap_or(0);
+        if window == 0 {
+            return false;
+        }
+        let bytes = serde_json::to_vec(system).map(|b| b.len()).unwrap_or(0)
+            + serde_json::to_vec(tools).map(|b| b.len()).unwrap_or(0)
+            + serde_json::to_vec(messages).map(|b| b.len()).unwrap_or(0);
+        crate::provider::demo::estimate_tokens(bytes) as f64 > window as f64 * summary::GUARD_SHARE
+    }
+
+    /// The context guard: summary lines for every old result first, then a model summary.
+    pub(super) async fn guard_context(
+        &mut self,
+        system: &[crate::conversation::SystemBlock],
+        tools: &[crate::conversation::ToolSpec],
+        cancel: &CancellationToken,
+    ) -> Vec<Message> {
+        self.compactor.force_summaries();
+        let messages = self.render_messages();
+        self.emit(AgentEvent::Notice {
+            message: "context over 85% of the window: old tool results are now sent as one-line summaries".into(),
+        });
+        if !self.over_guard(system, tools, &messages) {
+            return messages;
+        }
+        if let Err(message) = self.summarize(cancel).await {
+            self.emit(AgentEvent::Notice { message });
+        }
+        self.render_messages()
+    }
+
+    /// Replaces older turns by a summary the model writes; `Err` says why nothing changed.
+    pub(super) async fn summarize(&mut self, cancel: &CancellationToken) -> Result<(), String> {
+        let Some(cut) = summary::cut_point(&self.history) else {
+            return Err(format!(
+                "nothing to compact: the conversation has at most {} messages",
+                summary::KEEP_MESSAGES
+            ));
+        };
+        self.emit(AgentEvent::Notice {
+            message: format!("compacting: summarising {cut} earlier messages (one extra request)"),
+        });
+        let mut prefix = self.render_messages()[..cut].to_vec();
+        push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
+        let request = ModelRequest {
+            model: self.provider.model().to_string(),
+            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace, None),
+            tools: Vec::new(),
+            messages: prefix,
+            max_output_tokens: 1024,
+            session_id: self.options.session_id.clone(),
+        };
+        let mut stream = self.provider.stream(request);
+        let mut text = String::new();
+        loop {
+            let next = tokio::select! {
+                _ = cancel.cancelled() => return Err("compaction cancelled".into()),
+                next = stream.next() => next,
+            };
+            match next {
+                None => break,
+                Some(Err(e)) => return Err(format!("compaction failed: {e}")),
+                Some(Ok(ProviderEvent::TextDelta(t))) => text.push_str(&t),
+                Some(Ok(ProviderEvent::Usage(usage))) => self.record_usage(0, usage),
+                Some(Ok(ProviderEvent::Stop(_))) => break,
+                Some(Ok(_)) => {}
+            }
+        }
+        if text.trim().is_empty() {
+            return Err("compaction failed: the model returned an empty summary".into());
+        }
+        self.history = summary::fold(&self.history, cut, text.trim());
+        if let Some(log) = self.log.as_mut() {
+            log.append_history(&HistoryRecord::HistoryReset {
+                messages: self.history.clone(),
+            });
+        }
+        self.logged = LoggedHistory {
+            len: self.history.len(),
+            last: self.history.last().map(message_hash),
+        };
+        // The volatile blocks rode in the folded messages: send them again.
+        self.volatile = VolatileTracker::default();
+        Ok(())
+    }
+
+    /// Writes the history changes since the last sync to the session log: new messages, and the
+    /// last logged one again if it changed in place (a merged prompt, an attached context block).
+    pub(super) fn sync_history(&mut self) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        let from = self.logged.len.saturating_sub(1);
+        for (index, message) in self.history.iter().enumerate().skip(from) {
+            let unchanged =
+                index + 1 == self.logged.len && self.logged.last == Some(message_hash(message));
+            if !unchanged {
+                log.append_history(&HistoryRecord::History {
+                    index,
+                    message: message.clone(),
+                });
+            }
+        }
+        self.logged = LoggedHistory {
+            len: self.history.len(),
+            last: self.history.last().map(message_hash),
+        };
+    }
+
+    /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
+    pub(super) fn attach_volatile(&mut self) {
+        let blocks = self.volatile_now(false);
+        if let Some(text) = self.volatile.pending(&blocks)
+            && let Some(last) = self.history.last_mut().filter(|m| m.role == Role::User)
+        {
+            last.content.push(ContentBlock::Text { text });
+        }
+    }
+
+    /// The volatile blocks for the next request; `with_time` adds the time of day to the date (the
+    /// naive client does, as the reference system did).
+    pub(super) fn volatile_now(&self, with_time: bool) -> Vec<crate::conversation::SystemBlock> {
+        let secs = (self.options.clock.0)()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let today = if with_time {
+            let stamp = crate::session::utc_stamp(secs);
+            format!(
+                "{} {}:{}:{}",
+                prompt::utc_date(secs),
+                &stamp[9..11],
+                &stamp[11..13],
+                &stamp[13..15]
+            )
+        } else {
+            prompt::utc_date(secs)
+        };
+        let (full, recall) = self.prompt_memory.clone();
+        prompt::volatile_blocks(&today, full, recall)
+    }
+}
