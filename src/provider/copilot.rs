@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use super::http::{Http, error_message};
+use super::http::{Http, token_json};
 use super::openai_chat::{OpenAiChat, Preset};
 use super::{Provider, ProviderError, ProviderStream};
 use crate::conversation::ModelRequest;
@@ -86,39 +86,18 @@ async fn token(
     {
         return Ok(t.clone());
     }
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| setup(e.to_string()))?;
-    let response = client
+    let request = reqwest::Client::new()
         .get(format!("{github_api}/copilot_internal/v2/token"))
         .header("Authorization", format!("token {oauth}"))
         .header("Accept", "application/json")
-        .header("User-Agent", concat!("chatcli/", env!("CARGO_PKG_VERSION")))
-        .send()
-        .await
-        .map_err(|e| ProviderError::Transport {
-            provider: "copilot".into(),
-            message: e.to_string(),
-        })?;
-    let status = response.status();
-    let text = response.text().await.unwrap_or_default();
-    if !status.is_success() {
-        return Err(ProviderError::Http {
-            provider: "copilot".into(),
-            status: status.as_u16(),
-            message: format!(
-                "token exchange failed: {} (is the GitHub token allowed to use Copilot?)",
-                error_message(&text)
-            ),
-            retry_after: None,
-        });
-    }
-    let body: Value = serde_json::from_str(&text).map_err(|e| {
-        setup(format!(
-            "token exchange answered something that is not JSON: {e}"
-        ))
-    })?;
+        .header("User-Agent", concat!("chatcli/", env!("CARGO_PKG_VERSION")));
+    let body = token_json(
+        "copilot",
+        request,
+        "token exchange",
+        " (is the GitHub token allowed to use Copilot?)",
+    )
+    .await?;
     let fresh = CopilotToken {
         token: body["token"]
             .as_str()

@@ -386,6 +386,39 @@ fn next_is_end(out: &[ProviderEvent]) -> bool {
     out.iter().any(|e| matches!(e, ProviderEvent::Stop(_)))
 }
 
+/// Sends a token request (an auth exchange, not a model request) and reads its JSON answer;
+/// `what` names the request in errors, and `hint` (may be empty) follows an HTTP error.
+pub async fn token_json(
+    provider: &str,
+    request: reqwest::RequestBuilder,
+    what: &str,
+    hint: &str,
+) -> Result<serde_json::Value, ProviderError> {
+    let response = request
+        .timeout(std::time::Duration::from_secs(30))
+        .send()
+        .await
+        .map_err(|e| ProviderError::Transport {
+            provider: provider.into(),
+            message: e.to_string(),
+        })?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if !status.is_success() {
+        return Err(ProviderError::Http {
+            provider: provider.into(),
+            status: status.as_u16(),
+            message: format!("{what} failed: {}{hint}", error_message(&text)),
+            retry_after: None,
+        });
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        ProviderError::Setup(format!(
+            "{provider}: the {what} answered something that is not JSON: {e}"
+        ))
+    })
+}
+
 /// The provider's own error message from an error body, or the body's first line.
 pub fn error_message(body: &str) -> String {
     if let Ok(json) = serde_json::from_str::<serde_json::Value>(body) {

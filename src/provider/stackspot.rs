@@ -8,13 +8,12 @@
 //! agent mode chatcli says so and runs the prompt as chat.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::http::{Http, HttpRequest, SseEvent, StreamParser, error_message};
+use super::http::{Http, HttpRequest, SseEvent, StreamParser, token_json};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, ModelRequest, Role};
 
@@ -74,35 +73,15 @@ async fn access_token(settings: &Settings, state: &Mutex<State>) -> Result<Strin
         .append_pair("client_id", &settings.client_id)
         .append_pair("client_secret", &settings.client_secret)
         .finish();
-    let response = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| setup(e.to_string()))?
+    let request = reqwest::Client::new()
         .post(format!(
             "{}/{}/oidc/oauth/token",
             settings.idm.trim_end_matches('/'),
             settings.realm
         ))
         .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| ProviderError::Transport {
-            provider: "stackspot".into(),
-            message: e.to_string(),
-        })?;
-    let status = response.status();
-    let text = response.text().await.unwrap_or_default();
-    if !status.is_success() {
-        return Err(ProviderError::Http {
-            provider: "stackspot".into(),
-            status: status.as_u16(),
-            message: format!("token request failed: {}", error_message(&text)),
-            retry_after: None,
-        });
-    }
-    let v: Value =
-        serde_json::from_str(&text).map_err(|e| setup(format!("token answer is not JSON: {e}")))?;
+        .body(body);
+    let v = token_json("stackspot", request, "token request", "").await?;
     let token = v["access_token"]
         .as_str()
         .ok_or_else(|| setup("no access_token in the token answer".into()))?

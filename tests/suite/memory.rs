@@ -378,12 +378,9 @@ fn embedded_texts(requests: &[wiremock::Request]) -> Vec<usize> {
         .collect()
 }
 
-#[tokio::test]
-async fn explicit_recall_ranks_with_the_provider_embeddings_and_caches_them() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    seed(dir.path());
-    let server = embeddings_server(200).await;
-    let mut options = memory_options(dir.path(), dir.path(), MemoryMode::Index, false);
+/// Index-mode memory in `dir` whose recall embeds through the mock's OpenAI endpoint.
+fn openai_embedding_options(dir: &Path, server: &wiremock::MockServer) -> AgentOptions {
+    let mut options = memory_options(dir, dir, MemoryMode::Index, false);
     if let Some(memory) = options.memory.as_mut() {
         memory.embedder = Embedder::OpenAi {
             base: format!("{}/v1", server.uri()),
@@ -391,6 +388,15 @@ async fn explicit_recall_ranks_with_the_provider_embeddings_and_caches_them() {
             model: "text-embedding-3-small".into(),
         };
     }
+    options
+}
+
+#[tokio::test]
+async fn explicit_recall_ranks_with_the_provider_embeddings_and_caches_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let server = embeddings_server(200).await;
+    let options = openai_embedding_options(dir.path(), &server);
     for round in 0..2 {
         let provider = Scripted::new(recall_script("what review habits matter"), Duration::ZERO);
         let mut handle = agent::spawn(provider.clone(), options.clone());
@@ -417,14 +423,7 @@ async fn a_failing_embedding_endpoint_falls_back_to_the_local_embedding() {
     let dir = tempfile::tempdir().expect("tempdir");
     seed(dir.path());
     let server = embeddings_server(404).await;
-    let mut options = memory_options(dir.path(), dir.path(), MemoryMode::Index, false);
-    if let Some(memory) = options.memory.as_mut() {
-        memory.embedder = Embedder::OpenAi {
-            base: format!("{}/v1", server.uri()),
-            key: "sk-test".into(),
-            model: "text-embedding-3-small".into(),
-        };
-    }
+    let options = openai_embedding_options(dir.path(), &server);
     let mut script = recall_script("when does vault rotate credentials");
     script.insert(
         1,
