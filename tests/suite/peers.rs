@@ -14,6 +14,10 @@ use chatcli::protocol::{AgentEvent, Mode, Op, UsageFigures};
 use chatcli::provider::{Provider, ProviderEvent, registry};
 use futures_util::StreamExt;
 
+use crate::common::scripted::{Scripted, respond};
+use chatcli::memory::embedder::Embedder;
+use chatcli::memory::{MemoryMode, MemorySettings, NewFact, Store};
+
 fn peer_url() -> Option<String> {
     match std::env::var("CHATCLI_PEER_URL") {
         Ok(url) if !url.trim().is_empty() => Some(url.trim_end_matches('/').to_string()),
@@ -196,4 +200,130 @@ async fn a_prompt_that_changes_at_its_start_gets_almost_no_cache_read() {
         changed.cache_read_tokens * 5 < changed.input_tokens,
         "a changed first line must invalidate the prefix: {changed:?}"
     );
+}
+
+#[tokio::test]
+async fn the_peer_refuses_embeddings_with_an_error_recall_can_fall_back_on() {
+    let Some(url) = peer_url() else { return };
+    // The provider a user points at the server gets an embedder at the same base.
+    let home = tempfile::tempdir().expect("tempdir");
+    let overrides = Overrides {
+        provider: Some("openai".into()),
+        base_url: Some(format!("{url}/v1")),
+        ..Overrides::default()
+    };
+    let env = Env::from_pairs([
+        ("CHATCLI_HOME", home.path().display().to_string()),
+        ("OPENAI_API_KEY", "sk-none".to_string()),
+    ]);
+    let config = Config::resolve(&overrides, env).expect("config");
+    let embedder = registry::embedder(&config);
+    assert!(matches!(&embedder, Embedder::OpenAi { base, .. } if *base == format!("{url}/v1")));
+    // Started without --embeddings, llama-server answers 501: an error, never vectors.
+    let err = embedder
+        .embed(&["deploy with helm".to_string()])
+        .await
+        .expect_err("no embeddings on this server");
+    assert!(
+        err.starts_with("HTTP 501") && err.contains("does not support embeddings"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn recall_embeds_facts_and_query_through_a_real_embeddings_endpoint() {
+    let Ok(url) = std::env::var("CHATCLI_PEER_EMBEDDINGS_URL") else {
+        eprintln!(
+            "note: CHATCLI_PEER_EMBEDDINGS_URL is not set; the embeddings peer test is skipped"
+        );
+        return;
+    };
+    let embedder = Embedder::OpenAi {
+        base: format!("{}/v1", url.trim_end_matches('/')),
+        key: "sk-none".into(),
+        model: "tiny".into(),
+    };
+    let texts = vec![
+        "deploy with helm charts".to_string(),
+        "the user prefers small pull requests".to_string(),
+    ];
+    let first = embedder
+        .embed(&texts)
+        .await
+        .expect("embeddings")
+        .expect("vectors");
+    let again = embedder
+        .embed(&texts)
+        .await
+        .expect("embeddings")
+        .expect("vectors");
+    assert_eq!(first.len(), 2);
+    assert!(!first[0].is_empty() && first[0].len() == first[1].len());
+    assert_eq!(first, again, "the same text embeds the same way");
+    assert_ne!(first[0], first[1], "different texts embed differently");
+
+    // Through the agent: the facts' vectors land in the cache, one line a fact.
+    let home = tempfile::tempdir().expect("tempdir");
+    let dir = home.path().join("memory");
+    let mut store = Store::open(&dir).expect("open");
+    for content in [
+        "Deploy with the Helm charts",
+        "Vault rotates passwords on Monday",
+        "Small pull requests",
+    ] {
+        store
+            .add(NewFact {
+                content: content.into(),
+                category: "project".into(),
+                tags: Vec::new(),
+                source: "test".into(),
+            })
+            .expect("add");
+    }
+    let mut options =
+        AgentOptions::new("peer-embed".into(), Mode::Agent, home.path().to_path_buf());
+    options.smart_route = chatcli::agent::routing::RouteMode::Off;
+    options.memory = Some(MemorySettings {
+        dir: dir.clone(),
+        mode: MemoryMode::Index,
+        retrieval_budget: 4000,
+        autorecall: false,
+        hyde: false,
+        embedder,
+    });
+    let provider = Scripted::new(
+        vec![
+            respond(
+                "",
+                &[(
+                    "r1",
+                    "memory",
+                    serde_json::json!({"action": "recall", "query": "how do we deploy"}),
+                )],
+            ),
+            respond("With Helm.", &[]),
+        ],
+        Duration::ZERO,
+    );
+    let mut handle = agent::spawn(provider.clone(), options);
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "how do we deploy?".into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    crate::common::events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    let requests = provider.requests();
+    let result = &requests[1].messages.last().expect("results").content[0];
+    let text = match result {
+        chatcli::conversation::ContentBlock::ToolResult { content, .. } => content.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(text.lines().count(), 3, "{text}");
+    let cache = std::fs::read_to_string(dir.join("embeddings/openai-tiny.jsonl")).expect("cache");
+    assert_eq!(cache.lines().count(), 3);
+    let line: serde_json::Value =
+        serde_json::from_str(cache.lines().next().unwrap_or_default()).expect("json line");
+    assert_eq!(line["v"].as_array().map(Vec::len), Some(first[0].len()));
 }
