@@ -158,6 +158,25 @@ pub struct Config {
 /// Default identical turns that stop a loop (`CHATCLI_AGENT_EARLY_EXIT_TURNS`).
 pub const DEFAULT_EARLY_EXIT_TURNS: u32 = 3;
 
+/// The variable's value as `parse` reads it (given trimmed), `default` when it is unset; a value
+/// `parse` refuses is an error naming the variable and `expected`.
+fn env_setting<T>(
+    env: &Env,
+    var: &str,
+    default: T,
+    expected: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<T, ConfigError> {
+    match env.get(var) {
+        None => Ok(default),
+        Some(v) => parse(v.trim()).ok_or_else(|| ConfigError::Invalid {
+            setting: var.to_string(),
+            value: v.to_string(),
+            expected: expected.to_string(),
+        }),
+    }
+}
+
 /// `on`/`off` and the usual spellings; `None` for anything else.
 fn parse_switch(value: &str) -> Option<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
@@ -258,64 +277,53 @@ impl Config {
             });
         }
 
-        let cache_ttl = match env
-            .get("CHATCLI_PROMPT_CACHE_TTL")
-            .map(|v| v.trim().to_ascii_lowercase())
-        {
-            None => CacheTtl::FiveMinutes,
-            Some(v) if v == "5m" => CacheTtl::FiveMinutes,
-            Some(v) if v == "1h" => CacheTtl::OneHour,
-            Some(_) => {
-                return Err(ConfigError::Invalid {
-                    setting: "CHATCLI_PROMPT_CACHE_TTL".into(),
-                    value: env
-                        .get("CHATCLI_PROMPT_CACHE_TTL")
-                        .unwrap_or_default()
-                        .to_string(),
-                    expected: "5m or 1h".into(),
-                });
-            }
+        let cache_ttl = env_setting(
+            &env,
+            "CHATCLI_PROMPT_CACHE_TTL",
+            CacheTtl::FiveMinutes,
+            "5m or 1h",
+            |v| match v.to_ascii_lowercase().as_str() {
+                "5m" => Some(CacheTtl::FiveMinutes),
+                "1h" => Some(CacheTtl::OneHour),
+                _ => None,
+            },
+        )?;
+        let switch = |var: &str, default: bool| {
+            env_setting(
+                &env,
+                var,
+                default,
+                "on or off (1/0, true/false, yes/no)",
+                parse_switch,
+            )
+        };
+        let number = |var: &str, default: u64| {
+            env_setting(&env, var, default, "a whole number", |v| {
+                v.parse::<u64>().ok()
+            })
+        };
+        let positive = |var: &str, default: usize| {
+            env_setting(&env, var, default, "a positive whole number", |v| {
+                v.parse::<usize>().ok().filter(|n| *n > 0)
+            })
         };
 
-        let early_exit = match env.get("CHATCLI_AGENT_EARLY_EXIT") {
-            None => true,
-            Some(v) => parse_switch(v).ok_or_else(|| ConfigError::Invalid {
-                setting: "CHATCLI_AGENT_EARLY_EXIT".into(),
-                value: v.to_string(),
-                expected: "on or off (1/0, true/false, yes/no)".into(),
-            })?,
-        };
-        let early_exit_turns = match env.get("CHATCLI_AGENT_EARLY_EXIT_TURNS") {
-            None => DEFAULT_EARLY_EXIT_TURNS,
-            Some(v) => v
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| ConfigError::Invalid {
-                    setting: "CHATCLI_AGENT_EARLY_EXIT_TURNS".into(),
-                    value: v.to_string(),
-                    expected: "a whole number from 2 to 10".into(),
-                })?
-                .clamp(2, 10) as u32,
-        };
-        let smart_route = match env.get("CHATCLI_AGENT_SMART_ROUTE") {
-            None => RouteMode::default(),
-            Some(v) => RouteMode::parse(v).ok_or_else(|| ConfigError::Invalid {
-                setting: "CHATCLI_AGENT_SMART_ROUTE".into(),
-                value: v.to_string(),
-                expected: "off, hint or auto (also 0/1/2)".into(),
-            })?,
-        };
+        let early_exit = switch("CHATCLI_AGENT_EARLY_EXIT", true)?;
+        let early_exit_turns = env_setting(
+            &env,
+            "CHATCLI_AGENT_EARLY_EXIT_TURNS",
+            DEFAULT_EARLY_EXIT_TURNS,
+            "a whole number from 2 to 10",
+            |v| v.parse::<i64>().ok().map(|n| n.clamp(2, 10) as u32),
+        )?;
+        let smart_route = env_setting(
+            &env,
+            "CHATCLI_AGENT_SMART_ROUTE",
+            RouteMode::default(),
+            "off, hint or auto (also 0/1/2)",
+            RouteMode::parse,
+        )?;
 
-        let number = |var: &str, default: u64| -> Result<u64, ConfigError> {
-            match env.get(var) {
-                None => Ok(default),
-                Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError::Invalid {
-                    setting: var.to_string(),
-                    value: v.to_string(),
-                    expected: "a whole number".into(),
-                }),
-            }
-        };
         let webfetch_autosave_bytes = number(
             "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
             crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES as u64,
@@ -337,21 +345,6 @@ impl Config {
             (None, None) => SearchBackend::None,
         };
 
-        let positive = |var: &str, default: usize| -> Result<usize, ConfigError> {
-            match env.get(var) {
-                None => Ok(default),
-                Some(v) => v
-                    .trim()
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| ConfigError::Invalid {
-                        setting: var.to_string(),
-                        value: v.to_string(),
-                        expected: "a positive whole number".into(),
-                    }),
-            }
-        };
         let defaults = crate::agent::compaction::Settings::default();
         let compaction = crate::agent::compaction::Settings {
             min_content: positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?,
@@ -365,63 +358,43 @@ impl Config {
             )?,
             head_chars: positive("CHATCLI_MICROCOMPACT_HEAD_CHARS", defaults.head_chars)?,
             tail_chars: positive("CHATCLI_MICROCOMPACT_TAIL_CHARS", defaults.tail_chars)?,
-            schedule: match env
-                .get("CHATCLI_MICROCOMPACT_SCHEDULE")
-                .map(|v| v.trim().to_ascii_lowercase())
-            {
-                None => defaults.schedule,
-                Some(v) if v == "eager" => crate::agent::compaction::Schedule::Eager,
-                Some(v) if v == "batched" => crate::agent::compaction::Schedule::Batched,
-                Some(_) => {
-                    return Err(ConfigError::Invalid {
-                        setting: "CHATCLI_MICROCOMPACT_SCHEDULE".into(),
-                        value: env
-                            .get("CHATCLI_MICROCOMPACT_SCHEDULE")
-                            .unwrap_or_default()
-                            .to_string(),
-                        expected: "eager or batched".into(),
-                    });
-                }
-            },
+            schedule: env_setting(
+                &env,
+                "CHATCLI_MICROCOMPACT_SCHEDULE",
+                defaults.schedule,
+                "eager or batched",
+                |v| match v.to_ascii_lowercase().as_str() {
+                    "eager" => Some(crate::agent::compaction::Schedule::Eager),
+                    "batched" => Some(crate::agent::compaction::Schedule::Batched),
+                    _ => None,
+                },
+            )?,
         };
 
-        let memory_mode = match env.get("CHATCLI_MEMORY_MODE") {
-            None => crate::memory::MemoryMode::default(),
-            Some(v) => crate::memory::MemoryMode::parse(v).ok_or_else(|| ConfigError::Invalid {
-                setting: "CHATCLI_MEMORY_MODE".into(),
-                value: v.to_string(),
-                expected: "index, full or off".into(),
-            })?,
-        };
-        let switch = |var: &str, default: bool| -> Result<bool, ConfigError> {
-            match env.get(var) {
-                None => Ok(default),
-                Some(v) => parse_switch(v).ok_or_else(|| ConfigError::Invalid {
-                    setting: var.to_string(),
-                    value: v.to_string(),
-                    expected: "on or off (1/0, true/false, yes/no)".into(),
-                }),
-            }
-        };
+        let memory_mode = env_setting(
+            &env,
+            "CHATCLI_MEMORY_MODE",
+            crate::memory::MemoryMode::default(),
+            "index, full or off",
+            crate::memory::MemoryMode::parse,
+        )?;
         let memory_autorecall = switch("CHATCLI_MEMORY_AUTORECALL", true)?;
         let memory_hyde = switch("CHATCLI_MEMORY_HYDE", false)?;
         let memory_retrieval_budget = positive("CHATCLI_MEMORY_RETRIEVAL_BUDGET", 4000)?;
 
-        let budget_usd = match env.get("CHATCLI_SESSION_BUDGET_USD") {
-            None => None,
-            Some(v) => Some(
-                v.trim()
-                    .trim_start_matches('$')
+        let budget_usd = env_setting(
+            &env,
+            "CHATCLI_SESSION_BUDGET_USD",
+            None,
+            "a positive amount in US dollars, e.g. 2.50",
+            |v| {
+                v.trim_start_matches('$')
                     .parse::<f64>()
                     .ok()
                     .filter(|b| b.is_finite() && *b > 0.0)
-                    .ok_or_else(|| ConfigError::Invalid {
-                        setting: "CHATCLI_SESSION_BUDGET_USD".into(),
-                        value: v.to_string(),
-                        expected: "a positive amount in US dollars, e.g. 2.50".into(),
-                    })?,
-            ),
-        };
+                    .map(Some)
+            },
+        )?;
 
         let max_retries = number(
             "CHATCLI_MAX_RETRIES",

@@ -1,3 +1,5 @@
+//! The integration suites, one module per capability; see each file's own paragraph.
+
 mod agent_channels;
 mod agent_loop;
 mod bench;
