@@ -13,6 +13,7 @@ mod context;
 pub mod early_exit;
 pub mod retry;
 pub mod routing;
+pub mod sink;
 mod streaming;
 pub mod summary;
 pub mod tools_run;
@@ -38,6 +39,7 @@ use crate::tools::{Scratch, ToolContext, ToolRegistry, WebSettings};
 use context::open_memory;
 use early_exit::{Fingerprint, Stagnation, StagnationGuard};
 use routing::RouteMode;
+use sink::EventSink;
 pub use tools_run::ApprovalPolicy;
 use tools_run::Approvals;
 
@@ -202,6 +204,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         (None, None) => None,
     };
     let (history, book) = resumed_state(&options, provider.model());
+    let call_ids = streaming::CallIds::from_history(&history);
     let logged = LoggedHistory {
         len: history.len(),
         last: history.last().map(message_hash),
@@ -218,13 +221,15 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
     };
     let agent = Agent {
         book,
+        call_ids,
+        tip_shown: false,
         logged,
         provider,
         compactor: compaction::Compactor::new(options.compaction),
         last_input: 0,
         volatile: VolatileTracker::default(),
         ledger: ledger::CacheLedger::default(),
-        log,
+        sink: EventSink::new(options.secrets.clone(), log, events_tx),
         approvals,
         mode: options.mode,
         tool_ctx: ToolContext {
@@ -239,8 +244,6 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         prompt_memory: (None, None),
         options,
         history,
-
-        events: events_tx,
     };
     let join = tokio::spawn(agent.run(ops_rx, answers_tx));
     AgentHandle {
@@ -265,14 +268,18 @@ struct Agent {
     last_input: u64,
     volatile: VolatileTracker,
     ledger: ledger::CacheLedger,
-    log: Option<SessionLog>,
+    /// Where every event and history change goes (masking, the session log, the front end).
+    sink: EventSink,
     approvals: Approvals,
     options: AgentOptions,
     mode: Mode,
     tool_ctx: ToolContext,
     history: Vec<Message>,
     book: accounting::CostBook,
-    events: mpsc::UnboundedSender<AgentEvent>,
+    /// Every tool-call id of the session, to keep them unique.
+    call_ids: streaming::CallIds,
+    /// The routing tip was shown in full once; later ones are a short marker.
+    tip_shown: bool,
 }
 
 /// What one streamed response left behind.
@@ -310,33 +317,7 @@ impl Ending {
 
 impl Agent {
     fn emit(&mut self, event: AgentEvent) {
-        // Text that may quote a provider's error goes out with known secrets masked.
-        let secrets = &self.options.secrets;
-        let event = match event {
-            AgentEvent::Error { message } => AgentEvent::Error {
-                message: secrets.mask(&message),
-            },
-            AgentEvent::Notice { message } => AgentEvent::Notice {
-                message: secrets.mask(&message),
-            },
-            AgentEvent::Retrying {
-                attempt,
-                max,
-                wait_ms,
-                reason,
-            } => AgentEvent::Retrying {
-                attempt,
-                max,
-                wait_ms,
-                reason: secrets.mask(&reason),
-            },
-            other => other,
-        };
-        if let Some(log) = self.log.as_mut() {
-            log.append(&event);
-        }
-        // The receiver gone means the UI is shutting down; there is nobody left to tell.
-        let _ = self.events.send(event);
+        self.sink.emit(event);
     }
 
     async fn run(
@@ -468,6 +449,14 @@ impl Agent {
         } else {
             mode
         };
+        if let Some(message) = self.book.over_budget() {
+            // Refused before it enters the history: it must not ride along with the next prompt.
+            self.emit(AgentEvent::Notice {
+                message: format!("{message}; this prompt was not sent"),
+            });
+            self.finish_prompt(String::new(), Ending::Budget);
+            return;
+        }
         self.prompt_memory = self.memory_blocks(&text, mode);
         push_user_text(&mut self.history, text);
         // The prompt is on disk before anything is sent: a crash now loses no question.
@@ -526,7 +515,7 @@ impl Agent {
             let fingerprint =
                 Fingerprint::of(response.tool_calls.iter().map(|(_, n, a)| (n.as_str(), a)));
             if let Some(stagnation) = guard.observe(fingerprint) {
-                self.stop_repeating(&response.tool_calls, stagnation);
+                final_text = self.stop_repeating(&response.tool_calls, stagnation);
                 break Ending::EarlyExit;
             }
             let results = tools_run::run_calls(
@@ -535,7 +524,7 @@ impl Agent {
                 &response.tool_calls,
                 &mut self.approvals,
                 &cancel,
-                &self.events,
+                &self.sink,
             )
             .await;
             let mut content = Vec::with_capacity(results.len());
@@ -562,8 +551,13 @@ impl Agent {
             }
         };
         self.sync_history();
+        self.finish_prompt(final_text, ending);
+    }
+
+    /// Reports the end of a prompt: `turn_finished`, then the session's cost.
+    fn finish_prompt(&mut self, text: String, ending: Ending) {
         self.emit(AgentEvent::TurnFinished {
-            text: final_text,
+            text,
             stop_reason: ending.as_str().to_string(),
         });
         let cost = self.cost_event();
@@ -607,16 +601,17 @@ impl Agent {
             (false, _) => format!("task: {}", route.reason),
         };
         self.emit(AgentEvent::Route { decision, reason });
-        if conversational && !auto {
-            self.emit(AgentEvent::Notice {
-                message: "tip: this looks like a plain question; /chat answers those in one request without tool schemas (this one runs in the tool loop as asked)".into(),
-            });
+        if conversational {
+            let message = routing::tip(text, auto, !self.tip_shown);
+            self.tip_shown = true;
+            self.emit(AgentEvent::Notice { message });
         }
         decision
     }
 
-    /// Answers a repeated batch with "not executed" results and reports the stop.
-    fn stop_repeating(&mut self, calls: &[tools_run::Call], stagnation: Stagnation) {
+    /// Answers a repeated batch with "not executed" results, reports the stop, and returns the
+    /// answer the user reads: what repeated, how often, and what to do about it.
+    fn stop_repeating(&mut self, calls: &[tools_run::Call], stagnation: Stagnation) -> String {
         let content = calls
             .iter()
             .map(|(id, _, _)| ContentBlock::ToolResult {
@@ -644,5 +639,25 @@ impl Agent {
             repeats,
             kind: kind.into(),
         });
+        let batch = calls
+            .iter()
+            .map(|(_, name, args)| {
+                let args = args.to_string();
+                let (shown, cut) = crate::tools::take_chars(&args, 120);
+                format!("`{name} {shown}{}`", if cut { "…" } else { "" })
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let what = if kind == "cycle" {
+            format!("two tool batches alternated {repeats} times (the last was {batch})")
+        } else {
+            format!("the model asked for {batch} {repeats} times in a row")
+        };
+        format!(
+            "Stopped early: {what} without making progress, so the last call was not run. \
+             You can rephrase the request with more detail, force the tool loop with /run, or \
+             allow more repeats with CHATCLI_AGENT_EARLY_EXIT_TURNS (now {}).",
+            self.options.early_exit_turns
+        )
     }
 }

@@ -222,11 +222,14 @@ pub enum AgentEvent {
         name: String,
         args: serde_json::Value,
     },
-    /// A tool call asks the user before it runs.
+    /// A tool call asks the user before it runs; `preview` is what it would change (a unified
+    /// diff against the file on disk, or the new file line-numbered), when the tool can say.
     ApprovalRequest {
         id: String,
         name: String,
         args: serde_json::Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preview: Option<String>,
     },
     /// A tool call finished; `chars` is the size of the result sent to the model.
     ToolResult {
@@ -239,6 +242,15 @@ pub enum AgentEvent {
         /// First line of the error, when `ok` is false.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// A command's exit code (`run_command`); non-zero is shown as a failure.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// The full result the model received (or the error text).
+        #[serde(default)]
+        output: String,
+        /// What a write or patch changed, as a unified diff.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     /// Usage of one request; `cost_usd` is `None` when the model has no known price.
     Usage {

@@ -85,6 +85,9 @@ pub enum ProviderEvent {
     },
     /// Usage of this response.
     Usage(UsageRecord),
+    /// Usage known before the response finished (Anthropic's `message_start`): booked only if
+    /// the response ends without its final `Usage` (an interrupt, a dropped stream).
+    PartialUsage(UsageRecord),
     /// Something the user should know about this response (shown once, not an error).
     Notice(String),
     /// The response is complete.

@@ -10,6 +10,12 @@ pub fn count(text: &str) -> u64 {
         .len() as u64
 }
 
+/// A cheap estimate from bytes (about 4 bytes a token for English text and code), for figures
+/// that only need to be roughly right and must not load the encoder.
+pub fn rough(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(4)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

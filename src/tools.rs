@@ -10,6 +10,7 @@ pub mod git;
 pub mod list_directory;
 pub mod memory_tool;
 pub mod patch_file;
+pub mod preview;
 pub mod read_file;
 pub mod run_command;
 pub mod scratch;
@@ -30,11 +31,13 @@ pub use web_search::SearchBackend;
 
 /// What a tool run produced: the text for the model, a file it saved, and the usage of any
 /// model request it made (HyDE), which the agent accounts like any other.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     pub text: String,
     pub saved_path: Option<PathBuf>,
     pub usage: Option<crate::provider::UsageRecord>,
+    /// A command's exit code, for the transcript (`✗ … exit 3`).
+    pub exit_code: Option<i32>,
 }
 
 impl ToolOutput {
@@ -42,8 +45,7 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput {
             text: text.into(),
-            saved_path: None,
-            usage: None,
+            ..ToolOutput::default()
         }
     }
 }
@@ -126,6 +128,11 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Whether it only reads: read-only tools never ask and may run in parallel.
     fn read_only(&self) -> bool;
+    /// What the call would change, shown in the approval dialog and kept with the result (a
+    /// diff for writes); `None` when the arguments say it all.
+    fn preview(&self, _args: &serde_json::Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
     /// Runs the call.
     fn run<'a>(
         &'a self,
@@ -140,7 +147,8 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// The tools a mode offers: none in chat mode, the coder tools in coder mode, all in agent/run.
+    /// The tools a mode offers: none in chat mode, the coder tools (and memory) in coder mode,
+    /// all in agent/run.
     pub fn for_mode(mode: Mode) -> ToolRegistry {
         let coder: Vec<Box<dyn Tool>> = vec![
             Box::new(read_file::ReadFile),
@@ -155,7 +163,12 @@ impl ToolRegistry {
         ];
         let mut tools: Vec<Box<dyn Tool>> = match mode {
             Mode::Chat => Vec::new(),
-            Mode::Coder => coder,
+            // Coder needs project facts most: the memory index its prompt carries names this tool.
+            Mode::Coder => {
+                let mut coder = coder;
+                coder.push(Box::new(memory_tool::MemoryTool));
+                coder
+            }
             Mode::Agent | Mode::Run => {
                 let mut all = coder;
                 all.push(Box::new(memory_tool::MemoryTool));

@@ -8,6 +8,7 @@ pub mod app;
 pub mod approval;
 pub mod cache;
 pub mod chat;
+pub mod commands;
 pub mod composer;
 pub mod cost;
 pub mod files;
@@ -16,5 +17,6 @@ pub mod markdown;
 pub mod status;
 pub mod text;
 pub mod tool_panel;
+pub mod transcript;
 
 pub use app::App;

@@ -37,6 +37,11 @@ pub struct CostBook {
     pub by_model: Vec<ModelCost>,
     pub budget_usd: Option<f64>,
     warned: bool,
+    /// The cost of every request with a known price: what the budget counts, even once the
+    /// session total is unknown.
+    known_cost_usd: f64,
+    /// Models already reported as invisible to the budget.
+    unpriced: Vec<String>,
 }
 
 impl CostBook {
@@ -49,13 +54,14 @@ impl CostBook {
         }
     }
 
-    /// Adds one response; returns its cost and, the first time 80% of the budget is passed, a warning.
+    /// Adds one response; returns its cost and the warnings it raised (80% of the budget passed,
+    /// a model the budget cannot price), each given once.
     pub fn record(
         &mut self,
         model: &str,
         usage: &UsageRecord,
         pricing: Option<&Pricing>,
-    ) -> (Option<f64>, Option<String>) {
+    ) -> (Option<f64>, Vec<String>) {
         self.totals.add(usage);
         self.requests += 1;
         let cost = usage
@@ -66,6 +72,16 @@ impl CostBook {
         }
         self.cost_usd = match (self.cost_usd, cost) {
             (Some(total), Some(c)) => Some(total + c),
+            _ => None,
+        };
+        self.known_cost_usd += cost.unwrap_or(0.0);
+        let unpriced_warning = match (cost, self.budget_usd) {
+            (None, Some(_)) if !self.unpriced.iter().any(|m| m == model) => {
+                self.unpriced.push(model.to_string());
+                Some(format!(
+                    "the session budget cannot count {model}: it has no known price (add it to CHATCLI_HOME/pricing.toml); the budget goes on counting the requests it can price"
+                ))
+            }
             _ => None,
         };
         let entry = match self.by_model.iter().position(|m| m.model == model) {
@@ -89,10 +105,9 @@ impl CostBook {
             (Some(total), Some(c)) => Some(total + c),
             _ => None,
         };
-        let warning = match (self.budget_usd, self.cost_usd) {
-            (Some(budget), Some(spent))
-                if !self.warned && spent >= budget * BUDGET_WARNING && spent < budget =>
-            {
+        let spent = self.known_cost_usd;
+        let warning = match self.budget_usd {
+            Some(budget) if !self.warned && spent >= budget * BUDGET_WARNING && spent < budget => {
                 self.warned = true;
                 Some(format!(
                     "{:.0}% of the session budget used (${spent:.4} of ${budget:.2})",
@@ -101,13 +116,14 @@ impl CostBook {
             }
             _ => None,
         };
-        (cost, warning)
+        (cost, unpriced_warning.into_iter().chain(warning).collect())
     }
 
     /// `Some(message)` when the budget is spent and no new request may start.
     pub fn over_budget(&self) -> Option<String> {
-        match (self.budget_usd, self.cost_usd) {
-            (Some(budget), Some(spent)) if spent >= budget => Some(format!(
+        let spent = self.known_cost_usd;
+        match self.budget_usd {
+            Some(budget) if spent >= budget => Some(format!(
                 "session budget of ${budget:.2} reached (${spent:.4} spent): no new request is sent; raise it with /budget AMOUNT"
             )),
             _ => None,
@@ -141,7 +157,11 @@ mod tests {
         let (cost, warning) = book.record("claude-sonnet-4-5", &usage, sonnet);
         // 100×3 + 10,000×0.30 + 500×3.75 + 200×15 per million = $0.008175
         assert!((cost.unwrap_or_default() - 0.008175).abs() < 1e-9);
-        assert!(warning.is_some_and(|w| w.starts_with("82% of the session budget")));
+        assert!(
+            warning
+                .first()
+                .is_some_and(|w| w.starts_with("82% of the session budget"))
+        );
         assert!((book.saved_usd - (10_000.0 * 2.70 - 500.0 * 0.75) / 1e6).abs() < 1e-12);
         assert!(book.over_budget().is_none());
         book.record("claude-sonnet-4-5", &usage, sonnet);
@@ -155,5 +175,30 @@ mod tests {
         );
         assert_eq!(book.by_model.len(), 2);
         assert_eq!(book.by_model[0].requests, 2);
+    }
+
+    #[test]
+    fn an_unpriced_model_does_not_switch_the_budget_off() {
+        let catalog = crate::cost::Catalog::builtin();
+        let sonnet = catalog.lookup("claude-sonnet-4-5");
+        let mut book = CostBook::new(Some(0.01));
+        let usage = UsageRecord {
+            uncached_input: 1_000,
+            output: 100,
+            ..UsageRecord::default()
+        };
+        let (_, warnings) = book.record("local-thing", &usage, None);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("cannot count local-thing"));
+        let (_, again) = book.record("local-thing", &usage, None);
+        assert!(again.is_empty(), "warned once: {again:?}");
+        assert_eq!(book.cost_usd, None);
+        for _ in 0..3 {
+            book.record("claude-sonnet-4-5", &usage, sonnet);
+        }
+        assert!(
+            book.over_budget().is_some(),
+            "the priced requests still trip the budget"
+        );
     }
 }

@@ -229,12 +229,21 @@ impl Agent {
         if text.trim().is_empty() {
             return Err("compaction failed: the model returned an empty summary".into());
         }
+        let replaced: usize = self.history[..cut]
+            .iter()
+            .map(|m| serde_json::to_vec(m).map_or(0, |b| b.len()))
+            .sum();
         self.history = summary::fold(&self.history, cut, text.trim());
-        if let Some(log) = self.log.as_mut() {
-            log.append_history(&HistoryRecord::HistoryReset {
-                messages: self.history.clone(),
-            });
-        }
+        self.emit(AgentEvent::Notice {
+            message: format!(
+                "compacted: {cut} earlier messages (~{} tokens) replaced by a summary of ~{} tokens",
+                crate::tokens::rough(replaced),
+                crate::tokens::rough(text.trim().len())
+            ),
+        });
+        self.sink.append_history(&HistoryRecord::HistoryReset {
+            messages: self.history.clone(),
+        });
         self.logged = LoggedHistory {
             len: self.history.len(),
             last: self.history.last().map(message_hash),
@@ -247,15 +256,12 @@ impl Agent {
     /// Writes the history changes since the last sync to the session log: new messages, and the
     /// last logged one again if it changed in place (a merged prompt, an attached context block).
     pub(super) fn sync_history(&mut self) {
-        let Some(log) = self.log.as_mut() else {
-            return;
-        };
         let from = self.logged.len.saturating_sub(1);
         for (index, message) in self.history.iter().enumerate().skip(from) {
             let unchanged =
                 index + 1 == self.logged.len && self.logged.last == Some(message_hash(message));
             if !unchanged {
-                log.append_history(&HistoryRecord::History {
+                self.sink.append_history(&HistoryRecord::History {
                     index,
                     message: message.clone(),
                 });

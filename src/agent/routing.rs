@@ -411,9 +411,91 @@ pub fn classify(query: &str) -> Route {
     }
 }
 
+/// The routing tip for a conversational prompt, in the prompt's language (Portuguese or
+/// English, as the reference system has it). `rerouted` says whether it was answered as chat;
+/// `first` gives the whole tip, later ones are a short marker so the transcript is not nagged.
+pub fn tip(prompt: &str, rerouted: bool, first: bool) -> String {
+    let pt = looks_portuguese(prompt);
+    match (pt, rerouted, first) {
+        (false, true, true) => "Tip: this query looks conversational — the /agent loop was skipped. Use /chat or just type the question to force chat mode, or /run to force agent mode.".into(),
+        (false, false, true) => "Tip: this query looks conversational — /chat answers it in one request without tool schemas (this one runs in the agent loop as asked); /run forces agent mode without this tip.".into(),
+        (true, true, true) => "Dica: essa pergunta parece conversacional — o loop /agent foi ignorado. Use /chat ou digite a pergunta direto para forçar chat, ou /run para forçar o agente.".into(),
+        (true, false, true) => "Dica: essa pergunta parece conversacional — /chat responde em uma requisição, sem esquemas de ferramentas (esta roda no loop do agente, como pedido); /run força o agente sem esta dica.".into(),
+        (false, _, false) => "(conversational: /chat · /run)".into(),
+        (true, _, false) => "(conversacional: /chat · /run)".into(),
+    }
+}
+
+/// Whether the prompt reads as Portuguese rather than English (common words and diacritics).
+pub fn looks_portuguese(text: &str) -> bool {
+    const PT: &[&str] = &[
+        "o",
+        "os",
+        "as",
+        "que",
+        "de",
+        "do",
+        "da",
+        "dos",
+        "das",
+        "em",
+        "no",
+        "na",
+        "um",
+        "uma",
+        "é",
+        "não",
+        "você",
+        "como",
+        "para",
+        "por",
+        "qual",
+        "quais",
+        "onde",
+        "quando",
+        "isso",
+        "esse",
+        "essa",
+        "está",
+        "são",
+        "com",
+        "mais",
+        "porque",
+        "funciona",
+        "diferença",
+        "entre",
+    ];
+    const EN: &[&str] = &[
+        "the", "a", "an", "is", "are", "what", "how", "why", "of", "in", "on", "to", "for", "with",
+        "does", "do", "this", "that", "which", "where", "when", "and", "between",
+    ];
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let pt = words.iter().filter(|w| PT.contains(w)).count()
+        + lower.chars().filter(|c| "ãõçêâôáéíóú".contains(*c)).count();
+    let en = words.iter().filter(|w| EN.contains(w)).count();
+    pt > en
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tip_speaks_the_prompts_language_and_shortens_after_the_first() {
+        let en = tip("what is a channel in Go?", false, true);
+        assert!(en.starts_with("Tip:") && en.contains("/chat") && en.contains("/run"));
+        let pt = tip("o que é um canal em Go?", true, true);
+        assert!(pt.starts_with("Dica:") && pt.contains("/chat") && pt.contains("/run"));
+        assert!(tip("what is a channel in Go?", false, false).len() < 40);
+        assert!(looks_portuguese("qual a diferença entre TCP e UDP?"));
+        assert!(!looks_portuguese(
+            "what is the difference between TCP and UDP?"
+        ));
+    }
 
     const CHAT: Mode = Mode::Chat;
     const AGENT: Mode = Mode::Agent;

@@ -3,6 +3,58 @@
 
 use super::*;
 
+/// The tool-call ids of a session, so that every call gets one of its own.
+#[derive(Default)]
+pub(super) struct CallIds {
+    seen: std::collections::HashSet<String>,
+    next: u64,
+}
+
+impl CallIds {
+    /// The ids already in a (resumed) history.
+    pub(super) fn from_history(history: &[Message]) -> Self {
+        let seen = history
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|block| match block {
+                ContentBlock::ToolUse { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        CallIds { seen, next: 0 }
+    }
+
+    /// `id` when it is new and not empty, else a fresh `call_s<n>` no call of the session has.
+    pub(super) fn unique(&mut self, id: String) -> String {
+        let id = if id.is_empty() || self.seen.contains(&id) {
+            loop {
+                self.next += 1;
+                let fresh = format!("call_s{}", self.next);
+                if !self.seen.contains(&fresh) {
+                    break fresh;
+                }
+            }
+        } else {
+            id
+        };
+        self.seen.insert(id.clone());
+        id
+    }
+}
+
+/// What is known of a response that may end before its final usage arrives.
+#[derive(Default)]
+struct Unfinished {
+    /// Any event came back: the provider began (and bills) the request.
+    started: bool,
+    /// The final usage was booked.
+    booked: bool,
+    /// Usage reported before the end (Anthropic's `message_start`).
+    partial: Option<UsageRecord>,
+    request_bytes: usize,
+    output_bytes: usize,
+}
+
 impl Agent {
     /// Streams a response, sending the request again after a retryable failure that came before
     /// any output (429, 529, 5xx, a dropped connection): exponential backoff with jitter, or the
@@ -39,7 +91,15 @@ impl Agent {
                 reason: error.to_string(),
             });
             tokio::select! {
-                _ = cancel.cancelled() => return (response, None),
+                _ = cancel.cancelled() => {
+                    // Interrupted while waiting to retry: the turn ends as interrupted, never as
+                    // an (empty) answer.
+                    let response = Response {
+                        interrupted: true,
+                        ..response
+                    };
+                    return (response, None);
+                }
                 _ = tokio::time::sleep(wait) => {}
             }
         }
@@ -54,6 +114,10 @@ impl Agent {
     ) -> (Response, Option<ProviderError>) {
         let blocks = ledger::request_blocks(&request);
         let mut blocks = Some(blocks);
+        let mut unfinished = Unfinished {
+            request_bytes: serde_json::to_vec(&request).map_or(0, |b| b.len()),
+            ..Unfinished::default()
+        };
         let mut stream = self.provider.stream(request);
         let mut response = Response::default();
         loop {
@@ -62,6 +126,7 @@ impl Agent {
                     // Calls that were never run must not enter the history without results.
                     response.tool_calls.clear();
                     response.interrupted = true;
+                    self.book_unfinished(turn, unfinished);
                     return (response, None);
                 }
                 next = stream.next() => next,
@@ -70,6 +135,7 @@ impl Agent {
                 None if response.stop.is_some() => return (response, None),
                 None => {
                     response.tool_calls.clear();
+                    self.book_unfinished(turn, unfinished);
                     let error = ProviderError::Truncated {
                         provider: self.provider.name().to_string(),
                     };
@@ -77,16 +143,20 @@ impl Agent {
                 }
                 Some(Err(error)) => {
                     response.tool_calls.clear();
+                    self.book_unfinished(turn, unfinished);
                     return (response, Some(error));
                 }
                 Some(Ok(event)) => event,
             };
+            unfinished.started = true;
             match event {
                 ProviderEvent::TextDelta(text) => {
+                    unfinished.output_bytes += text.len();
                     response.text.push_str(&text);
                     self.emit(AgentEvent::TextDelta { text });
                 }
                 ProviderEvent::ReasoningDelta(text) => {
+                    unfinished.output_bytes += text.len();
                     self.emit(AgentEvent::ReasoningDelta { text });
                 }
                 ProviderEvent::ReasoningBlock { text, signature } => {
@@ -94,11 +164,21 @@ impl Agent {
                         .reasoning
                         .push(ContentBlock::Thinking { text, signature });
                 }
-                ProviderEvent::ToolCallStarted { .. } | ProviderEvent::ToolCallArgs { .. } => {}
+                ProviderEvent::ToolCallStarted { name, .. } => {
+                    unfinished.output_bytes += name.len();
+                }
+                ProviderEvent::ToolCallArgs { fragment, .. } => {
+                    unfinished.output_bytes += fragment.len();
+                }
+                ProviderEvent::PartialUsage(usage) => unfinished.partial = Some(usage),
                 ProviderEvent::ToolCall { id, name, args } => {
+                    // Gemini, Ollama and some compatible servers send no ids (or `call_1` on
+                    // every response); results are matched by id, so each must be unique.
+                    let id = self.call_ids.unique(id);
                     response.tool_calls.push((id, name, args));
                 }
                 ProviderEvent::Usage(usage) => {
+                    unfinished.booked = true;
                     self.record_usage(turn, usage);
                     if let Some(miss) = blocks.take().and_then(|b| self.ledger.record(b, &usage)) {
                         self.emit(AgentEvent::CacheMiss {
@@ -115,10 +195,34 @@ impl Agent {
         }
     }
 
+    /// Books a response that ended without its final usage (interrupted, dropped, failed after
+    /// it began): the usage the provider reported so far, else an estimate; both flagged
+    /// `estimated`. A request that never got a byte back is not booked: nothing is known of it.
+    fn book_unfinished(&mut self, turn: u32, unfinished: Unfinished) {
+        if unfinished.booked || !unfinished.started {
+            return;
+        }
+        let output = crate::tokens::rough(unfinished.output_bytes);
+        let usage = match unfinished.partial {
+            Some(partial) => UsageRecord {
+                output: partial.output.max(output),
+                estimated: true,
+                ..partial
+            },
+            None => UsageRecord {
+                uncached_input: crate::tokens::rough(unfinished.request_bytes),
+                output,
+                estimated: true,
+                ..UsageRecord::default()
+            },
+        };
+        self.record_usage(turn, usage);
+    }
+
     pub(super) fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
         self.last_input = usage.total_input();
         let model = self.provider.model().to_string();
-        let (cost_usd, warning) = self
+        let (cost_usd, warnings) = self
             .book
             .record(&model, &usage, self.options.pricing.as_ref());
         self.emit(AgentEvent::Usage {
@@ -126,7 +230,7 @@ impl Agent {
             usage: usage.figures(),
             cost_usd,
         });
-        if let Some(message) = warning {
+        for message in warnings {
             self.emit(AgentEvent::Notice { message });
         }
     }

@@ -11,6 +11,7 @@ use futures_util::future::join_all;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::sink::EventSink;
 use crate::conversation::ContentBlock;
 use crate::protocol::{AgentEvent, ApprovalDecision};
 use crate::provider::UsageRecord;
@@ -50,8 +51,9 @@ impl Approvals {
     async fn decide(
         &mut self,
         (id, name, args): &Call,
+        preview: Option<String>,
         cancel: &CancellationToken,
-        events: &mpsc::UnboundedSender<AgentEvent>,
+        events: &EventSink,
     ) -> Result<(), &'static str> {
         match self.policy {
             ApprovalPolicy::AutoApprove => return Ok(()),
@@ -59,10 +61,11 @@ impl Approvals {
             ApprovalPolicy::Ask if self.always.contains(name) => return Ok(()),
             ApprovalPolicy::Ask => {}
         }
-        let _ = events.send(AgentEvent::ApprovalRequest {
+        events.emit(AgentEvent::ApprovalRequest {
             id: id.clone(),
             name: name.clone(),
             args: args.clone(),
+            preview,
         });
         loop {
             let answer = tokio::select! {
@@ -96,7 +99,7 @@ pub async fn run_calls(
     calls: &[Call],
     approvals: &mut Approvals,
     cancel: &CancellationToken,
-    events: &mpsc::UnboundedSender<AgentEvent>,
+    events: &EventSink,
 ) -> Vec<(ContentBlock, Option<UsageRecord>)> {
     let all_read_only = calls
         .iter()
@@ -104,34 +107,42 @@ pub async fn run_calls(
     if all_read_only {
         return join_all(calls.iter().map(|call| {
             announce(call, events);
-            run_one(tools, ctx, call, cancel, events)
+            run_one(tools, ctx, call, cancel, events, None)
         }))
         .await;
     }
     let mut results = Vec::with_capacity(calls.len());
     for call in calls {
         announce(call, events);
-        let needs_approval = tools.get(&call.1).is_some_and(|t| !t.read_only());
+        let tool = tools.get(&call.1);
+        let needs_approval = tool.is_some_and(|t| !t.read_only());
+        // Computed once, before the call runs: the dialog shows it, the result keeps it.
+        let preview = tool
+            .filter(|_| call.2.is_object())
+            .and_then(|t| t.preview(&call.2, ctx));
         let verdict = if needs_approval && !cancel.is_cancelled() {
-            approvals.decide(call, cancel, events).await
+            approvals
+                .decide(call, preview.clone(), cancel, events)
+                .await
         } else {
             Ok(())
         };
         results.push(match verdict {
-            Ok(()) => run_one(tools, ctx, call, cancel, events).await,
+            Ok(()) => run_one(tools, ctx, call, cancel, events, preview).await,
             Err(text) => finish(
                 call,
                 Err(ToolError::Failed(text.to_string())),
                 Instant::now(),
                 events,
+                None,
             ),
         });
     }
     results
 }
 
-fn announce((id, name, args): &Call, events: &mpsc::UnboundedSender<AgentEvent>) {
-    let _ = events.send(AgentEvent::ToolCall {
+fn announce((id, name, args): &Call, events: &EventSink) {
+    events.emit(AgentEvent::ToolCall {
         id: id.clone(),
         name: name.clone(),
         args: args.clone(),
@@ -143,7 +154,8 @@ async fn run_one(
     ctx: &ToolContext,
     call: &Call,
     cancel: &CancellationToken,
-    events: &mpsc::UnboundedSender<AgentEvent>,
+    events: &EventSink,
+    diff: Option<String>,
 ) -> (ContentBlock, Option<UsageRecord>) {
     let (_, name, args) = call;
     let started = Instant::now();
@@ -171,7 +183,9 @@ async fn run_one(
             },
         }
     };
-    finish(call, outcome, started, events)
+    // A diff is "what was applied" only when the call succeeded.
+    let diff = diff.filter(|_| outcome.is_ok());
+    finish(call, outcome, started, events, diff)
 }
 
 /// Reports a call's outcome and turns it into its `ToolResult` block.
@@ -179,14 +193,15 @@ fn finish(
     (id, name, _): &Call,
     outcome: Result<ToolOutput, ToolError>,
     started: Instant,
-    events: &mpsc::UnboundedSender<AgentEvent>,
+    events: &EventSink,
+    diff: Option<String>,
 ) -> (ContentBlock, Option<UsageRecord>) {
     let duration_ms = started.elapsed().as_millis() as u64;
-    let (content, is_error, saved_path, usage) = match outcome {
-        Ok(out) => (out.text, false, out.saved_path, out.usage),
-        Err(e) => (e.to_string(), true, None, None),
+    let (content, is_error, saved_path, usage, exit_code) = match outcome {
+        Ok(out) => (out.text, false, out.saved_path, out.usage, out.exit_code),
+        Err(e) => (e.to_string(), true, None, None, None),
     };
-    let _ = events.send(AgentEvent::ToolResult {
+    events.emit(AgentEvent::ToolResult {
         id: id.clone(),
         name: name.clone(),
         ok: !is_error,
@@ -194,6 +209,9 @@ fn finish(
         saved_path: saved_path.map(|p| p.display().to_string()),
         duration_ms,
         error: is_error.then(|| content.lines().next().unwrap_or_default().to_string()),
+        exit_code,
+        output: content.clone(),
+        diff,
     });
     let block = ContentBlock::ToolResult {
         tool_use_id: id.clone(),

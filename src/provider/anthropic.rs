@@ -396,7 +396,10 @@ impl StreamParser for AnthropicParser {
         let index = data["index"].as_u64().unwrap_or(0);
         let mut out = Vec::new();
         match kind {
-            "message_start" => self.usage.merge(&data["message"]["usage"]),
+            "message_start" => {
+                self.usage.merge(&data["message"]["usage"]);
+                out.push(ProviderEvent::PartialUsage(self.usage.record()));
+            }
             "content_block_start" => {
                 let block = &data["content_block"];
                 let entry = match block["type"].as_str().unwrap_or_default() {

@@ -228,8 +228,8 @@ impl Tool for MemoryTool {
                     }
                     Ok(ToolOutput {
                         text: out.trim_end().to_string(),
-                        saved_path: None,
                         usage,
+                        ..ToolOutput::default()
                     })
                 }
                 "add" => {

@@ -37,6 +37,10 @@ impl Tool for PatchFile {
         false
     }
 
+    fn preview(&self, args: &serde_json::Value, ctx: &ToolContext) -> Option<String> {
+        super::preview::patch_file(args, ctx)
+    }
+
     fn run<'a>(
         &'a self,
         args: &'a serde_json::Value,

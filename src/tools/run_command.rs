@@ -69,7 +69,16 @@ impl Tool for RunCommand {
                 .unwrap_or(DEFAULT_TIMEOUT_SECS)
                 .clamp(1, MAX_TIMEOUT_SECS);
             let out = run_shell(cmd, &dir, Duration::from_secs(timeout)).await?;
-            Ok(ToolOutput::text(out))
+            // The result's first line is `exit code N` (see `run_shell`).
+            let exit_code = out
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("exit code "))
+                .and_then(|n| n.trim().parse().ok());
+            Ok(ToolOutput {
+                exit_code,
+                ..ToolOutput::text(out)
+            })
         }
         .boxed()
     }

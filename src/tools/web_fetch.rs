@@ -264,7 +264,7 @@ pub fn shape(
         return Ok(ToolOutput {
             text: out,
             saved_path: Some(path),
-            usage: None,
+            ..ToolOutput::default()
         });
     }
 

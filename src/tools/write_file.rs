@@ -36,6 +36,10 @@ impl Tool for WriteFile {
         false
     }
 
+    fn preview(&self, args: &serde_json::Value, ctx: &ToolContext) -> Option<String> {
+        super::preview::write_file(args, ctx)
+    }
+
     fn run<'a>(
         &'a self,
         args: &'a serde_json::Value,

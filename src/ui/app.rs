@@ -12,16 +12,18 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::approval::PendingApproval;
+use super::approval::{ApprovalKey, PendingApproval};
 use super::cache::CacheView;
-use super::chat::{CellKind, ChatPane};
+use super::chat::{CellKind, ChatPane, ToolLine, ToolOutcome};
+use super::commands::{self, Slash};
 use super::composer::{Composer, ComposerAction};
 use super::cost::CostView;
 use super::files::{FilesView, Pager, SavedFile};
 use super::status::StatusBar;
 use super::tool_panel::ToolPanel;
+use super::transcript::{RecordOutcome, Transcript};
 use super::{files, help};
-use crate::protocol::{AgentEvent, ApprovalDecision, Mode, Op};
+use crate::protocol::{AgentEvent, Mode, Op};
 
 /// How long a second Ctrl+C still quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -43,6 +45,8 @@ pub enum Overlay {
     Cost,
     /// `/resume`: the recent sessions.
     Resume,
+    /// Ctrl+T, or Enter on a selected call: the full results of tool calls.
+    Transcript,
 }
 
 /// The whole UI state.
@@ -65,6 +69,10 @@ pub struct App {
     quit: bool,
     pub saved_files: Vec<SavedFile>,
     pub files_view: FilesView,
+    /// Every tool call's full record, for the transcript pager.
+    pub transcript: Transcript,
+    /// The transcript pager, while open.
+    pub transcript_view: Option<Pager>,
     /// What each running call was about (its URL or path), for the saved-files list.
     call_sources: std::collections::HashMap<String, String>,
     /// The areas of the last frame, to route mouse events.
@@ -99,6 +107,8 @@ impl App {
             quit: false,
             saved_files: Vec::new(),
             files_view: FilesView::default(),
+            transcript: Transcript::default(),
+            transcript_view: None,
             call_sources: Default::default(),
             chat_area: Rect::default(),
             panel_area: Rect::default(),
@@ -207,22 +217,25 @@ impl App {
             self.ctrl_c();
             return;
         }
-        if self.overlay == Some(Overlay::Approval) {
-            let decision = match key.code {
-                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
-                    Some(ApprovalDecision::AllowOnce)
-                }
-                KeyCode::Char('a') | KeyCode::Char('A') => Some(ApprovalDecision::AllowAlways),
-                KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
-                    Some(ApprovalDecision::Deny)
-                }
-                _ => None,
-            };
-            if let (Some(decision), Some(pending)) = (decision, self.pending_approval.take()) {
-                self.send(Op::Approve {
-                    id: pending.id,
-                    decision,
-                });
+        if let Some(pending) = self.pending_approval.as_mut() {
+            // While a call waits, only the dialog hears keys: no other overlay, no composer.
+            if let ApprovalKey::Answer(decision) = pending.handle_key(key, Instant::now()) {
+                let id = pending.id.clone();
+                self.pending_approval = None;
+                self.overlay = None;
+                self.tools.answered(&id);
+                self.send(Op::Approve { id, decision });
+            }
+            return;
+        }
+        if self.overlay == Some(Overlay::Transcript) {
+            let page = self.page();
+            let open = self
+                .transcript_view
+                .as_mut()
+                .is_some_and(|pager| pager.handle_key(key, page));
+            if !open {
+                self.transcript_view = None;
                 self.overlay = None;
             }
             return;
@@ -263,8 +276,29 @@ impl App {
             }
             return;
         }
+        if self.tools.selected.is_some() {
+            match key.code {
+                KeyCode::Enter => {
+                    let id = self.tools.selected_entry().map(|e| e.id.clone());
+                    self.tools.selected = None;
+                    if let Some(id) = id {
+                        self.open_transcript(Some(&id));
+                    }
+                    return;
+                }
+                KeyCode::Esc => {
+                    self.tools.selected = None;
+                    return;
+                }
+                KeyCode::Up | KeyCode::Down if ctrl => {}
+                _ => self.tools.selected = None,
+            }
+        }
         match key.code {
             KeyCode::F(1) => self.overlay = Some(Overlay::Help),
+            KeyCode::Char('t') if ctrl => self.open_transcript(None),
+            KeyCode::Up if ctrl => self.tools.select(-1),
+            KeyCode::Down if ctrl => self.tools.select(1),
             KeyCode::Char('o') if ctrl => self.open_files(),
             KeyCode::Char('g') if ctrl => self.show_chart = !self.show_chart,
             KeyCode::Char('d') if ctrl => {
@@ -282,6 +316,12 @@ impl App {
                 }
             }
         }
+    }
+
+    /// Opens the transcript pager on one call, or on every call of the session.
+    fn open_transcript(&mut self, id: Option<&str>) {
+        self.transcript_view = Some(self.transcript.pager(id));
+        self.overlay = Some(Overlay::Transcript);
     }
 
     fn open_files(&mut self) {
@@ -326,62 +366,20 @@ impl App {
     }
 
     fn submit(&mut self, text: String) {
-        let trimmed = text.trim();
-        if let Some(command) = trimmed.strip_prefix('/') {
-            let name = command.split_whitespace().next().unwrap_or_default();
-            self.composer.clear();
-            match name {
-                "chat" | "agent" | "coder" | "run" => {
-                    if let Ok(mode) = name.parse::<Mode>() {
-                        self.set_mode(mode);
-                        self.notice(format!("{mode} mode"));
-                    }
-                }
-                "help" => self.overlay = Some(Overlay::Help),
-                "config" => self.send(Op::MemoryStatus),
-                "resume" if self.running => {
-                    self.notice("wait for the answer before resuming another session")
-                }
-                "resume" => {
-                    let sessions = self
-                        .sessions_dir
-                        .as_deref()
-                        .map(crate::session_log::list)
-                        .unwrap_or_default();
-                    self.resume_picker = Some((sessions.into_iter().take(15).collect(), 0));
-                    self.overlay = Some(Overlay::Resume);
-                }
-                "cost" => {
-                    self.cost_view = None;
-                    self.overlay = Some(Overlay::Cost);
-                    self.send(Op::CostReport);
-                }
-                "budget" => {
-                    let arg = command.split_whitespace().nth(1).unwrap_or_default();
-                    match arg.trim_start_matches('$').parse::<f64>() {
-                        Ok(usd) if usd > 0.0 => self.send(Op::SetBudget { usd: Some(usd) }),
-                        _ if arg == "off" => self.send(Op::SetBudget { usd: None }),
-                        _ => self.chat.push(CellKind::Notice(
-                            "usage: /budget AMOUNT (US dollars, e.g. /budget 2.50) or /budget off"
-                                .into(),
-                        )),
-                    }
-                }
-                "compact" if self.running => self.notice("wait for the answer before compacting"),
-                "compact" => self.send(Op::Compact),
-                "cache" => {
-                    self.cache_view = None;
-                    self.overlay = Some(Overlay::Cache);
-                    self.send(Op::CacheReport);
-                }
-                "files" => self.open_files(),
-                "quit" | "exit" => self.quit = true,
-                _ => self.chat.push(CellKind::Notice(format!(
-                    "unknown command /{name}: try /help for the list"
-                ))),
+        match commands::parse(&text) {
+            Some(Slash::Command { name, rest }) => self.run_command(name, rest),
+            Some(Slash::Unknown(word)) => {
+                // Keep the text: a typo must not cost the user what they typed.
+                self.chat.push(CellKind::Notice(format!(
+                    "unknown command /{word}: try /help for the list (the text is still in the prompt; to send a line starting with /, start it with a path)"
+                )));
             }
-            return;
+            Some(Slash::Prompt) | None => self.send_prompt(text, self.status.mode),
         }
+    }
+
+    /// Sends a prompt in `mode`, unless one is running (then the text stays in the composer).
+    fn send_prompt(&mut self, text: String, mode: Mode) {
         if self.running {
             // Keep the text: nothing the user typed is lost.
             self.notice("still answering: wait, or Ctrl+C to stop it");
@@ -392,10 +390,75 @@ impl App {
         self.chat.push(CellKind::User(text.clone()));
         self.running = true;
         self.status.busy = true;
-        self.send(Op::Submit {
-            text,
-            mode: self.status.mode,
-        });
+        self.send(Op::Submit { text, mode });
+    }
+
+    /// Runs a registered slash command; `rest` is what followed its name.
+    fn run_command(&mut self, name: &str, rest: &str) {
+        if let Ok(mode) = name.parse::<Mode>() {
+            if rest.is_empty() {
+                self.composer.clear();
+                self.set_mode(mode);
+                self.notice(format!("{mode} mode"));
+            } else if self.running {
+                self.notice("still answering: wait, or Ctrl+C to stop it");
+            } else {
+                // `/agent what is a channel?`: switch AND send.
+                self.set_mode(mode);
+                self.send_prompt(rest.to_string(), mode);
+            }
+            return;
+        }
+        self.composer.clear();
+        match name {
+            "help" => self.overlay = Some(Overlay::Help),
+            "config" => self.send(Op::MemoryStatus),
+            "resume" if self.running => {
+                self.notice("wait for the answer before resuming another session")
+            }
+            "resume" => {
+                let sessions = self
+                    .sessions_dir
+                    .as_deref()
+                    .map(crate::session_log::list)
+                    .unwrap_or_default();
+                self.resume_picker = Some((sessions.into_iter().take(15).collect(), 0));
+                self.overlay = Some(Overlay::Resume);
+            }
+            "cost" => {
+                self.cost_view = None;
+                self.overlay = Some(Overlay::Cost);
+                self.send(Op::CostReport);
+            }
+            "budget" => {
+                let arg = rest.split_whitespace().next().unwrap_or_default();
+                match arg.trim_start_matches('$').parse::<f64>() {
+                    Ok(usd) if usd > 0.0 && usd.is_finite() => {
+                        self.send(Op::SetBudget { usd: Some(usd) })
+                    }
+                    _ if arg == "off" => self.send(Op::SetBudget { usd: None }),
+                    _ => self.chat.push(CellKind::Notice(
+                        "usage: /budget AMOUNT (US dollars, e.g. /budget 2.50) or /budget off"
+                            .into(),
+                    )),
+                }
+            }
+            "compact" if self.running => self.notice("wait for the answer before compacting"),
+            "compact" => {
+                self.notice("compacting…");
+                self.send(Op::Compact)
+            }
+            "cache" => {
+                self.cache_view = None;
+                self.overlay = Some(Overlay::Cache);
+                self.send(Op::CacheReport);
+            }
+            "files" => self.open_files(),
+            "quit" => self.quit = true,
+            other => self.chat.push(CellKind::Notice(format!(
+                "/{other} is listed but has no action here: try /help"
+            ))),
+        }
     }
 
     /// Updates the panes from an agent event.
@@ -428,10 +491,24 @@ impl App {
                 let summary = super::tool_panel::summarize_args(&args);
                 self.call_sources.insert(id.clone(), summary.clone());
                 self.tools.started(&id, &name, &args);
-                self.with_assistant(|_, _, calls| calls.push(format!("{name} {summary}")));
+                self.transcript.started(&id, &name, &args);
+                self.with_assistant(|_, _, calls| {
+                    calls.push(ToolLine {
+                        id,
+                        name,
+                        summary,
+                        outcome: None,
+                    })
+                });
             }
-            AgentEvent::ApprovalRequest { id, name, args } => {
-                self.pending_approval = Some(PendingApproval { id, name, args });
+            AgentEvent::ApprovalRequest {
+                id,
+                name,
+                args,
+                preview,
+            } => {
+                self.tools.awaiting(&id);
+                self.pending_approval = Some(PendingApproval::new(id, name, args, preview));
                 self.overlay = Some(Overlay::Approval);
             }
             AgentEvent::ToolResult {
@@ -441,8 +518,31 @@ impl App {
                 saved_path,
                 duration_ms,
                 error,
+                exit_code,
+                output,
+                diff,
                 ..
             } => {
+                let outcome = ToolOutcome {
+                    ok,
+                    exit_code,
+                    duration_ms,
+                    chars,
+                    error: error.clone(),
+                    saved: saved_path.is_some(),
+                };
+                self.set_tool_outcome(&id, outcome);
+                self.transcript.finished(
+                    &id,
+                    RecordOutcome {
+                        ok,
+                        exit_code,
+                        duration_ms,
+                        output,
+                        diff,
+                        saved_path: saved_path.clone(),
+                    },
+                );
                 if let Some(path) = &saved_path {
                     self.saved_files.push(SavedFile {
                         path: path.clone(),
@@ -454,6 +554,7 @@ impl App {
                     &id,
                     ok,
                     error,
+                    exit_code,
                     chars,
                     Duration::from_millis(duration_ms),
                     saved_path,
@@ -496,6 +597,7 @@ impl App {
                 model,
                 requests,
                 uncached_input_tokens,
+                input_tokens,
                 output_tokens,
                 cache_read_tokens,
                 cache_creation_tokens,
@@ -503,12 +605,12 @@ impl App {
                 saved_usd,
                 budget_usd,
                 by_model,
-                ..
             } => {
                 self.cost_view = Some(CostView {
                     provider,
                     model,
                     requests,
+                    input_tokens,
                     uncached_input_tokens,
                     output_tokens,
                     cache_read_tokens,
@@ -556,7 +658,10 @@ impl App {
                     "stopped early: {what} without progress (fingerprint {fingerprint}); the last batch was not run. Send a new prompt to go on."
                 )));
             }
-            AgentEvent::Error { message } => self.chat.push(CellKind::Error(message)),
+            AgentEvent::Error { message } => {
+                self.chat.pop_last_if(is_empty_answer);
+                self.chat.push(CellKind::Error(message))
+            }
             AgentEvent::Retrying {
                 attempt,
                 max,
@@ -573,6 +678,7 @@ impl App {
             }
             AgentEvent::Notice { message } => self.chat.push(CellKind::Notice(message)),
             AgentEvent::TurnFinished { stop_reason, .. } => {
+                self.chat.pop_last_if(is_empty_answer);
                 self.running = false;
                 if self.pending_approval.take().is_some() {
                     self.overlay = None;
@@ -592,8 +698,25 @@ impl App {
         }
     }
 
+    /// Puts a finished call's outcome on its line in the transcript.
+    fn set_tool_outcome(&mut self, id: &str, outcome: ToolOutcome) {
+        let index = self.chat.cells().iter().rposition(|cell| {
+            matches!(cell.kind(), CellKind::Assistant { tool_calls, .. }
+                if tool_calls.iter().any(|c| c.id == id))
+        });
+        if let Some(index) = index {
+            self.chat.update_at(index, |cell| {
+                if let CellKind::Assistant { tool_calls, .. } = cell
+                    && let Some(call) = tool_calls.iter_mut().rev().find(|c| c.id == id)
+                {
+                    call.outcome = Some(outcome);
+                }
+            });
+        }
+    }
+
     /// Edits the assistant cell of the current request (made by `TurnStarted`).
-    fn with_assistant(&mut self, f: impl FnOnce(&mut String, &mut String, &mut Vec<String>)) {
+    fn with_assistant(&mut self, f: impl FnOnce(&mut String, &mut String, &mut Vec<ToolLine>)) {
         let is_assistant = matches!(
             self.chat.cells().last().map(|c| c.kind()),
             Some(CellKind::Assistant { .. })
@@ -677,13 +800,24 @@ impl App {
             }
             Some(Overlay::Cost) => super::cost::render_summary(self.cost_view.as_ref(), area, buf),
             Some(Overlay::Approval) => {
-                if let Some(pending) = &self.pending_approval {
+                if let Some(pending) = self.pending_approval.as_mut() {
                     super::approval::render(pending, area, buf);
+                }
+            }
+            Some(Overlay::Transcript) => {
+                if let Some(pager) = &self.transcript_view {
+                    files::render_pager(pager, area, buf);
                 }
             }
             None => {}
         }
     }
+}
+
+/// An answer frame that got no text, reasoning or tool call (the request failed or was cut).
+fn is_empty_answer(cell: &CellKind) -> bool {
+    matches!(cell, CellKind::Assistant { text, reasoning, tool_calls, usage: None }
+        if text.trim().is_empty() && reasoning.trim().is_empty() && tool_calls.is_empty())
 }
 
 fn rect_contains(rect: Rect, x: u16, y: u16) -> bool {

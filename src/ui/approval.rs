@@ -1,16 +1,28 @@
 //! The approval modal: a tool call that writes or executes waits here for the user's answer.
 //!
-//! `y` or Enter allows it once, `a` allows that tool for the rest of the session, `n` or Esc
-//! denies it (the model is told). Ctrl+C interrupts the whole prompt instead.
+//! Invariants: nothing the user approves is hidden, and only a deliberate key answers. The body
+//! is the whole request, wrapped and never cut (a command in full, a write as a diff against the
+//! file on disk or the new file line-numbered, a patch as its diff in context); when it does not
+//! fit it scrolls and says how much is below. Only `y` (allow once), `a` (allow always, this
+//! session) and `n`/Esc (deny) answer; Enter does not; every other key is ignored while the
+//! dialog is open, and keys arriving within `TYPE_AHEAD_GUARD` of it being drawn are dropped,
+//! so a word typed as the dialog appears can neither answer it nor leak into the composer.
 
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use super::help::{centered, overlay_frame};
-use super::text::truncate;
+use super::text::{diff_style, wrap_spans};
+use crate::protocol::ApprovalDecision;
+
+/// Keys that arrive this soon after the dialog is first drawn are discarded.
+pub const TYPE_AHEAD_GUARD: Duration = Duration::from_millis(400);
 
 /// A call waiting for approval.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,13 +30,167 @@ pub struct PendingApproval {
     pub id: String,
     pub name: String,
     pub args: serde_json::Value,
+    /// What the call would change (a diff, or the new file numbered), from the agent.
+    pub preview: Option<String>,
+    /// Body lines scrolled off the top.
+    pub scroll: usize,
+    /// When the dialog was first drawn; `None` until then (every key is discarded before).
+    pub shown_at: Option<Instant>,
+    /// Body rows visible in the last frame, for paging.
+    pub page: usize,
 }
 
-/// Draws the modal for `pending` over `area`.
-pub fn render(pending: &PendingApproval, area: Rect, buf: &mut Buffer) {
-    let width = 76.min(area.width);
+/// What a key did to the dialog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalKey {
+    /// The user answered.
+    Answer(ApprovalDecision),
+    /// Scrolled, ignored or discarded: the dialog stays open.
+    Stay,
+}
+
+impl PendingApproval {
+    /// A dialog for a call, not yet drawn.
+    pub fn new(id: String, name: String, args: serde_json::Value, preview: Option<String>) -> Self {
+        PendingApproval {
+            id,
+            name,
+            args,
+            preview,
+            scroll: 0,
+            shown_at: None,
+            page: 1,
+        }
+    }
+
+    /// Handles a key at `now`: an answer, a scroll, or nothing.
+    pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> ApprovalKey {
+        let settled = self
+            .shown_at
+            .is_some_and(|at| now.saturating_duration_since(at) >= TYPE_AHEAD_GUARD);
+        if !settled {
+            return ApprovalKey::Stay;
+        }
+        let page = self.page.max(1);
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => {
+                return ApprovalKey::Answer(ApprovalDecision::AllowOnce);
+            }
+            KeyCode::Char('a') | KeyCode::Char('A') => {
+                return ApprovalKey::Answer(ApprovalDecision::AllowAlways);
+            }
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
+                return ApprovalKey::Answer(ApprovalDecision::Deny);
+            }
+            KeyCode::Down | KeyCode::Char('j') => self.scroll += 1,
+            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll += page,
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(page),
+            KeyCode::Home => self.scroll = 0,
+            KeyCode::End => self.scroll = usize::MAX / 2,
+            _ => {}
+        }
+        ApprovalKey::Stay
+    }
+
+    /// The whole request as lines `width` columns wide: nothing is cut, long lines wrap.
+    pub fn body(&self, width: usize) -> Vec<Line<'static>> {
+        let mut lines = Vec::new();
+        let plain = Style::new().fg(Color::Gray);
+        let command = self
+            .args
+            .get("cmd")
+            .and_then(|v| v.as_str())
+            .filter(|_| self.name == "run_command");
+        if let Some(cmd) = command {
+            for (i, raw) in cmd.lines().enumerate() {
+                let prefix = if i == 0 { "$ " } else { "  " };
+                let spans = [
+                    Span::styled(prefix, Style::new().fg(Color::DarkGray)),
+                    Span::styled(raw.to_string(), Style::new().fg(Color::White)),
+                ];
+                lines.extend(wrap_spans(&spans, width, 2));
+            }
+            let rest = without(&self.args, "cmd");
+            if !rest.is_empty() {
+                lines.push(Line::default());
+                lines.extend(json_lines(&rest, width, plain));
+            }
+        } else if let Some(preview) = &self.preview {
+            // The preview says what content, search and replace do; the rest is shown as is.
+            let mut rest = without(&self.args, "content");
+            rest.remove("search");
+            rest.remove("replace");
+            if !rest.is_empty() {
+                lines.extend(json_lines(&rest, width, plain));
+                lines.push(Line::default());
+            }
+            for raw in preview.lines() {
+                let style = diff_style(raw).unwrap_or(plain);
+                lines.extend(wrap_spans(
+                    &[Span::styled(raw.to_string(), style)],
+                    width,
+                    0,
+                ));
+            }
+        } else {
+            let pretty = serde_json::to_string_pretty(&self.args).unwrap_or_default();
+            for raw in pretty.lines() {
+                lines.extend(wrap_spans(
+                    &[Span::styled(raw.to_string(), plain)],
+                    width,
+                    2,
+                ));
+            }
+        }
+        lines
+    }
+}
+
+/// The arguments without `key`, as a map.
+fn without(args: &serde_json::Value, key: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut map = args.as_object().cloned().unwrap_or_default();
+    map.remove(key);
+    map
+}
+
+fn json_lines(
+    map: &serde_json::Map<String, serde_json::Value>,
+    width: usize,
+    style: Style,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for (key, value) in map {
+        let value = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let spans = [
+            Span::styled(format!("{key}: "), Style::new().fg(Color::DarkGray)),
+            Span::styled(value, style),
+        ];
+        lines.extend(wrap_spans(&spans, width, 2));
+    }
+    lines
+}
+
+/// Draws the modal for `pending` over `area`, recording when it was first shown and its page.
+pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
+    if pending.shown_at.is_none() {
+        pending.shown_at = Some(Instant::now());
+    }
+    let width = 100.min(area.width);
     let inner_width = width.saturating_sub(4) as usize;
-    let pretty = serde_json::to_string_pretty(&pending.args).unwrap_or_default();
+    let body = pending.body(inner_width.max(1));
+    // Title line + blank, body, blank + "more" line + keys line, and the frame.
+    let chrome = 2 + 3 + 2;
+    let max_body = (area.height as usize).saturating_sub(chrome).max(1);
+    let visible = body.len().min(max_body);
+    let max_scroll = body.len().saturating_sub(visible);
+    pending.scroll = pending.scroll.min(max_scroll);
+    pending.page = visible.max(1);
+    let below = body.len() - visible - pending.scroll;
+
     let mut lines = vec![
         Line::from(vec![
             Span::raw("The model wants to run "),
@@ -38,20 +204,16 @@ pub fn render(pending: &PendingApproval, area: Rect, buf: &mut Buffer) {
         ]),
         Line::default(),
     ];
-    let arg_lines: Vec<&str> = pretty.lines().collect();
-    for line in arg_lines.iter().take(10) {
-        lines.push(Line::styled(
-            truncate(line, inner_width),
-            Style::new().fg(Color::Gray),
-        ));
-    }
-    if arg_lines.len() > 10 {
-        lines.push(Line::styled(
-            format!("… {} more lines", arg_lines.len() - 10),
-            Style::new().fg(Color::DarkGray),
-        ));
-    }
+    lines.extend(body.into_iter().skip(pending.scroll).take(visible));
     lines.push(Line::default());
+    let dim = Style::new().fg(Color::DarkGray);
+    lines.push(if below > 0 {
+        Line::styled(format!("… {below} more lines (↓/PgDn to scroll)"), dim)
+    } else if pending.scroll > 0 {
+        Line::styled("(end; ↑/PgUp to scroll back)", dim)
+    } else {
+        Line::default()
+    });
     let key = |k: &'static str| {
         Span::styled(
             k,
@@ -66,13 +228,14 @@ pub fn render(pending: &PendingApproval, area: Rect, buf: &mut Buffer) {
         key("[a]"),
         Span::raw(" allow always (this session)   "),
         key("[n]"),
+        Span::raw("/"),
+        key("Esc"),
         Span::raw(" deny"),
     ]));
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
     Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
         .block(overlay_frame(" Approve tool call? ", Color::LightYellow))
         .render(rect, buf);
 }

@@ -16,7 +16,7 @@ use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthStr;
 
 use super::markdown;
-use super::text::{meter, truncate, wrap_spans};
+use super::text::{compact, meter, truncate, wrap_spans};
 
 /// What a cell shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,13 +27,86 @@ pub enum CellKind {
     Assistant {
         text: String,
         reasoning: String,
-        tool_calls: Vec<String>,
+        tool_calls: Vec<ToolLine>,
         usage: Option<(u64, u64)>,
     },
     /// A line from chatcli itself (route decisions, limits, hints).
     Notice(String),
     /// An error.
     Error(String),
+}
+
+/// A tool call as the transcript shows it: one line, with its outcome once it finished.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolLine {
+    pub id: String,
+    pub name: String,
+    /// The argument the user recognises the call by (path, URL, command).
+    pub summary: String,
+    pub outcome: Option<ToolOutcome>,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub ok: bool,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    pub chars: u64,
+    /// The first line of the error, when it failed.
+    pub error: Option<String>,
+    pub saved: bool,
+}
+
+impl ToolLine {
+    /// Whether the call failed, a command's non-zero exit included.
+    pub fn failed(&self) -> bool {
+        self.outcome
+            .as_ref()
+            .is_some_and(|o| !o.ok || o.exit_code.is_some_and(|c| c != 0))
+    }
+
+    /// `✓ run_command cargo test · exit 0 · 1.2s · 4.1k chars`, fitted to `width` columns.
+    fn line(&self, width: usize) -> Line<'static> {
+        let Some(outcome) = &self.outcome else {
+            let text = truncate(&format!("↳ {} {}", self.name, self.summary), width);
+            return Line::from(Span::styled(text, Style::new().fg(Color::Magenta)));
+        };
+        let (icon, color) = if self.failed() {
+            ("✗", Color::LightRed)
+        } else {
+            ("✓", Color::Green)
+        };
+        let mut tail = Vec::new();
+        if let Some(code) = outcome.exit_code {
+            tail.push(format!("exit {code}"));
+        }
+        if let (false, Some(error)) = (outcome.ok, &outcome.error) {
+            tail.push(error.clone());
+        }
+        tail.push(super::tool_panel::format_duration(
+            std::time::Duration::from_millis(outcome.duration_ms),
+        ));
+        tail.push(format!("{} chars", compact(outcome.chars)));
+        if outcome.saved {
+            tail.push("saved 💾".into());
+        }
+        let tail = format!(" · {}", tail.join(" · "));
+        let head = format!("{icon} {}", self.name);
+        let room = width.saturating_sub(head.width() + 1 + tail.width());
+        let summary = if room >= 2 {
+            format!(" {}", truncate(&self.summary, room))
+        } else {
+            String::new()
+        };
+        let line = truncate(&format!("{head}{summary}{tail}"), width);
+        let split = line.char_indices().nth(1).map_or(line.len(), |(i, _)| i);
+        let (icon, rest) = line.split_at(split);
+        Line::from(vec![
+            Span::styled(icon.to_string(), Style::new().fg(color)),
+            Span::styled(rest.to_string(), Style::new().fg(Color::Gray)),
+        ])
+    }
 }
 
 /// One entry of the transcript, with its wrapped lines cached for the last width.
@@ -122,7 +195,7 @@ fn user_lines(text: &str, width: usize) -> Vec<Line<'static>> {
 fn assistant_lines(
     text: &str,
     reasoning: &str,
-    tool_calls: &[String],
+    tool_calls: &[ToolLine],
     usage: Option<(u64, u64)>,
     width: usize,
 ) -> Vec<Line<'static>> {
@@ -145,11 +218,7 @@ fn assistant_lines(
         body.extend(markdown::render(text.trim_end(), inner, Style::new()));
     }
     for call in tool_calls {
-        let spans = vec![Span::styled(
-            format!("↳ {call}"),
-            Style::new().fg(Color::Magenta),
-        )];
-        body.extend(wrap_spans(&spans, inner, 2));
+        body.push(call.line(inner));
     }
     if body.is_empty() {
         body.push(Line::from(Span::styled(
@@ -208,9 +277,16 @@ impl ChatPane {
 
     /// Changes the last cell, keeping a scrolled-up view still.
     pub fn update_last(&mut self, f: impl FnOnce(&mut CellKind)) {
+        if let Some(index) = self.cells.len().checked_sub(1) {
+            self.update_at(index, f);
+        }
+    }
+
+    /// Changes the cell at `index`, keeping a scrolled-up view still.
+    pub fn update_at(&mut self, index: usize, f: impl FnOnce(&mut CellKind)) {
         let following = self.following();
         let width = self.last_width.get();
-        let Some(last) = self.cells.last_mut() else {
+        let Some(last) = self.cells.get_mut(index) else {
             return;
         };
         let before = if following || width == 0 {
@@ -223,6 +299,19 @@ impl ChatPane {
             let after = last.lines(width).len();
             self.scroll
                 .set((self.scroll.get() + after).saturating_sub(before));
+        }
+    }
+
+    /// Removes the last cell when `pred` says so (an answer frame that never got content).
+    pub fn pop_last_if(&mut self, pred: impl FnOnce(&CellKind) -> bool) {
+        if self.cells.last().is_some_and(|c| pred(c.kind())) {
+            let removed = self.cells.pop();
+            if let Some(cell) = removed
+                && !self.following()
+            {
+                let height = self.height_of(&cell);
+                self.scroll.set(self.scroll.get().saturating_sub(height));
+            }
         }
     }
 

@@ -40,6 +40,8 @@ pub struct Pager {
     /// The last search, for `n`.
     pub query: Option<String>,
     pub status: String,
+    /// Lines to colour as a diff (same length as `lines`, or empty for none).
+    pub diff_lines: Vec<bool>,
 }
 
 impl Pager {
@@ -59,6 +61,21 @@ impl Pager {
             typing: None,
             query: None,
             status,
+            diff_lines: Vec::new(),
+        }
+    }
+
+    /// A pager over text that is not a file (the transcript of tool calls), titled `title`;
+    /// `diff_lines` marks the lines to colour as a diff.
+    pub fn text(title: &str, lines: Vec<String>, diff_lines: Vec<bool>) -> Pager {
+        Pager {
+            path: title.to_string(),
+            lines,
+            top: 0,
+            typing: None,
+            query: None,
+            status: String::new(),
+            diff_lines,
         }
     }
 
@@ -250,7 +267,8 @@ pub fn render(view: &FilesView, files: &[SavedFile], area: Rect, buf: &mut Buffe
         .render(rect, buf);
 }
 
-fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
+/// Draws a pager over the whole of `area`.
+pub fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
     let rect = area;
     Clear.render(rect, buf);
     let name = std::path::Path::new(&pager.path)
@@ -277,7 +295,15 @@ fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
                     format!("{:>number_width$} ", i + 1),
                     Style::new().fg(Color::DarkGray),
                 ),
-                Span::raw(truncate(l, text_width)),
+                match pager
+                    .diff_lines
+                    .get(i)
+                    .filter(|d| **d)
+                    .and_then(|_| super::text::diff_style(l))
+                {
+                    Some(style) => Span::styled(truncate(l, text_width), style),
+                    None => Span::raw(truncate(l, text_width)),
+                },
             ])
         })
         .collect();

@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
-/// Keys and commands, as (key, what it does).
+/// Keys, as (key, what it does); the slash commands come from `commands::COMMANDS`.
 pub const KEYS: &[(&str, &str)] = &[
     ("Enter", "send the prompt"),
     ("Shift+Enter, Ctrl+J", "new line in the prompt"),
@@ -15,29 +15,37 @@ pub const KEYS: &[(&str, &str)] = &[
     ("End", "back to the newest message"),
     ("Ctrl+C", "interrupt; twice within 2 s to quit"),
     ("Ctrl+D", "quit (on an empty prompt)"),
+    ("Ctrl+T", "transcript: every tool call's full result"),
+    ("Ctrl+↑ / Ctrl+↓", "select a tool call; Enter opens it"),
     ("Ctrl+O", "saved files browser"),
     ("Ctrl+G", "show or hide the per-request cache chart"),
+    ("y / a / n, Esc", "approval: once / always / deny"),
     ("F1", "this help; Esc closes any overlay"),
-    ("/chat /agent /coder /run", "switch mode"),
-    ("/files", "saved files browser"),
-    ("/cache", "prompt cache: fixed size, last request by block"),
-    ("/compact", "fold older turns into a summary (one request)"),
-    ("/cost", "session cost summary"),
-    ("/budget AMOUNT", "set the session budget in USD (or off)"),
-    ("/config memory", "memory mode and store size"),
-    ("/resume", "reopen a recent session"),
-    ("/help", "this help"),
-    ("/quit", "quit"),
 ];
+
+/// Every line of the overlay: the keys, then each slash command.
+fn entries() -> Vec<(String, &'static str)> {
+    let keys = KEYS.iter().map(|(k, w)| (k.to_string(), *w));
+    let commands = super::commands::COMMANDS.iter().map(|c| {
+        let key = if c.args.is_empty() {
+            format!("/{}", c.name)
+        } else {
+            format!("/{} {}", c.name, c.args)
+        };
+        (key, c.about)
+    });
+    keys.chain(commands).collect()
+}
 
 /// Draws the overlay centred in `area`.
 pub fn render(area: Rect, buf: &mut Buffer) {
-    let width = 76.min(area.width);
-    let height = (KEYS.len() as u16 + 4).min(area.height);
+    let width = 90.min(area.width);
+    let entries = entries();
+    let height = (entries.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
-    let lines: Vec<Line> = KEYS
-        .iter()
+    let lines: Vec<Line> = entries
+        .into_iter()
         .map(|(key, what)| {
             Line::from(vec![
                 Span::styled(
@@ -46,7 +54,7 @@ pub fn render(area: Rect, buf: &mut Buffer) {
                         .fg(Color::LightCyan)
                         .add_modifier(Modifier::BOLD),
                 ),
-                Span::raw(*what),
+                Span::raw(what),
             ])
         })
         .collect();

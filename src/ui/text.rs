@@ -20,6 +20,22 @@ fn trim_zero(s: String) -> String {
     s.replace(".0k", "k").replace(".0M", "M")
 }
 
+/// The colour of a unified-diff line (additions, deletions, hunk headers), or `None` for context.
+pub fn diff_style(line: &str) -> Option<ratatui::style::Style> {
+    use ratatui::style::{Color, Style};
+    if line.starts_with("+++") || line.starts_with("---") {
+        Some(Style::new().fg(Color::White))
+    } else if line.starts_with("@@") {
+        Some(Style::new().fg(Color::Cyan))
+    } else if line.starts_with('+') {
+        Some(Style::new().fg(Color::Green))
+    } else if line.starts_with('-') {
+        Some(Style::new().fg(Color::Red))
+    } else {
+        None
+    }
+}
+
 /// `N↑ M↓`.
 pub fn meter(input: u64, output: u64) -> String {
     format!("{}↑ {}↓", compact(input), compact(output))

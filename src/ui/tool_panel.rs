@@ -18,6 +18,8 @@ use super::text::{compact, truncate};
 /// Where a call is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
+    /// Waiting for the user's answer in the approval dialog.
+    AwaitingApproval,
     Running,
     Ok,
     Failed(String),
@@ -44,6 +46,8 @@ pub struct ToolPanel {
     scroll: usize,
     /// Frame of the running spinner.
     pub spinner: usize,
+    /// The call picked with Ctrl+↑/↓ (an index into the entries), for Enter to open.
+    pub selected: Option<usize>,
 }
 
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
@@ -65,21 +69,38 @@ impl ToolPanel {
         }
     }
 
-    /// A call finished.
+    /// A call waits for the user's approval.
+    pub fn awaiting(&mut self, id: &str) {
+        self.set_status(id, ToolStatus::AwaitingApproval);
+    }
+
+    /// A call the user answered runs (or is about to be reported denied).
+    pub fn answered(&mut self, id: &str) {
+        self.set_status(id, ToolStatus::Running);
+    }
+
+    fn set_status(&mut self, id: &str, status: ToolStatus) {
+        if let Some(entry) = self.entries.iter_mut().rev().find(|e| e.id == id) {
+            entry.status = status;
+        }
+    }
+
+    /// A call finished; a command's non-zero `exit_code` counts as a failure.
     pub fn finished(
         &mut self,
         id: &str,
         ok: bool,
         error: Option<String>,
+        exit_code: Option<i32>,
         chars: u64,
         duration: Duration,
         saved_path: Option<String>,
     ) {
         if let Some(entry) = self.entries.iter_mut().rev().find(|e| e.id == id) {
-            entry.status = if ok {
-                ToolStatus::Ok
-            } else {
-                ToolStatus::Failed(error.unwrap_or_default())
+            entry.status = match (ok, exit_code) {
+                (false, _) => ToolStatus::Failed(error.unwrap_or_default()),
+                (true, Some(code)) if code != 0 => ToolStatus::Failed(format!("exit {code}")),
+                (true, _) => ToolStatus::Ok,
             };
             entry.chars = Some(chars);
             entry.duration = Some(duration);
@@ -106,7 +127,10 @@ impl ToolPanel {
     /// Marks every running call as cancelled (the prompt ended while they ran).
     pub fn cancel_running(&mut self) {
         for entry in &mut self.entries {
-            if entry.status == ToolStatus::Running {
+            if matches!(
+                entry.status,
+                ToolStatus::Running | ToolStatus::AwaitingApproval
+            ) {
                 entry.status = ToolStatus::Failed("cancelled".into());
             }
         }
@@ -120,6 +144,38 @@ impl ToolPanel {
     /// Whether any call is running.
     pub fn any_running(&self) -> bool {
         self.entries.iter().any(|e| e.status == ToolStatus::Running)
+    }
+
+    /// Moves the selection among the calls (not the notes): `-1` older, `1` newer; starts at the
+    /// newest.
+    pub fn select(&mut self, step: isize) {
+        let calls: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].status != ToolStatus::Note)
+            .collect();
+        let Some(&newest) = calls.last() else {
+            return;
+        };
+        let at = self
+            .selected
+            .and_then(|s| calls.iter().position(|&i| i == s));
+        let next = match at {
+            None => newest,
+            Some(p) => {
+                let p = (p as isize + step).clamp(0, calls.len() as isize - 1) as usize;
+                calls[p]
+            }
+        };
+        self.selected = Some(next);
+        // Keep the selection in view: the panel shows the newest rows above `scroll`.
+        let from_bottom = self.entries.len() - 1 - next;
+        if from_bottom < self.scroll {
+            self.scroll = from_bottom;
+        }
+    }
+
+    /// The selected entry.
+    pub fn selected_entry(&self) -> Option<&ToolEntry> {
+        self.selected.and_then(|i| self.entries.get(i))
     }
 
     /// Scrolls towards older calls.
@@ -146,6 +202,7 @@ impl ToolPanel {
 
     fn line(&self, entry: &ToolEntry, width: usize) -> Line<'static> {
         let (icon, icon_style) = match &entry.status {
+            ToolStatus::AwaitingApproval => ("?", Style::new().fg(Color::LightYellow)),
             ToolStatus::Running => (
                 SPINNER[self.spinner % SPINNER.len()],
                 Style::new().fg(Color::Yellow),
@@ -155,6 +212,7 @@ impl ToolPanel {
             ToolStatus::Note => ("⚠", Style::new().fg(Color::Yellow)),
         };
         let tail = match (&entry.status, entry.duration, entry.chars) {
+            (ToolStatus::AwaitingApproval, _, _) => "awaiting approval".to_string(),
             (ToolStatus::Running, _, _) => "running".to_string(),
             (ToolStatus::Note, _, _) => String::new(),
             (ToolStatus::Failed(e), _, _) if e == "cancelled" => "cancelled".to_string(),
@@ -219,7 +277,10 @@ impl Widget for &ToolPanel {
         let end = self.entries.len().saturating_sub(self.scroll);
         let start = end.saturating_sub(height);
         for (row, entry) in self.entries[start..end].iter().enumerate() {
-            let line = self.line(entry, inner.width as usize);
+            let mut line = self.line(entry, inner.width as usize);
+            if self.selected == Some(start + row) {
+                line = line.patch_style(Style::new().add_modifier(Modifier::REVERSED));
+            }
             buf.set_line(inner.x, inner.y + row as u16, &line, inner.width);
         }
     }

@@ -135,3 +135,10 @@ pub fn count_markers(value: &serde_json::Value) -> usize {
         _ => 0,
     }
 }
+
+/// Ages the open approval dialog past its type-ahead guard, as if the user had looked at it.
+pub fn settle_approval(app: &mut App) {
+    if let Some(pending) = app.pending_approval.as_mut() {
+        pending.shown_at = std::time::Instant::now().checked_sub(std::time::Duration::from_secs(1));
+    }
+}

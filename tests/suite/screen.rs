@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 use tokio::sync::mpsc;
 
-use crate::common::{demo_agent, draw, events_until, screen_text};
+use crate::common::{demo_agent, draw, events_until, screen_text, settle_approval};
 
 fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<chatcli::protocol::Op>) {
     let (tx, rx) = mpsc::unbounded_channel();
@@ -97,6 +97,9 @@ fn running_tool_call_in_the_panel() {
         saved_path: None,
         duration_ms: 3,
         error: None,
+        exit_code: None,
+        output: "[package]".into(),
+        diff: None,
     });
     app.handle_agent_event(AgentEvent::ToolCall {
         id: "c2".into(),
@@ -243,9 +246,11 @@ fn approval_modal_asks_and_answers_through_the_channel() {
         id: "w1".into(),
         name: "write_file".into(),
         args: serde_json::json!({"file": "notes.txt", "content": "hello\nworld"}),
+        preview: Some("new file notes.txt (2 lines)\n1 │ hello\n2 │ world\n".into()),
     });
     let screen = screen_text(&draw(&mut app));
     assert_snapshot!(screen);
+    settle_approval(&mut app);
     app.handle_key(key(KeyCode::Char('n')));
     assert_eq!(
         ops.try_recv().ok(),

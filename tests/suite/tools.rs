@@ -521,6 +521,9 @@ async fn the_saved_files_browser_and_its_pager() {
         saved_path: Some(saved.display().to_string()),
         duration_ms: 120,
         error: None,
+        exit_code: None,
+        output: String::new(),
+        diff: None,
     });
     app.handle_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
     let list = screen_text(&draw(&mut app));

@@ -1,0 +1,160 @@
+//! The slash commands: one registry that the dispatcher and the help overlay both read, and the
+//! rule that tells a command from a prompt that merely starts with `/`.
+//!
+//! A line is a command only when its first word names one (`/cost`, `/agent what is a channel?`).
+//! A first word that is a path (`/etc/hosts what does this do?`: it has another `/`, or names
+//! something on disk) is a prompt. Anything else is an unknown command, which the UI reports
+//! while keeping the typed text, so nothing is lost to a typo.
+
+/// One slash command as the user types it and as `/help` lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlashCommand {
+    pub name: &'static str,
+    /// What may follow the name, as help shows it (empty for none).
+    pub args: &'static str,
+    pub about: &'static str,
+}
+
+/// Every slash command, in the order help lists them.
+pub const COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        name: "chat",
+        args: "[PROMPT]",
+        about: "chat mode (one request, no tools); with text, send it",
+    },
+    SlashCommand {
+        name: "agent",
+        args: "[PROMPT]",
+        about: "agent mode (the tool loop); with text, send it",
+    },
+    SlashCommand {
+        name: "coder",
+        args: "[PROMPT]",
+        about: "coder mode (coder tools and prompt); with text, send it",
+    },
+    SlashCommand {
+        name: "run",
+        args: "[PROMPT]",
+        about: "run mode (the tool loop, never rerouted); with text, send it",
+    },
+    SlashCommand {
+        name: "files",
+        args: "",
+        about: "saved files browser",
+    },
+    SlashCommand {
+        name: "cache",
+        args: "",
+        about: "prompt cache: fixed size, last request by block",
+    },
+    SlashCommand {
+        name: "compact",
+        args: "",
+        about: "fold older turns into a summary (one request)",
+    },
+    SlashCommand {
+        name: "cost",
+        args: "",
+        about: "session cost summary",
+    },
+    SlashCommand {
+        name: "budget",
+        args: "AMOUNT|off",
+        about: "set the session budget in USD",
+    },
+    SlashCommand {
+        name: "config",
+        args: "memory",
+        about: "memory mode and store size",
+    },
+    SlashCommand {
+        name: "resume",
+        args: "",
+        about: "reopen a recent session",
+    },
+    SlashCommand {
+        name: "help",
+        args: "",
+        about: "keys and commands",
+    },
+    SlashCommand {
+        name: "quit",
+        args: "",
+        about: "quit (also /exit)",
+    },
+];
+
+/// Names that run a registered command under another name.
+const ALIASES: &[(&str, &str)] = &[("exit", "quit")];
+
+/// What a line starting with `/` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slash<'a> {
+    /// A registered command, with the text after its name (trimmed).
+    Command { name: &'static str, rest: &'a str },
+    /// Not a command: a prompt that starts with a path.
+    Prompt,
+    /// A `/word` that names no command.
+    Unknown(&'a str),
+}
+
+/// Classifies a line that starts with `/` (after trimming); `None` when it does not.
+pub fn parse(line: &str) -> Option<Slash<'_>> {
+    let line = line.trim();
+    let body = line.strip_prefix('/')?;
+    let word = body.split_whitespace().next().unwrap_or_default();
+    let rest = body[word.len()..].trim();
+    let lower = word.to_ascii_lowercase();
+    let name = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == lower)
+        .map_or(lower.as_str(), |(_, target)| target);
+    if let Some(command) = COMMANDS.iter().find(|c| c.name == name) {
+        return Some(Slash::Command {
+            name: command.name,
+            rest,
+        });
+    }
+    let first = line.split_whitespace().next().unwrap_or_default();
+    if word.contains('/') || word.is_empty() || std::path::Path::new(first).exists() {
+        return Some(Slash::Prompt);
+    }
+    Some(Slash::Unknown(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_paths_and_unknown_words() {
+        assert_eq!(
+            parse("/agent what is a channel in Go?"),
+            Some(Slash::Command {
+                name: "agent",
+                rest: "what is a channel in Go?"
+            })
+        );
+        assert_eq!(
+            parse("/cost"),
+            Some(Slash::Command {
+                name: "cost",
+                rest: ""
+            })
+        );
+        assert_eq!(
+            parse("/EXIT"),
+            Some(Slash::Command {
+                name: "quit",
+                rest: ""
+            })
+        );
+        assert_eq!(
+            parse("/etc/hosts what does this file do?"),
+            Some(Slash::Prompt)
+        );
+        assert_eq!(parse("/tmp is it writable?"), Some(Slash::Prompt));
+        assert_eq!(parse("/frobnicate now"), Some(Slash::Unknown("frobnicate")));
+        assert_eq!(parse("no slash"), None);
+    }
+}
