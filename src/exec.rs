@@ -16,6 +16,20 @@ use crate::provider::Provider;
 pub struct ExecOutcome {
     pub ok: bool,
     pub errors: Vec<String>,
+    /// `turn_finished.stop_reason`, when the prompt got that far.
+    pub stop_reason: Option<String>,
+}
+
+impl ExecOutcome {
+    /// The process exit code: 0 when the prompt finished, 130 when it was interrupted (as a shell
+    /// reports SIGINT), 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match (self.ok, self.stop_reason.as_deref()) {
+            (_, Some("interrupted")) => 130,
+            (true, _) => 0,
+            (false, _) => 1,
+        }
+    }
 }
 
 /// Runs `prompt` to completion, writing to `out`.
@@ -54,5 +68,9 @@ pub async fn run(
     out.flush()?;
     let _ = handle.join.await;
     let ok = errors.is_empty() && finished.as_deref().is_some_and(|r| r != "interrupted");
-    Ok(ExecOutcome { ok, errors })
+    Ok(ExecOutcome {
+        ok,
+        errors,
+        stop_reason: finished,
+    })
 }

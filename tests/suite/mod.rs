@@ -15,3 +15,5 @@ mod provider_wire;
 mod reliability;
 mod screen;
 mod tools;
+mod trust_agent;
+mod trust_screen;
