@@ -531,7 +531,7 @@ impl App {
                     error: error.clone(),
                     saved: saved_path.is_some(),
                 };
-                self.set_tool_outcome(&id, outcome);
+                self.set_tool_outcome(&id, outcome.clone());
                 self.transcript.finished(
                     &id,
                     RecordOutcome {
@@ -550,15 +550,7 @@ impl App {
                         saved_at: std::time::SystemTime::now(),
                     });
                 }
-                self.tools.finished(
-                    &id,
-                    ok,
-                    error,
-                    exit_code,
-                    chars,
-                    Duration::from_millis(duration_ms),
-                    saved_path,
-                );
+                self.tools.finished(&id, &outcome, saved_path);
             }
             AgentEvent::Usage {
                 usage,

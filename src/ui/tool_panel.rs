@@ -13,6 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 use unicode_width::UnicodeWidthStr;
 
+use super::chat::ToolOutcome;
 use super::text::{compact, truncate};
 
 /// Where a call is.
@@ -85,25 +86,16 @@ impl ToolPanel {
         }
     }
 
-    /// A call finished; a command's non-zero `exit_code` counts as a failure.
-    pub fn finished(
-        &mut self,
-        id: &str,
-        ok: bool,
-        error: Option<String>,
-        exit_code: Option<i32>,
-        chars: u64,
-        duration: Duration,
-        saved_path: Option<String>,
-    ) {
+    /// A call finished; a command's non-zero exit code counts as a failure.
+    pub fn finished(&mut self, id: &str, outcome: &ToolOutcome, saved_path: Option<String>) {
         if let Some(entry) = self.entries.iter_mut().rev().find(|e| e.id == id) {
-            entry.status = match (ok, exit_code) {
-                (false, _) => ToolStatus::Failed(error.unwrap_or_default()),
+            entry.status = match (outcome.ok, outcome.exit_code) {
+                (false, _) => ToolStatus::Failed(outcome.error.clone().unwrap_or_default()),
                 (true, Some(code)) if code != 0 => ToolStatus::Failed(format!("exit {code}")),
                 (true, _) => ToolStatus::Ok,
             };
-            entry.chars = Some(chars);
-            entry.duration = Some(duration);
+            entry.chars = Some(outcome.chars);
+            entry.duration = Some(Duration::from_millis(outcome.duration_ms));
             entry.saved_path = saved_path;
         }
     }
@@ -228,7 +220,8 @@ impl ToolPanel {
         };
         let name = entry.name.clone();
         let fixed = 2 + name.width() + 1 + tail.width() + 1;
-        let room = width.saturating_sub(fixed);
+        // One column kept free between the summary and the tail.
+        let room = width.saturating_sub(fixed + 1);
         let summary = if room >= 2 {
             truncate(&entry.summary, room)
         } else {

@@ -12,10 +12,10 @@ use chatcli::memory::embedder::Embedder;
 use chatcli::memory::{MemoryMode, MemorySettings, NewFact, Store};
 use chatcli::protocol::{AgentEvent, Mode, Op, UsageFigures};
 use chatcli::provider::Provider;
+use chatcli::provider::UsageRecord;
 use chatcli::provider::anthropic::{Anthropic, CacheTtl};
 use chatcli::provider::http::Http;
 use chatcli::provider::openai_chat::{OpenAiChat, Preset};
-use chatcli::provider::UsageRecord;
 use chatcli::tools::ToolRegistry;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -96,7 +96,10 @@ async fn a_stream_that_breaks_after_output_began_still_counts_what_it_wrote() {
     let events = submit(&mut handle, "hello", Mode::Chat).await;
     let usage = usages(&events);
     assert_eq!(usage.len(), 1, "{events:?}");
-    assert_eq!(usage[0].cache_creation_tokens, 1178, "what the provider reported so far");
+    assert_eq!(
+        usage[0].cache_creation_tokens, 1178,
+        "what the provider reported so far"
+    );
     assert!(usage[0].estimated);
     let cost = events.iter().find_map(|e| match e {
         AgentEvent::Cost {
@@ -109,7 +112,10 @@ async fn a_stream_that_breaks_after_output_began_still_counts_what_it_wrote() {
     });
     let (input, written, usd) = cost.expect("a cost event");
     assert!(input >= 1190 && written == 1178, "{input} {written}");
-    assert!(usd.is_some_and(|c| c > 0.004), "the bill is not $0: {usd:?}");
+    assert!(
+        usd.is_some_and(|c| c > 0.004),
+        "the bill is not $0: {usd:?}"
+    );
 }
 
 #[tokio::test]
@@ -218,7 +224,12 @@ async fn two_calls(provider: Arc<dyn Provider>, server: &MockServer) -> (Vec<Str
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("notes.txt"), "alpha\n").expect("write");
     let mut handle = agent::spawn(provider, options(dir.path(), Mode::Agent));
-    let events = submit(&mut handle, "list the files, then read notes.txt", Mode::Agent).await;
+    let events = submit(
+        &mut handle,
+        "list the files, then read notes.txt",
+        Mode::Agent,
+    )
+    .await;
     let ids = events
         .iter()
         .filter_map(|e| match e {
@@ -250,7 +261,13 @@ async fn gemini_calls_get_session_unique_ids_and_results_keep_their_names() {
         "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
         [
             sse::gemini("", Some(("list_directory", "{}")), 100, 0, 5),
-            sse::gemini("", Some(("read_file", r#"{"file":"notes.txt"}"#)), 120, 0, 5),
+            sse::gemini(
+                "",
+                Some(("read_file", r#"{"file":"notes.txt"}"#)),
+                120,
+                0,
+                5,
+            ),
             sse::gemini("alpha", None, 140, 0, 2),
         ],
         "text/event-stream",
@@ -368,8 +385,7 @@ fn tools_named(text: &str, names: &[String]) -> Vec<String> {
     names
         .iter()
         .filter(|name| {
-            let word = regex::Regex::new(&format!(r"\b{}\b", regex::escape(name)))
-                .expect("regex");
+            let word = regex::Regex::new(&format!(r"\b{}\b", regex::escape(name))).expect("regex");
             text.contains(&format!("`{name}`"))
                 || text.contains(&format!("{name} tool"))
                 || (name.contains('_') && word.is_match(text))
@@ -466,15 +482,19 @@ async fn compact_says_when_it_is_done_and_what_it_replaced() {
         vec![respond("an answer with a few words in it", &[])],
         Duration::ZERO,
     );
-    let mut handle = agent::spawn(provider.clone() as Arc<dyn Provider>, options(dir.path(), Mode::Chat));
+    let mut handle = agent::spawn(
+        provider.clone() as Arc<dyn Provider>,
+        options(dir.path(), Mode::Chat),
+    );
     for i in 0..6 {
         submit(&mut handle, &format!("question number {i}"), Mode::Chat).await;
     }
     provider.script_more(vec![respond("Summary: six questions were asked.", &[])]);
     handle.ops.send(Op::Compact).expect("agent alive");
-    let events = events_until(&mut handle, |e| {
-        matches!(e, AgentEvent::Notice { message } if message.starts_with("compacted:"))
-    })
+    let events = events_until(
+        &mut handle,
+        |e| matches!(e, AgentEvent::Notice { message } if message.starts_with("compacted:")),
+    )
     .await;
     let done = events
         .iter()
@@ -499,7 +519,9 @@ async fn the_routing_tip_is_shown_once_then_as_a_marker() {
         events
             .iter()
             .filter_map(|e| match e {
-                AgentEvent::Notice { message } if message.contains("/chat") => Some(message.clone()),
+                AgentEvent::Notice { message } if message.contains("/chat") => {
+                    Some(message.clone())
+                }
                 _ => None,
             })
             .collect()
@@ -508,8 +530,14 @@ async fn the_routing_tip_is_shown_once_then_as_a_marker() {
     let second = tips(&submit(&mut handle, "what is a channel?", Mode::Agent).await);
     let pt = tips(&submit(&mut handle, "o que é um canal?", Mode::Agent).await);
     assert_eq!(first.len(), 1);
-    assert!(first[0].starts_with("Tip:") && first[0].contains("/run"), "{first:?}");
+    assert!(
+        first[0].starts_with("Tip:") && first[0].contains("/run"),
+        "{first:?}"
+    );
     assert_eq!(second.len(), 1);
-    assert!(second[0].len() < 40, "later tips are a short marker: {second:?}");
+    assert!(
+        second[0].len() < 40,
+        "later tips are a short marker: {second:?}"
+    );
     assert!(pt[0].contains("conversacional"), "{pt:?}");
 }

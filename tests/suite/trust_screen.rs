@@ -124,8 +124,14 @@ async fn a_sixty_line_write_shows_its_diff_and_scrolls() {
     }
     let first = screen_text(&draw(&mut app));
     assert!(first.contains("--- a/big.txt"), "{first}");
-    assert!(first.contains("-line 10") && first.contains("+LINE 10 CHANGED"), "{first}");
-    assert!(first.contains("more lines"), "it says how much is below:\n{first}");
+    assert!(
+        first.contains("-line 10") && first.contains("+LINE 10 CHANGED"),
+        "{first}"
+    );
+    assert!(
+        first.contains("more lines"),
+        "it says how much is below:\n{first}"
+    );
     assert!(!first.contains("+LINE 60 CHANGED"), "{first}");
     assert_snapshot!("sixty_line_write_top", first);
     settle_approval(&mut app);
@@ -196,8 +202,14 @@ fn type_ahead_can_neither_answer_the_dialog_nor_reach_the_composer() {
     type_text(&mut app, "an");
     draw(&mut app);
     type_text(&mut app, "any");
-    assert!(drain(&mut ops).is_empty(), "typed-ahead `a` did not allow always");
-    assert!(app.composer.is_empty(), "and `ny` did not leak into the composer");
+    assert!(
+        drain(&mut ops).is_empty(),
+        "typed-ahead `a` did not allow always"
+    );
+    assert!(
+        app.composer.is_empty(),
+        "and `ny` did not leak into the composer"
+    );
     assert!(screen_text(&draw(&mut app)).contains("Approve tool call?"));
     settle_approval(&mut app);
     app.handle_key(key(KeyCode::Char('n')));
@@ -234,7 +246,13 @@ fn finished_command(app: &mut App, id: &str, cmd: &str, exit: i32, output: &str)
 fn each_call_gets_its_outcome_line_and_the_pager_shows_the_output() {
     let (mut app, _ops) = app(Mode::Agent);
     app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
-    finished_command(&mut app, "c1", "cargo test", 0, "exit code 0\ntest result: ok");
+    finished_command(
+        &mut app,
+        "c1",
+        "cargo test",
+        0,
+        "exit code 0\ntest result: ok",
+    );
     finished_command(
         &mut app,
         "c2",
@@ -247,7 +265,10 @@ fn each_call_gets_its_outcome_line_and_the_pager_shows_the_output() {
         screen.contains("✓ run_command cargo test · exit 0 · 1.2s"),
         "{screen}"
     );
-    assert!(screen.contains("✗ run_command cargo clippy · exit 3"), "{screen}");
+    assert!(
+        screen.contains("✗ run_command cargo clippy · exit 3"),
+        "{screen}"
+    );
     assert_snapshot!(screen);
 
     app.handle_key(ctrl('t'));
@@ -266,7 +287,10 @@ fn each_call_gets_its_outcome_line_and_the_pager_shows_the_output() {
     app.handle_key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
     app.handle_key(key(KeyCode::Enter));
     let one = screen_text(&draw(&mut app));
-    assert!(one.contains("$ cargo clippy") && !one.contains("$ cargo test"), "{one}");
+    assert!(
+        one.contains("$ cargo clippy") && !one.contains("$ cargo test"),
+        "{one}"
+    );
 }
 
 #[test]
@@ -284,7 +308,10 @@ fn an_error_leaves_no_empty_answer_frame() {
     });
     let screen = screen_text(&draw(&mut app));
     assert!(screen.contains("invalid x-api-key"), "{screen}");
-    assert!(!screen.contains("│ …"), "no empty frame above the error:\n{screen}");
+    assert!(
+        !screen.contains("│ …"),
+        "no empty frame above the error:\n{screen}"
+    );
 }
 
 #[test]
@@ -333,7 +360,9 @@ fn a_path_is_a_prompt_and_an_unknown_command_keeps_the_text() {
 /// log's path.
 async fn logged_session(dir: &std::path::Path) -> (Vec<AgentEvent>, std::path::PathBuf) {
     std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").expect("write");
-    let big: String = (0..2_000).map(|i| format!("row {i} of the page\n")).collect();
+    let big: String = (0..2_000)
+        .map(|i| format!("row {i} of the page\n"))
+        .collect();
     std::fs::write(dir.join("big.txt"), &big).expect("write");
     let provider = Scripted::new(
         vec![
@@ -416,5 +445,8 @@ async fn a_resumed_session_shows_the_same_screen() {
     // Ctrl+T pages through the same records.
     again.handle_key(ctrl('t'));
     let pager = screen_text(&draw(&mut again));
-    assert!(pager.contains("1  alpha") || pager.contains("alpha"), "{pager}");
+    assert!(
+        pager.contains("1  alpha") || pager.contains("alpha"),
+        "{pager}"
+    );
 }
