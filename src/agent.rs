@@ -81,6 +81,11 @@ pub struct AgentOptions {
     pub secrets: crate::secrets::Secrets,
     /// A session read back from its log, to go on with.
     pub resume: Option<crate::session_log::Resumed>,
+    /// `CHATCLI_HOME`, where the global bootstrap files are looked for; `None` looks only in the
+    /// project.
+    pub home: Option<PathBuf>,
+    /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
+    pub bootstrap_max_chars: usize,
 }
 
 /// A source of the current time.
@@ -126,6 +131,8 @@ impl AgentOptions {
             max_retries: retry::DEFAULT_MAX_RETRIES,
             secrets: Default::default(),
             resume: None,
+            home: None,
+            bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
             session_id,
         }
     }
@@ -216,7 +223,13 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         always: Default::default(),
         answers: answers_rx,
     };
+    let bootstrap = prompt::bootstrap::Bootstrap::new(
+        prompt::bootstrap::project_root(&workspace),
+        options.home.clone(),
+        options.bootstrap_max_chars,
+    );
     let agent = Agent {
+        bootstrap,
         book,
         logged,
         provider,
@@ -260,6 +273,8 @@ struct Agent {
     digest: String,
     /// This prompt's memory blocks: (full retrieval, auto-recall).
     prompt_memory: (Option<String>, Option<String>),
+    /// The bootstrap files, re-checked before each request.
+    bootstrap: prompt::bootstrap::Bootstrap,
     compactor: compaction::Compactor,
     /// All input of the last request, for the context share.
     last_input: u64,
@@ -484,8 +499,13 @@ impl Agent {
             }
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
-            let mut system =
-                prompt::stable_blocks(mode, &self.tool_ctx.workspace, self.memory_index(mode));
+            self.refresh_bootstrap().await;
+            let mut system = prompt::stable_blocks(
+                mode,
+                &self.tool_ctx.workspace,
+                &self.project_blocks(),
+                self.memory_index(mode),
+            );
             if self.options.naive {
                 // The naive client of the benchmark: volatile blocks first, in the system prompt.
                 let mut volatile = self.volatile_now(true);
@@ -576,6 +596,7 @@ impl Agent {
         let system = prompt::stable_blocks(
             self.mode,
             &self.tool_ctx.workspace,
+            &self.project_blocks(),
             self.memory_index(self.mode),
         );
         let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());

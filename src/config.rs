@@ -151,6 +151,8 @@ pub struct Config {
     pub compaction: crate::agent::compaction::Settings,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
     pub cache_ttl: CacheTtl,
+    /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
+    pub bootstrap_max_chars: usize,
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
 }
@@ -406,8 +408,14 @@ impl Config {
             crate::provider::http::DEFAULT_MAX_REQUEST_BYTES,
         )?;
 
+        let bootstrap_max_chars = positive(
+            "CHATCLI_BOOTSTRAP_MAX_CHARS",
+            crate::prompt::bootstrap::DEFAULT_MAX_CHARS,
+        )?;
+
         Ok(Config {
             home,
+            bootstrap_max_chars,
             max_retries,
             max_request_bytes,
             budget_usd,

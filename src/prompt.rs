@@ -1,7 +1,8 @@
 //! The system prompt, from named blocks in a fixed order, and where its volatile parts go.
 //!
 //! Stable blocks (each cacheable, in this order): **core** (persona, the mode's format rules,
-//! language hint), **tools** (workspace hint; the tool schemas themselves travel as tools),
+//! language hint), **bootstrap** (the user's `AGENTS.md` & co., `bootstrap`), **attachments**
+//! (`/context add`), **tools** (workspace hint; the tool schemas themselves travel as tools),
 //! then later **orchestrator** and **memory index**. Their bytes never change within a session:
 //! no timestamp, counter, map order or changing path may enter them. Volatile blocks (**memory
 //! (full)**, **skills**, **MCP channel**, **dynamic context**) never go in the system prompt:
@@ -11,6 +12,7 @@
 //! append-only), and a block whose content has not changed since it was last sent is not sent
 //! again (`VolatileTracker`).
 
+pub mod bootstrap;
 pub mod ledger;
 
 use std::collections::HashMap;
@@ -26,9 +28,15 @@ const CODER: &str = include_str!("../assets/prompts/coder.md");
 /// The prompt files, by name, for size checks and `/cache`.
 pub const PROMPT_FILES: [(&str, &str); 3] = [("core", CORE), ("agent", AGENT), ("coder", CODER)];
 
-/// The stable system blocks for a mode, in wire order; `memory_index` is the session's frozen
+/// The stable system blocks for a mode, in wire order; `project` are the session's bootstrap and
+/// attachments blocks (they follow core in every mode), `memory_index` is the session's frozen
 /// memory digest (left out when empty).
-pub fn stable_blocks(mode: Mode, workspace: &Path, memory_index: Option<&str>) -> Vec<SystemBlock> {
+pub fn stable_blocks(
+    mode: Mode,
+    workspace: &Path,
+    project: &[SystemBlock],
+    memory_index: Option<&str>,
+) -> Vec<SystemBlock> {
     let rules = match mode {
         Mode::Chat => None,
         Mode::Agent | Mode::Run => Some(AGENT),
@@ -44,6 +52,7 @@ pub fn stable_blocks(mode: Mode, workspace: &Path, memory_index: Option<&str>) -
         text: core,
         stable: true,
     }];
+    blocks.extend(project.iter().filter(|b| !b.text.is_empty()).cloned());
     if mode.uses_tools() {
         blocks.push(SystemBlock {
             name: "tools".into(),
@@ -135,22 +144,22 @@ mod tests {
     fn stable_blocks_are_identical_across_calls_and_modes_differ() {
         let ws = Path::new("/w");
         assert_eq!(
-            stable_blocks(Mode::Coder, ws, None),
-            stable_blocks(Mode::Coder, ws, None)
+            stable_blocks(Mode::Coder, ws, &[], None),
+            stable_blocks(Mode::Coder, ws, &[], None)
         );
         assert_eq!(
-            stable_blocks(Mode::Chat, ws, None).len(),
+            stable_blocks(Mode::Chat, ws, &[], None).len(),
             1,
             "chat has no tools block"
         );
         assert!(
-            stable_blocks(Mode::Agent, ws, Some("d"))
+            stable_blocks(Mode::Agent, ws, &[], Some("d"))
                 .iter()
                 .all(|b| b.stable)
         );
         assert_ne!(
-            stable_blocks(Mode::Agent, ws, None)[0],
-            stable_blocks(Mode::Coder, ws, None)[0]
+            stable_blocks(Mode::Agent, ws, &[], None)[0],
+            stable_blocks(Mode::Coder, ws, &[], None)[0]
         );
     }
 

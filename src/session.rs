@@ -190,6 +190,8 @@ pub fn agent_options(
         max_retries: config.max_retries,
         secrets: crate::secrets::Secrets::from_env(&config.env),
         resume: None,
+        home: Some(config.home.clone()),
+        bootstrap_max_chars: config.bootstrap_max_chars,
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

@@ -204,7 +204,7 @@ impl Agent {
         push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
         let request = ModelRequest {
             model: self.provider.model().to_string(),
-            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace, None),
+            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace, &[], None),
             tools: Vec::new(),
             messages: prefix,
             max_output_tokens: 1024,
@@ -265,6 +265,23 @@ impl Agent {
             len: self.history.len(),
             last: self.history.last().map(message_hash),
         };
+    }
+
+    /// Re-checks the bootstrap files (off the agent task: it touches the disk).
+    pub(super) async fn refresh_bootstrap(&mut self) {
+        let mut bootstrap = std::mem::take(&mut self.bootstrap);
+        let fallback = bootstrap.clone();
+        self.bootstrap = tokio::task::spawn_blocking(move || {
+            bootstrap.refresh();
+            bootstrap
+        })
+        .await
+        .unwrap_or(fallback);
+    }
+
+    /// The session's project blocks, in wire order: bootstrap, then attachments.
+    pub(super) fn project_blocks(&self) -> Vec<crate::conversation::SystemBlock> {
+        self.bootstrap.system_block().into_iter().collect()
     }
 
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.

@@ -8,6 +8,7 @@ mod exec_cli;
 mod fuzz;
 mod memory;
 mod peers;
+mod project_context;
 mod prompt_cache;
 mod prompt_size;
 mod provider_fixtures;

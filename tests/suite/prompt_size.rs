@@ -29,7 +29,7 @@ fn fixed_part_with(mode: Mode, digest: Option<&str>) -> (u64, u64) {
     } else {
         count(&serde_json::to_string(&tools).expect("json"))
     };
-    let system: Vec<String> = stable_blocks(mode, Path::new("/home/user/project"), digest)
+    let system: Vec<String> = stable_blocks(mode, Path::new("/home/user/project"), &[], digest)
         .into_iter()
         .map(|b| b.text)
         .collect();

@@ -1,0 +1,185 @@
+//! Project context in the prompt: bootstrap files, `/context` attachments and `@` mentions, each
+//! in its place (stable blocks after core, one-off content in the newest user turn), checked on
+//! the requests a scripted provider receives.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chatcli::agent::{self, AgentHandle, AgentOptions};
+use chatcli::conversation::ModelRequest;
+use chatcli::protocol::{AgentEvent, Mode, Op};
+use chatcli::provider::UsageRecord;
+use pretty_assertions::assert_eq;
+
+use crate::common::events_until;
+use crate::common::scripted::{Scripted, respond, respond_with};
+
+/// A project with a `.git` folder, a working directory inside it, and a separate CHATCLI_HOME.
+struct Project {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    root: PathBuf,
+    cwd: PathBuf,
+    home: PathBuf,
+}
+
+fn project() -> Project {
+    let root_dir = tempfile::tempdir().expect("tempdir");
+    let home_dir = tempfile::tempdir().expect("tempdir");
+    let root = root_dir.path().to_path_buf();
+    std::fs::create_dir(root.join(".git")).expect("mkdir");
+    let cwd = root.join("app");
+    std::fs::create_dir(&cwd).expect("mkdir");
+    std::fs::write(
+        root.join("AGENTS.md"),
+        "Run cargo test before you say done.",
+    )
+    .expect("write");
+    std::fs::write(root.join("RULES.md"), "Project rule: no unwrap.").expect("write");
+    std::fs::write(home_dir.path().join("RULES.md"), "Global rule: hidden.").expect("write");
+    std::fs::write(home_dir.path().join("SOUL.md"), "You are terse.").expect("write");
+    Project {
+        root,
+        cwd,
+        home: home_dir.path().to_path_buf(),
+        _dirs: (root_dir, home_dir),
+    }
+}
+
+fn options(p: &Project, mode: Mode) -> AgentOptions {
+    let mut options = AgentOptions::new("s".into(), mode, p.cwd.clone());
+    options.home = Some(p.home.clone());
+    options
+}
+
+async fn submit(handle: &mut AgentHandle, text: &str, mode: Mode) -> Vec<AgentEvent> {
+    handle
+        .ops
+        .send(Op::Submit {
+            text: text.into(),
+            mode,
+        })
+        .expect("agent alive");
+    events_until(handle, |e| matches!(e, AgentEvent::Cost { .. })).await
+}
+
+fn names(request: &ModelRequest) -> Vec<&str> {
+    request.system.iter().map(|b| b.name.as_str()).collect()
+}
+
+fn block<'a>(request: &'a ModelRequest, name: &str) -> &'a str {
+    request
+        .system
+        .iter()
+        .find(|b| b.name == name)
+        .map(|b| b.text.as_str())
+        .unwrap_or_else(|| panic!("no {name} block in {:?}", names(request)))
+}
+
+#[tokio::test]
+async fn every_mode_gets_one_bootstrap_block_right_after_core() {
+    let p = project();
+    for mode in Mode::ALL {
+        let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+        let mut handle = agent::spawn(provider.clone(), options(&p, mode));
+        submit(&mut handle, "list the files in src and fix the bug", mode).await;
+        let request = &provider.requests()[0];
+        let expected: Vec<&str> = if mode == Mode::Chat {
+            vec!["core", "bootstrap"]
+        } else {
+            vec!["core", "bootstrap", "tools"]
+        };
+        assert_eq!(names(request), expected, "{mode}");
+        let bootstrap = block(request, "bootstrap");
+        let agents = bootstrap.find("# AGENTS.md (project)").expect("AGENTS.md");
+        let soul = bootstrap.find("# SOUL.md (global)").expect("SOUL.md");
+        let rules = bootstrap.find("# RULES.md (project)").expect("RULES.md");
+        assert!(agents < soul && soul < rules, "{bootstrap}");
+        assert!(bootstrap.contains("Project rule: no unwrap."));
+        assert!(
+            !bootstrap.contains("Global rule"),
+            "the project file wins: {bootstrap}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_edited_bootstrap_file_changes_the_next_request_and_the_explainer_names_it() {
+    let p = project();
+    let warm = UsageRecord {
+        cache_write_5m: 3000,
+        output: 5,
+        ..UsageRecord::default()
+    };
+    let hit = UsageRecord {
+        cache_read: 3000,
+        cache_write_5m: 40,
+        output: 5,
+        ..UsageRecord::default()
+    };
+    let cold = UsageRecord {
+        cache_read: 40,
+        cache_write_5m: 3100,
+        output: 5,
+        ..UsageRecord::default()
+    };
+    let provider = Scripted::new(
+        vec![
+            respond_with("one", &[], warm),
+            respond_with("two", &[], hit),
+            respond_with("three", &[], cold),
+        ],
+        Duration::ZERO,
+    );
+    let mut handle = agent::spawn(provider.clone(), options(&p, Mode::Coder));
+    submit(&mut handle, "first", Mode::Coder).await;
+    let second = submit(&mut handle, "second", Mode::Coder).await;
+    assert!(
+        !second
+            .iter()
+            .any(|e| matches!(e, AgentEvent::CacheMiss { .. }))
+    );
+    std::fs::write(
+        p.root.join("AGENTS.md"),
+        "Run cargo test and cargo clippy before you say done.",
+    )
+    .expect("write");
+    let third = submit(&mut handle, "third", Mode::Coder).await;
+    let requests = provider.requests();
+    assert_eq!(requests[0].system, requests[1].system, "byte-identical");
+    assert_ne!(requests[1].system, requests[2].system);
+    assert!(block(&requests[2], "bootstrap").contains("cargo clippy"));
+    assert_eq!(
+        requests[1].system[0], requests[2].system[0],
+        "core is untouched"
+    );
+    let miss = third.iter().find_map(|e| match e {
+        AgentEvent::CacheMiss { block, .. } => Some(block.clone()),
+        _ => None,
+    });
+    assert_eq!(miss.as_deref(), Some("system/bootstrap changed"));
+
+    handle.ops.send(Op::CacheReport).expect("agent alive");
+    let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CacheReport { .. })).await;
+    match report.last() {
+        Some(AgentEvent::CacheReport { blocks, .. }) => {
+            let bootstrap = blocks
+                .iter()
+                .find(|b| b.name == "system/bootstrap")
+                .expect("/cache lists the bootstrap block");
+            assert!(bootstrap.tokens > 0);
+        }
+        other => panic!("expected a cache report, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn without_bootstrap_files_there_is_no_block() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        AgentOptions::new("s".into(), Mode::Chat, dir.path().to_path_buf()),
+    );
+    submit(&mut handle, "hello", Mode::Chat).await;
+    assert_eq!(names(&provider.requests()[0]), vec!["core"]);
+}
