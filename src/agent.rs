@@ -63,6 +63,8 @@ pub struct AgentOptions {
     pub approval: ApprovalPolicy,
     /// The wall clock (tests move it to check that time never touches the cached prefix).
     pub clock: Clock,
+    /// The zone the dynamic context states local time in (tests pin one).
+    pub time_zone: prompt::dynamic::TimeZone,
     /// Where large tool outputs are saved.
     pub scratch: Scratch,
     /// Settings of the web tools.
@@ -118,6 +120,7 @@ impl AgentOptions {
             smart_route: RouteMode::default(),
             approval: ApprovalPolicy::Ask,
             clock: Clock::default(),
+            time_zone: Default::default(),
             scratch: Scratch::private(
                 std::env::temp_dir()
                     .join(format!("chatcli-{session_id}"))

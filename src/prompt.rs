@@ -13,6 +13,7 @@
 //! again (`VolatileTracker`).
 
 pub mod bootstrap;
+pub mod dynamic;
 pub mod ledger;
 
 use std::collections::HashMap;
@@ -73,9 +74,10 @@ pub fn stable_blocks(
     blocks
 }
 
-/// The volatile blocks for this turn, in order: memory (full), dynamic context, auto-recall.
+/// The volatile blocks for this turn, in order: memory (full), dynamic context (its text from
+/// `dynamic::dynamic_context`), auto-recall.
 pub fn volatile_blocks(
-    today: &str,
+    dynamic: String,
     memory_full: Option<String>,
     autorecall: Option<String>,
 ) -> Vec<SystemBlock> {
@@ -89,7 +91,7 @@ pub fn volatile_blocks(
     }
     blocks.push(SystemBlock {
         name: "dynamic context".into(),
-        text: format!("Today is {today} (UTC)."),
+        text: dynamic,
         stable: false,
     });
     if let Some(text) = autorecall.filter(|t| !t.is_empty()) {
@@ -166,18 +168,16 @@ mod tests {
     #[test]
     fn volatile_blocks_are_sent_once_until_they_change() {
         let mut tracker = VolatileTracker::default();
-        let first = tracker.pending(&volatile_blocks("2026-11-30", None, None));
+        let today = || "Today is 2026-11-30.".to_string();
+        let first = tracker.pending(&volatile_blocks(today(), None, None));
         assert_eq!(
             first.as_deref(),
-            Some("<context>\n[dynamic context]\nToday is 2026-11-30 (UTC).\n</context>")
+            Some("<context>\n[dynamic context]\nToday is 2026-11-30.\n</context>")
         );
-        assert_eq!(
-            tracker.pending(&volatile_blocks("2026-11-30", None, None)),
-            None
-        );
+        assert_eq!(tracker.pending(&volatile_blocks(today(), None, None)), None);
         assert!(
             tracker
-                .pending(&volatile_blocks("2026-12-01", None, None))
+                .pending(&volatile_blocks("Today is 2026-12-01.".into(), None, None))
                 .is_some()
         );
     }

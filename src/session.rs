@@ -169,6 +169,7 @@ pub fn agent_options(
         smart_route: config.smart_route,
         approval,
         clock: Default::default(),
+        time_zone: Default::default(),
         scratch: match &config.agent_tmpdir {
             Some(dir) => Scratch::user(dir.clone()),
             None => Scratch::private(

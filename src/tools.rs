@@ -140,7 +140,8 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// The tools a mode offers: none in chat mode, the coder tools in coder mode, all in agent/run.
+    /// The tools a mode offers: none in chat mode, the coder and web tools in coder mode, all (with
+    /// memory) in agent/run.
     pub fn for_mode(mode: Mode) -> ToolRegistry {
         let coder: Vec<Box<dyn Tool>> = vec![
             Box::new(read_file::ReadFile),
@@ -152,6 +153,8 @@ impl ToolRegistry {
             Box::new(git::GitStatus),
             Box::new(git::GitDiff),
             Box::new(git::GitLog),
+            Box::new(web_fetch::WebFetch),
+            Box::new(web_search::WebSearch),
         ];
         let mut tools: Vec<Box<dyn Tool>> = match mode {
             Mode::Chat => Vec::new(),
@@ -159,8 +162,6 @@ impl ToolRegistry {
             Mode::Agent | Mode::Run => {
                 let mut all = coder;
                 all.push(Box::new(memory_tool::MemoryTool));
-                all.push(Box::new(web_fetch::WebFetch));
-                all.push(Box::new(web_search::WebSearch));
                 all
             }
         };

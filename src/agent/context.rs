@@ -294,26 +294,31 @@ impl Agent {
         }
     }
 
-    /// The volatile blocks for the next request; `with_time` adds the time of day to the date (the
-    /// naive client does, as the reference system did).
-    pub(super) fn volatile_now(&self, with_time: bool) -> Vec<crate::conversation::SystemBlock> {
+    /// The volatile blocks for the next request. The naive client of the benchmark says the UTC
+    /// time to the second, as the reference system did; chatcli says the local time to the
+    /// minute with the zone and the working directory.
+    pub(super) fn volatile_now(&self, naive: bool) -> Vec<crate::conversation::SystemBlock> {
         let secs = (self.options.clock.0)()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let today = if with_time {
+        let dynamic = if naive {
             let stamp = crate::session::utc_stamp(secs);
             format!(
-                "{} {}:{}:{}",
+                "Today is {} {}:{}:{} (UTC).",
                 prompt::utc_date(secs),
                 &stamp[9..11],
                 &stamp[11..13],
                 &stamp[13..15]
             )
         } else {
-            prompt::utc_date(secs)
+            prompt::dynamic::dynamic_context(
+                secs,
+                &self.options.time_zone,
+                &self.tool_ctx.workspace,
+            )
         };
         let (full, recall) = self.prompt_memory.clone();
-        prompt::volatile_blocks(&today, full, recall)
+        prompt::volatile_blocks(dynamic, full, recall)
     }
 }

@@ -183,3 +183,63 @@ async fn without_bootstrap_files_there_is_no_block() {
     submit(&mut handle, "hello", Mode::Chat).await;
     assert_eq!(names(&provider.requests()[0]), vec!["core"]);
 }
+
+#[tokio::test]
+async fn the_dynamic_context_says_local_time_zone_and_directory_and_is_resent_only_on_change() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let now = Arc::new(AtomicU64::new(1_796_000_000)); // 2026-11-30 00:53:20 UTC
+    let clock_now = Arc::clone(&now);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut options = AgentOptions::new("s".into(), Mode::Chat, dir.path().to_path_buf());
+    options.time_zone = chatcli::prompt::dynamic::TimeZone::Fixed {
+        offset_secs: -3 * 3600,
+        name: "-03".into(),
+    };
+    options.clock = chatcli::agent::Clock(Arc::new(move || {
+        std::time::UNIX_EPOCH + Duration::from_secs(clock_now.load(Ordering::SeqCst))
+    }));
+    let mut handle = agent::spawn(provider.clone(), options);
+    submit(&mut handle, "one", Mode::Chat).await;
+    now.fetch_add(20, Ordering::SeqCst); // same minute
+    submit(&mut handle, "two", Mode::Chat).await;
+    now.fetch_add(60, Ordering::SeqCst); // next minute
+    submit(&mut handle, "three", Mode::Chat).await;
+    let requests = provider.requests();
+    let cwd = dir.path().canonicalize().expect("canonical");
+    let first = requests[0].messages[0].text();
+    assert!(
+        first.contains(&format!(
+            "Today is 2026-11-29 (Sunday), 21:53 local time (time zone -03, UTC-03:00).\nWorking directory: {}",
+            cwd.display()
+        )),
+        "{first}"
+    );
+    let second = requests[1].messages.last().expect("message").text();
+    assert!(
+        !second.contains("<context>"),
+        "unchanged: not sent again: {second}"
+    );
+    let third = requests[2].messages.last().expect("message").text();
+    assert!(third.contains("21:54 local time"), "{third}");
+    assert!(
+        requests
+            .iter()
+            .all(|r| !r.system.iter().any(|b| b.text.contains("local time"))),
+        "never in the system prompt"
+    );
+}
+
+#[test]
+fn coder_mode_offers_the_web_tools() {
+    let names: Vec<String> = chatcli::tools::ToolRegistry::for_mode(Mode::Coder)
+        .specs()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(names.contains(&"web_fetch".to_string()), "{names:?}");
+    assert!(names.contains(&"web_search".to_string()), "{names:?}");
+    assert!(!names.contains(&"memory".to_string()));
+    assert_eq!(names.len(), 11);
+}

@@ -14,7 +14,7 @@ const PINNED_FILES: &[(&str, u64)] = &[("core", 53), ("agent", 70), ("coder", 82
 /// (mode, pinned tools + system tokens, budget)
 const PINNED_TOTALS: &[(Mode, u64, u64)] = &[
     (Mode::Agent, 1039, 2500),
-    (Mode::Coder, 754, 3000),
+    (Mode::Coder, 932, 3000),
     (Mode::Chat, 53, 1000),
 ];
 
