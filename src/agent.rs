@@ -476,7 +476,8 @@ impl Agent {
             text: text.clone(),
             mode,
         });
-        let mode = self.route(&text, mode);
+        let (mentioned, inlined) = self.expand_mentions(&text).await;
+        let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
         let mode = if mode.uses_tools() && !self.provider.supports_tools() {
             let name = self.provider.name().to_string();
             self.emit(AgentEvent::Notice {
@@ -488,6 +489,10 @@ impl Agent {
         };
         self.prompt_memory = self.memory_blocks(&text, mode);
         push_user_text(&mut self.history, text);
+        if let Some(inlined) = inlined {
+            // Rides in this turn's user message only: history from the next request on.
+            push_user_text(&mut self.history, inlined);
+        }
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
         let tools = self.tools_for(mode);
@@ -612,10 +617,18 @@ impl Agent {
         }
     }
 
-    /// The mode a prompt really runs in: `agent` prompts may be routed to chat.
-    fn route(&mut self, text: &str, mode: Mode) -> Mode {
+    /// The mode a prompt really runs in: `agent` prompts may be routed to chat, unless they
+    /// mention workspace content (`mentioned`, the first `@` mention).
+    fn route(&mut self, text: &str, mode: Mode, mentioned: Option<&str>) -> Mode {
         if mode != Mode::Agent || self.options.smart_route == RouteMode::Off {
             return mode;
+        }
+        if let Some(written) = mentioned {
+            self.emit(AgentEvent::Route {
+                decision: Mode::Agent,
+                reason: format!("task: workspace reference \"@{written}\""),
+            });
+            return Mode::Agent;
         }
         let route = routing::classify(text);
         let conversational = route.decision == Mode::Chat;

@@ -15,6 +15,7 @@
 pub mod bootstrap;
 pub mod dynamic;
 pub mod ledger;
+pub mod mentions;
 
 use std::collections::HashMap;
 use std::path::Path;

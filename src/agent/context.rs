@@ -267,6 +267,34 @@ impl Agent {
         };
     }
 
+    /// The prompt's `@` mentions and the text that inlines them (off the agent task: it reads
+    /// files and runs git); a notice says what was inlined.
+    pub(super) async fn expand_mentions(
+        &mut self,
+        text: &str,
+    ) -> (Vec<prompt::mentions::Mention>, Option<String>) {
+        let cwd = self.tool_ctx.workspace.clone();
+        let probe = text.to_string();
+        let (mentions, inlined) = tokio::task::spawn_blocking(move || {
+            let mentions = prompt::mentions::find(&probe, &cwd);
+            let inlined = (!mentions.is_empty()).then(|| prompt::mentions::expand(&mentions, &cwd));
+            (mentions, inlined)
+        })
+        .await
+        .unwrap_or_default();
+        if let Some(inlined) = &inlined {
+            let names: Vec<String> = mentions.iter().map(|m| format!("@{}", m.written)).collect();
+            self.emit(AgentEvent::Notice {
+                message: format!(
+                    "inlined {} into this prompt (~{} tokens)",
+                    names.join(", "),
+                    crate::tokens::count(inlined)
+                ),
+            });
+        }
+        (mentions, inlined)
+    }
+
     /// Re-checks the bootstrap files (off the agent task: it touches the disk).
     pub(super) async fn refresh_bootstrap(&mut self) {
         let mut bootstrap = std::mem::take(&mut self.bootstrap);

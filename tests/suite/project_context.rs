@@ -243,3 +243,95 @@ fn coder_mode_offers_the_web_tools() {
     assert!(!names.contains(&"memory".to_string()));
     assert_eq!(names.len(), 11);
 }
+
+#[tokio::test]
+async fn a_mentioned_file_rides_in_that_turn_only_and_emails_stay_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), "alpha-line\nbeta-line\n").expect("write");
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut options = AgentOptions::new("s".into(), Mode::Agent, dir.path().to_path_buf());
+    options.smart_route = chatcli::agent::routing::RouteMode::Auto;
+    let mut handle = agent::spawn(provider.clone(), options);
+    let first = submit(&mut handle, "what does @notes.txt say?", Mode::Agent).await;
+    let route = first.iter().find_map(|e| match e {
+        AgentEvent::Route { decision, reason } => Some((*decision, reason.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        route,
+        Some((
+            Mode::Agent,
+            "task: workspace reference \"@notes.txt\"".to_string()
+        )),
+        "a mention is never rerouted to chat"
+    );
+    submit(
+        &mut handle,
+        "mail user@example.com and ask @someone",
+        Mode::Agent,
+    )
+    .await;
+    let requests = provider.requests();
+    let first_turn = requests[0].messages.last().expect("message").text();
+    assert!(
+        first_turn
+            .contains("<mention file=\"notes.txt\">\n1  alpha-line\n2  beta-line\n</mention>"),
+        "{first_turn}"
+    );
+    assert!(
+        requests[0]
+            .system
+            .iter()
+            .all(|b| !b.text.contains("alpha-line"))
+    );
+    let second_turn = requests[1].messages.last().expect("message").text();
+    assert!(second_turn.starts_with("mail user@example.com and ask @someone"));
+    assert!(!second_turn.contains("<mention"), "{second_turn}");
+    let everywhere: String = requests[1].messages.iter().map(|m| m.text()).collect();
+    assert_eq!(
+        everywhere.matches("alpha-line").count(),
+        1,
+        "the inlined file is history now, sent once"
+    );
+    assert_eq!(
+        requests[1].messages[..requests[0].messages.len()],
+        requests[0].messages[..],
+        "and it did not change the earlier bytes"
+    );
+}
+
+#[tokio::test]
+async fn mentions_work_in_chat_mode_and_git_is_summarised() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !git(&["init", "-q"]) {
+        assert!(std::env::var("CI").is_err(), "git is needed in CI");
+        eprintln!("skip: no git");
+        return;
+    }
+    std::fs::write(dir.path().join("new.rs"), "fn main() {}\n").expect("write");
+    std::fs::create_dir(dir.path().join("docs")).expect("mkdir");
+    std::fs::write(dir.path().join("docs/guide.md"), "# guide\n").expect("write");
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        AgentOptions::new("s".into(), Mode::Chat, dir.path().to_path_buf()),
+    );
+    submit(&mut handle, "review @git and @docs", Mode::Chat).await;
+    let turn = provider.requests()[0].messages[0].text();
+    assert!(
+        turn.contains("<mention git=\"git\">\n$ git status --short\n?? docs/\n?? new.rs\n$ git diff --stat\n(nothing)\n</mention>"),
+        "{turn}"
+    );
+    assert!(
+        turn.contains("<mention folder=\"docs\">\nguide.md\n</mention>"),
+        "{turn}"
+    );
+}
