@@ -88,6 +88,8 @@ pub struct AgentOptions {
     pub home: Option<PathBuf>,
     /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
     pub bootstrap_max_chars: usize,
+    /// Context attached from the start (`exec --context`); its ceiling holds for `/context add`.
+    pub attachments: prompt::attachments::Attachments,
 }
 
 /// A source of the current time.
@@ -136,6 +138,7 @@ impl AgentOptions {
             resume: None,
             home: None,
             bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
+            attachments: Default::default(),
             session_id,
         }
     }
@@ -233,6 +236,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
     );
     let agent = Agent {
         bootstrap,
+        attachments: options.attachments.clone(),
         book,
         logged,
         provider,
@@ -278,6 +282,8 @@ struct Agent {
     prompt_memory: (Option<String>, Option<String>),
     /// The bootstrap files, re-checked before each request.
     bootstrap: prompt::bootstrap::Bootstrap,
+    /// `/context` attachments, re-read only on `/context refresh`.
+    attachments: prompt::attachments::Attachments,
     compactor: compaction::Compactor,
     /// All input of the last request, for the context share.
     last_input: u64,
@@ -422,6 +428,10 @@ impl Agent {
                         Some(b) => format!("session budget set to ${b:.2}"),
                         None => "session budget removed".into(),
                     };
+                    self.emit(AgentEvent::Notice { message });
+                }
+                Op::Context { action } => {
+                    let message = self.context_command(action).await;
                     self.emit(AgentEvent::Notice { message });
                 }
                 Op::MemoryStatus => {

@@ -153,6 +153,8 @@ pub struct Config {
     pub cache_ttl: CacheTtl,
     /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
     pub bootstrap_max_chars: usize,
+    /// Tokens all `/context` attachments may add up to (`CHATCLI_CONTEXT_MAX_TOKENS`).
+    pub context_max_tokens: u64,
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
 }
@@ -412,10 +414,15 @@ impl Config {
             "CHATCLI_BOOTSTRAP_MAX_CHARS",
             crate::prompt::bootstrap::DEFAULT_MAX_CHARS,
         )?;
+        let context_max_tokens = positive(
+            "CHATCLI_CONTEXT_MAX_TOKENS",
+            crate::prompt::attachments::DEFAULT_MAX_TOKENS as usize,
+        )? as u64;
 
         Ok(Config {
             home,
             bootstrap_max_chars,
+            context_max_tokens,
             max_retries,
             max_request_bytes,
             budget_usd,

@@ -12,6 +12,7 @@
 //! append-only), and a block whose content has not changed since it was last sent is not sent
 //! again (`VolatileTracker`).
 
+pub mod attachments;
 pub mod bootstrap;
 pub mod dynamic;
 pub mod ledger;

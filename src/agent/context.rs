@@ -309,7 +309,131 @@ impl Agent {
 
     /// The session's project blocks, in wire order: bootstrap, then attachments.
     pub(super) fn project_blocks(&self) -> Vec<crate::conversation::SystemBlock> {
-        self.bootstrap.system_block().into_iter().collect()
+        self.bootstrap
+            .system_block()
+            .into_iter()
+            .chain(self.attachments.system_block())
+            .collect()
+    }
+
+    /// `/context`: changes the attachments (off the agent task: it reads files) or lists what the
+    /// prompt carries; the answer is the notice text.
+    pub(super) async fn context_command(
+        &mut self,
+        action: crate::protocol::ContextAction,
+    ) -> String {
+        use crate::protocol::ContextAction;
+        use prompt::attachments::Outcome;
+        let cwd = self.tool_ctx.workspace.clone();
+        let describe = |verb: &str, outcome: &Outcome, total: u64, max: u64| {
+            let files: Vec<String> = outcome
+                .files
+                .iter()
+                .map(|(path, tokens)| format!("{path} ({tokens} tokens)"))
+                .collect();
+            let mut text = format!(
+                "{verb} {}; attachments now {total} of {max} tokens, sent with the cached prefix",
+                if files.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    files.join(", ")
+                }
+            );
+            if !outcome.skipped.is_empty() {
+                text.push_str(&format!("; skipped {}", outcome.skipped.join(", ")));
+            }
+            text
+        };
+        match action {
+            ContextAction::List => {
+                self.refresh_bootstrap().await;
+                self.context_listing()
+            }
+            ContextAction::Drop { path } => {
+                let gone = self.attachments.drop_path(&path);
+                if gone.is_empty() {
+                    format!("{path} is not attached (/context list shows what is)")
+                } else {
+                    format!(
+                        "dropped {}; attachments now {} tokens",
+                        gone.join(", "),
+                        self.attachments.total_tokens()
+                    )
+                }
+            }
+            ContextAction::Add { paths } => {
+                let mut attachments = self.attachments.clone();
+                let result = tokio::task::spawn_blocking(move || {
+                    attachments.add(&cwd, &paths).map(|o| (attachments, o))
+                })
+                .await;
+                match result {
+                    Ok(Ok((attachments, outcome))) => {
+                        self.attachments = attachments;
+                        describe(
+                            "attached",
+                            &outcome,
+                            self.attachments.total_tokens(),
+                            self.attachments.max_tokens(),
+                        )
+                    }
+                    Ok(Err(e)) => format!("/context add refused: {e}"),
+                    Err(e) => format!("/context add failed: {e}"),
+                }
+            }
+            ContextAction::Refresh => {
+                let mut attachments = self.attachments.clone();
+                let result = tokio::task::spawn_blocking(move || {
+                    attachments.refresh(&cwd).map(|o| (attachments, o))
+                })
+                .await;
+                match result {
+                    Ok(Ok((attachments, outcome))) => {
+                        self.attachments = attachments;
+                        describe(
+                            "re-read",
+                            &outcome,
+                            self.attachments.total_tokens(),
+                            self.attachments.max_tokens(),
+                        )
+                    }
+                    Ok(Err(e)) => format!("/context refresh refused: {e}"),
+                    Err(e) => format!("/context refresh failed: {e}"),
+                }
+            }
+        }
+    }
+
+    /// What `/context list` says: the bootstrap files with where they came from, and the
+    /// attachments, each with its tokens.
+    fn context_listing(&self) -> String {
+        let mut lines = vec![
+            "bootstrap files (AGENTS.md, SOUL.md, USER.md, IDENTITY.md, RULES.md):".to_string(),
+        ];
+        if self.bootstrap.files().is_empty() {
+            lines.push("  none found in the project root or CHATCLI_HOME".into());
+        }
+        for file in self.bootstrap.files() {
+            lines.push(format!(
+                "  {} · {} · {} · {} tokens",
+                file.name,
+                file.source.as_str(),
+                file.path.display(),
+                crate::tokens::count(&file.text)
+            ));
+        }
+        lines.push(format!(
+            "attachments ({} of {} tokens):",
+            self.attachments.total_tokens(),
+            self.attachments.max_tokens()
+        ));
+        if self.attachments.items().is_empty() {
+            lines.push("  none (/context add PATH…)".into());
+        }
+        for item in self.attachments.items() {
+            lines.push(format!("  {} · {} tokens", item.path, item.tokens));
+        }
+        lines.join("\n")
     }
 
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.

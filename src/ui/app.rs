@@ -375,6 +375,13 @@ impl App {
                     self.send(Op::CacheReport);
                 }
                 "files" => self.open_files(),
+                "context" => {
+                    let args = command.trim_start_matches("context");
+                    match crate::protocol::ContextAction::parse(args) {
+                        Ok(action) => self.send(Op::Context { action }),
+                        Err(usage) => self.notice(usage),
+                    }
+                }
                 "quit" | "exit" => self.quit = true,
                 _ => self.chat.push(CellKind::Notice(format!(
                     "unknown command /{name}: try /help for the list"

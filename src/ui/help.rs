@@ -22,6 +22,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/files", "saved files browser"),
     ("/cache", "prompt cache: fixed size, last request by block"),
     ("/compact", "fold older turns into a summary (one request)"),
+    ("/context", "attached files: add PATH…, list, drop, refresh"),
     ("/cost", "session cost summary"),
     ("/budget AMOUNT", "set the session budget in USD (or off)"),
     ("/config memory", "memory mode and store size"),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chatcli::agent::{self, AgentHandle, AgentOptions};
 use chatcli::conversation::ModelRequest;
-use chatcli::protocol::{AgentEvent, Mode, Op};
+use chatcli::protocol::{AgentEvent, ContextAction, Mode, Op};
 use chatcli::provider::UsageRecord;
 use pretty_assertions::assert_eq;
 
@@ -75,19 +75,54 @@ fn block<'a>(request: &'a ModelRequest, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {name} block in {:?}", names(request)))
 }
 
+async fn context(handle: &mut AgentHandle, action: ContextAction) -> String {
+    handle
+        .ops
+        .send(Op::Context { action })
+        .expect("agent alive");
+    // The session's first notice may be about pricing; the answer is the next one.
+    let answer = |e: &AgentEvent| matches!(e, AgentEvent::Notice { message } if !message.starts_with("cost unknown"));
+    match events_until(handle, answer).await.pop() {
+        Some(AgentEvent::Notice { message }) => message,
+        other => panic!("expected a notice, got {other:?}"),
+    }
+}
+
 #[tokio::test]
-async fn every_mode_gets_one_bootstrap_block_right_after_core() {
+async fn every_mode_gets_bootstrap_then_attachments_after_core_and_mentions_in_the_turn() {
     let p = project();
+    std::fs::write(p.cwd.join("spec.md"), "The spec: attached-text.").expect("write");
+    std::fs::write(p.cwd.join("notes.txt"), "mentioned-text\n").expect("write");
     for mode in Mode::ALL {
         let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
         let mut handle = agent::spawn(provider.clone(), options(&p, mode));
-        submit(&mut handle, "list the files in src and fix the bug", mode).await;
+        let notice = context(
+            &mut handle,
+            ContextAction::Add {
+                paths: vec!["spec.md".into()],
+            },
+        )
+        .await;
+        assert!(notice.starts_with("attached spec.md ("), "{notice}");
+        submit(&mut handle, "fix the bug described in @notes.txt", mode).await;
         let request = &provider.requests()[0];
         let expected: Vec<&str> = if mode == Mode::Chat {
-            vec!["core", "bootstrap"]
+            vec!["core", "bootstrap", "attachments"]
         } else {
-            vec!["core", "bootstrap", "tools"]
+            vec!["core", "bootstrap", "attachments", "tools"]
         };
+        assert!(
+            block(request, "attachments")
+                .contains("<file path=\"spec.md\">\nThe spec: attached-text.\n</file>")
+        );
+        let turn = request.messages.last().expect("message").text();
+        assert!(turn.contains("1  mentioned-text"), "{mode}: {turn}");
+        assert!(
+            request
+                .system
+                .iter()
+                .all(|b| !b.text.contains("mentioned-text"))
+        );
         assert_eq!(names(request), expected, "{mode}");
         let bootstrap = block(request, "bootstrap");
         let agents = bootstrap.find("# AGENTS.md (project)").expect("AGENTS.md");
@@ -334,4 +369,205 @@ async fn mentions_work_in_chat_mode_and_git_is_summarised() {
         turn.contains("<mention folder=\"docs\">\nguide.md\n</mention>"),
         "{turn}"
     );
+}
+
+#[tokio::test]
+async fn attachments_change_only_on_refresh_and_context_list_shows_tokens() {
+    let p = project();
+    std::fs::create_dir(p.cwd.join("docs")).expect("mkdir");
+    std::fs::write(p.cwd.join("docs/a.md"), "first version").expect("write");
+    std::fs::write(p.cwd.join("docs/b.md"), "bee").expect("write");
+    std::fs::write(p.cwd.join("logo.png"), [0u8, 159, 146, 150]).expect("write");
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut options = options(&p, Mode::Coder);
+    options.attachments = chatcli::prompt::attachments::Attachments::new(50);
+    let mut handle = agent::spawn(provider.clone(), options);
+    let added = context(
+        &mut handle,
+        ContextAction::Add {
+            paths: vec!["docs".into()],
+        },
+    )
+    .await;
+    assert!(
+        added.contains("docs/a.md (2 tokens), docs/b.md (1 tokens)"),
+        "{added}"
+    );
+    let binary = context(
+        &mut handle,
+        ContextAction::Add {
+            paths: vec!["logo.png".into()],
+        },
+    )
+    .await;
+    assert_eq!(
+        binary,
+        "/context add refused: logo.png is a binary file: only text files can be attached"
+    );
+    std::fs::write(p.cwd.join("big.txt"), "word ".repeat(100)).expect("write");
+    let big = context(
+        &mut handle,
+        ContextAction::Add {
+            paths: vec!["big.txt".into()],
+        },
+    )
+    .await;
+    assert!(
+        big.contains("over CHATCLI_CONTEXT_MAX_TOKENS (50)"),
+        "{big}"
+    );
+    assert!(
+        big.contains("Sizes: big.txt 101, docs/a.md 2, docs/b.md 1"),
+        "{big}"
+    );
+
+    submit(&mut handle, "one", Mode::Coder).await;
+    std::fs::write(p.cwd.join("docs/a.md"), "second version").expect("write");
+    submit(&mut handle, "two", Mode::Coder).await;
+    let refreshed = context(&mut handle, ContextAction::Refresh).await;
+    assert!(refreshed.starts_with("re-read docs/a.md"), "{refreshed}");
+    submit(&mut handle, "three", Mode::Coder).await;
+    let requests = provider.requests();
+    assert_eq!(requests[0].system, requests[1].system, "no silent re-read");
+    assert!(block(&requests[1], "attachments").contains("first version"));
+    assert!(block(&requests[2], "attachments").contains("second version"));
+
+    let list = context(&mut handle, ContextAction::List).await;
+    let root = p.root.canonicalize().expect("canonical");
+    assert!(
+        list.contains(&format!(
+            "  AGENTS.md · project · {} · ",
+            root.join("AGENTS.md").display()
+        )),
+        "{list}"
+    );
+    assert!(list.contains("  SOUL.md · global · "), "{list}");
+    assert!(
+        list.contains(
+            "attachments (3 of 50 tokens):\n  docs/a.md · 2 tokens\n  docs/b.md · 1 tokens"
+        ),
+        "{list}"
+    );
+    let dropped = context(&mut handle, ContextAction::Drop { path: "all".into() }).await;
+    assert_eq!(
+        dropped,
+        "dropped docs/a.md, docs/b.md; attachments now 0 tokens"
+    );
+    submit(&mut handle, "four", Mode::Coder).await;
+    assert_eq!(
+        names(&provider.requests()[3]),
+        vec!["core", "bootstrap", "tools"]
+    );
+}
+
+#[tokio::test]
+async fn exec_context_attaches_headless_and_refuses_what_it_cannot() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(crate::common::sse::anthropic("Read it.", None, 10, 0, 0, 3)),
+        )
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    std::fs::write(work.path().join("design.md"), "headless-attached-text").expect("write");
+    std::fs::write(work.path().join("extra.txt"), "second-attached-text").expect("write");
+    std::fs::write(work.path().join("blob.bin"), [0u8, 1, 2]).expect("write");
+    let run = |args: Vec<String>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("CHATCLI_HOME", home.path())
+            .env("ANTHROPIC_API_KEY", "k")
+            .current_dir(work.path())
+            .args(args);
+        cmd
+    };
+    let base = server.uri();
+    let args = |extra: &[&str]| {
+        let mut v: Vec<String> = vec!["exec", "--provider", "anthropic", "--base-url", &base]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let ok = tokio::task::spawn_blocking({
+        let mut cmd = run(args(&[
+            "--context",
+            "design.md",
+            "--context",
+            "extra.txt",
+            "summarise",
+        ]));
+        move || cmd.output().expect("run chatcli")
+    })
+    .await
+    .expect("joined");
+    assert!(
+        ok.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&ok.stdout).trim_end(), "Read it.");
+    let bodies = server.received_requests().await.unwrap_or_default();
+    assert_eq!(bodies.len(), 1);
+    let body: serde_json::Value = serde_json::from_slice(&bodies[0].body).expect("json");
+    let system = body["system"].to_string();
+    let design = system
+        .find("headless-attached-text")
+        .expect("design.md in the system prompt");
+    let extra = system
+        .find("second-attached-text")
+        .expect("extra.txt in the system prompt");
+    assert!(design < extra, "in the order given");
+
+    let refused = tokio::task::spawn_blocking({
+        let mut cmd = run(args(&["--context", "blob.bin", "summarise"]));
+        move || cmd.output().expect("run chatcli")
+    })
+    .await
+    .expect("joined");
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim_end(),
+        "chatcli: --context: blob.bin is a binary file: only text files can be attached"
+    );
+    assert_eq!(
+        server.received_requests().await.unwrap_or_default().len(),
+        1,
+        "nothing sent"
+    );
+}
+
+#[test]
+fn the_context_command_goes_to_the_agent_and_a_bad_one_shows_the_usage() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo".into(), "demo".into());
+    let mut type_line = |app: &mut chatcli::ui::App, line: &str| {
+        for c in line.chars() {
+            app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    };
+    type_line(&mut app, "/context add src *.md");
+    assert_eq!(
+        ops.try_recv().ok(),
+        Some(Op::Context {
+            action: ContextAction::Add {
+                paths: vec!["src".into(), "*.md".into()]
+            }
+        })
+    );
+    type_line(&mut app, "/context wipe");
+    assert!(ops.try_recv().is_err(), "nothing sent");
+    let screen = crate::common::screen_text(&crate::common::draw(&mut app));
+    assert!(screen.contains("usage: /context add PATH"), "{screen}");
 }
