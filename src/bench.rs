@@ -216,7 +216,7 @@ async fn run_one(
     options.pricing = Some(pricing.clone());
     options.scratch = Scratch::private(home.path().join("scratch"));
     options.web = WebSettings {
-        search: SearchBackend::Searxng(web.to_string()),
+        search: vec![SearchBackend::Searxng(web.to_string())],
         ..WebSettings::default()
     };
     options.time_zone = crate::prompt::dynamic::TimeZone::utc();

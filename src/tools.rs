@@ -67,8 +67,8 @@ pub enum ToolError {
 pub struct WebSettings {
     /// Extracted text larger than this many bytes is saved to a file (`CHATCLI_WEBFETCH_AUTOSAVE_BYTES`).
     pub autosave_bytes: usize,
-    /// Where `web_search` asks.
-    pub search: SearchBackend,
+    /// Where `web_search` asks, in order (DuckDuckGo last, by default alone).
+    pub search: Vec<SearchBackend>,
     /// `max_length` when the call gives none, in characters.
     pub default_max_length: usize,
 }
@@ -77,7 +77,7 @@ impl Default for WebSettings {
     fn default() -> Self {
         WebSettings {
             autosave_bytes: web_fetch::DEFAULT_AUTOSAVE_BYTES,
-            search: SearchBackend::None,
+            search: vec![SearchBackend::duckduckgo()],
             default_max_length: web_fetch::DEFAULT_MAX_LENGTH,
         }
     }

@@ -16,3 +16,4 @@ mod provider_wire;
 mod reliability;
 mod screen;
 mod tools;
+mod web_search;
