@@ -12,6 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The tag that opens the inlined text (microcompact recognises mention content by it).
+pub const OPEN_TAG: &str = "<mentions>";
+
 /// Entries a folder mention lists at most.
 const MAX_ENTRIES: usize = 200;
 /// Characters of `@git` output kept.
@@ -100,7 +103,7 @@ fn target(candidate: &str, cwd: &Path) -> Option<Target> {
 
 /// The text that carries the mentioned content, one `<mention>` element each.
 pub fn expand(mentions: &[Mention], cwd: &Path) -> String {
-    let mut out = String::from("<mentions>");
+    let mut out = String::from(OPEN_TAG);
     for mention in mentions {
         let body = match &mention.target {
             Target::File(path) => file_text(&cwd.join(path)),
