@@ -294,7 +294,10 @@ mod tests {
             .into_iter()
             .map(|s| s.name)
             .collect();
-        assert!(!coder.contains(&"web_fetch".to_string()));
+        assert!(
+            coder.contains(&"web_fetch".to_string()) && coder.contains(&"web_search".to_string())
+        );
+        assert!(!coder.contains(&"memory".to_string()));
         assert!(coder.contains(&"patch_file".to_string()));
         assert!(ToolRegistry::for_mode(Mode::Chat).specs().is_empty());
     }

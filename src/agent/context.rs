@@ -298,7 +298,7 @@ impl Agent {
     /// Re-checks the bootstrap files (off the agent task: it touches the disk).
     pub(super) async fn refresh_bootstrap(&mut self) {
         let mut bootstrap = std::mem::take(&mut self.bootstrap);
-        let fallback = bootstrap.clone();
+        let fallback = bootstrap.unloaded();
         self.bootstrap = tokio::task::spawn_blocking(move || {
             bootstrap.refresh();
             bootstrap

@@ -87,6 +87,11 @@ impl Bootstrap {
         }
     }
 
+    /// The same settings with nothing loaded yet (the next `refresh` reads everything).
+    pub fn unloaded(&self) -> Self {
+        Bootstrap::new(self.root.clone(), self.home.clone(), self.max_chars)
+    }
+
     fn candidates(&self, name: &str) -> Vec<(PathBuf, Source)> {
         let mut paths = vec![(self.root.join(name), Source::Project)];
         if let Some(home) = &self.home {

@@ -376,7 +376,7 @@ impl App {
                 }
                 "files" => self.open_files(),
                 "context" => {
-                    let args = command.trim_start_matches("context");
+                    let args = command.strip_prefix(name).unwrap_or_default();
                     match crate::protocol::ContextAction::parse(args) {
                         Ok(action) => self.send(Op::Context { action }),
                         Err(usage) => self.notice(usage),

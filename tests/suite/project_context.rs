@@ -551,7 +551,7 @@ fn the_context_command_goes_to_the_agent_and_a_bad_one_shows_the_usage() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let (tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo".into(), "demo".into());
-    let mut type_line = |app: &mut chatcli::ui::App, line: &str| {
+    let type_line = |app: &mut chatcli::ui::App, line: &str| {
         for c in line.chars() {
             app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
