@@ -53,6 +53,7 @@ fn agent(c: &mut Criterion) {
                 system: prompt::stable_blocks(
                     Mode::Agent,
                     Path::new("/w"),
+                    &[],
                     Some("Facts: 12 stored"),
                 ),
                 tools: tools.clone(),

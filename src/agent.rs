@@ -65,6 +65,8 @@ pub struct AgentOptions {
     pub approval: ApprovalPolicy,
     /// The wall clock (tests move it to check that time never touches the cached prefix).
     pub clock: Clock,
+    /// The zone the dynamic context states local time in (tests pin one).
+    pub time_zone: prompt::dynamic::TimeZone,
     /// Where large tool outputs are saved.
     pub scratch: Scratch,
     /// Settings of the web tools.
@@ -83,6 +85,13 @@ pub struct AgentOptions {
     pub secrets: crate::secrets::Secrets,
     /// A session read back from its log, to go on with.
     pub resume: Option<crate::session_log::Resumed>,
+    /// `CHATCLI_HOME`, where the global bootstrap files are looked for; `None` looks only in the
+    /// project.
+    pub home: Option<PathBuf>,
+    /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
+    pub bootstrap_max_chars: usize,
+    /// Context attached from the start (`exec --context`); its ceiling holds for `/context add`.
+    pub attachments: prompt::attachments::Attachments,
 }
 
 /// A source of the current time.
@@ -115,6 +124,7 @@ impl AgentOptions {
             smart_route: RouteMode::default(),
             approval: ApprovalPolicy::Ask,
             clock: Clock::default(),
+            time_zone: Default::default(),
             scratch: Scratch::private(
                 std::env::temp_dir()
                     .join(format!("chatcli-{session_id}"))
@@ -128,6 +138,9 @@ impl AgentOptions {
             max_retries: retry::DEFAULT_MAX_RETRIES,
             secrets: Default::default(),
             resume: None,
+            home: None,
+            bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
+            attachments: Default::default(),
             session_id,
         }
     }
@@ -219,7 +232,14 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         always: Default::default(),
         answers: answers_rx,
     };
+    let bootstrap = prompt::bootstrap::Bootstrap::new(
+        prompt::bootstrap::project_root(&workspace),
+        options.home.clone(),
+        options.bootstrap_max_chars,
+    );
     let agent = Agent {
+        bootstrap,
+        attachments: options.attachments.clone(),
         book,
         call_ids,
         tip_shown: false,
@@ -263,6 +283,10 @@ struct Agent {
     digest: String,
     /// This prompt's memory blocks: (full retrieval, auto-recall).
     prompt_memory: (Option<String>, Option<String>),
+    /// The bootstrap files, re-checked before each request.
+    bootstrap: prompt::bootstrap::Bootstrap,
+    /// `/context` attachments, re-read only on `/context refresh`.
+    attachments: prompt::attachments::Attachments,
     compactor: compaction::Compactor,
     /// All input of the last request, for the context share.
     last_input: u64,
@@ -387,6 +411,10 @@ impl Agent {
                     };
                     self.emit(AgentEvent::Notice { message });
                 }
+                Op::Context { action } => {
+                    let message = self.context_command(action).await;
+                    self.emit(AgentEvent::Notice { message });
+                }
                 Op::MemoryStatus => {
                     let message = self.memory_status();
                     self.emit(AgentEvent::Notice { message });
@@ -439,7 +467,8 @@ impl Agent {
             text: text.clone(),
             mode,
         });
-        let mode = self.route(&text, mode);
+        let (mentioned, inlined) = self.expand_mentions(&text).await;
+        let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
         let mode = if mode.uses_tools() && !self.provider.supports_tools() {
             let name = self.provider.name().to_string();
             self.emit(AgentEvent::Notice {
@@ -459,6 +488,10 @@ impl Agent {
         }
         self.prompt_memory = self.memory_blocks(&text, mode);
         push_user_text(&mut self.history, text);
+        if let Some(inlined) = inlined {
+            // Rides in this turn's user message only: history from the next request on.
+            push_user_text(&mut self.history, inlined);
+        }
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
         let tools = self.tools_for(mode);
@@ -473,8 +506,13 @@ impl Agent {
             }
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
-            let mut system =
-                prompt::stable_blocks(mode, &self.tool_ctx.workspace, self.memory_index(mode));
+            self.refresh_bootstrap().await;
+            let mut system = prompt::stable_blocks(
+                mode,
+                &self.tool_ctx.workspace,
+                &self.project_blocks(),
+                self.memory_index(mode),
+            );
             if self.options.naive {
                 // The naive client of the benchmark: volatile blocks first, in the system prompt.
                 let mut volatile = self.volatile_now(true);
@@ -570,6 +608,7 @@ impl Agent {
         let system = prompt::stable_blocks(
             self.mode,
             &self.tool_ctx.workspace,
+            &self.project_blocks(),
             self.memory_index(self.mode),
         );
         let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());
@@ -582,10 +621,18 @@ impl Agent {
         }
     }
 
-    /// The mode a prompt really runs in: `agent` prompts may be routed to chat.
-    fn route(&mut self, text: &str, mode: Mode) -> Mode {
+    /// The mode a prompt really runs in: `agent` prompts may be routed to chat, unless they
+    /// mention workspace content (`mentioned`, the first `@` mention).
+    fn route(&mut self, text: &str, mode: Mode, mentioned: Option<&str>) -> Mode {
         if mode != Mode::Agent || self.options.smart_route == RouteMode::Off {
             return mode;
+        }
+        if let Some(written) = mentioned {
+            self.emit(AgentEvent::Route {
+                decision: Mode::Agent,
+                reason: format!("task: workspace reference \"@{written}\""),
+            });
+            return Mode::Agent;
         }
         let route = routing::classify(text);
         let conversational = route.decision == Mode::Chat;

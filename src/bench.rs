@@ -216,9 +216,10 @@ async fn run_one(
     options.pricing = Some(pricing.clone());
     options.scratch = Scratch::private(home.path().join("scratch"));
     options.web = WebSettings {
-        search: SearchBackend::Searxng(web.to_string()),
+        search: vec![SearchBackend::Searxng(web.to_string())],
         ..WebSettings::default()
     };
+    options.time_zone = crate::prompt::dynamic::TimeZone::utc();
     // A virtual clock: each request takes 12 s, as the cache model's clock does.
     let now = Arc::new(AtomicU64::new(1_796_000_000));
     let tick = Arc::clone(&now);

@@ -173,6 +173,10 @@ pub struct ExecArgs {
     /// Print every event as one JSON object per line instead of the answer.
     #[arg(long)]
     pub json: bool,
+    /// Attach a file, folder or glob to the prompt's cached context (repeatable; relative to the
+    /// working directory), as `/context add` does in the TUI.
+    #[arg(long = "context", value_name = "PATH")]
+    pub context: Vec<String>,
     /// The prompt.
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     pub prompt: Vec<String>,

@@ -131,8 +131,9 @@ pub struct Config {
     pub agent_tmpdir: Option<PathBuf>,
     /// Sessions older than this many days are pruned at start (`CHATCLI_SESSION_RETENTION_DAYS`).
     pub session_retention_days: u64,
-    /// Where `web_search` asks (`CHATCLI_SEARXNG_URL` or `BRAVE_SEARCH_API_KEY`).
-    pub search: SearchBackend,
+    /// Where `web_search` asks, in order: SearXNG (`CHATCLI_SEARXNG_URL`) and Brave
+    /// (`BRAVE_SEARCH_API_KEY`) when configured, then DuckDuckGo (no key).
+    pub search: Vec<SearchBackend>,
     /// Times a failed request is sent again (`CHATCLI_MAX_RETRIES`).
     pub max_retries: u32,
     /// Largest request body, in bytes (`CHATCLI_MAX_REQUEST_BYTES`).
@@ -151,6 +152,10 @@ pub struct Config {
     pub compaction: crate::agent::compaction::Settings,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
     pub cache_ttl: CacheTtl,
+    /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
+    pub bootstrap_max_chars: usize,
+    /// Tokens all `/context` attachments may add up to (`CHATCLI_CONTEXT_MAX_TOKENS`).
+    pub context_max_tokens: u64,
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
 }
@@ -184,6 +189,37 @@ fn parse_switch(value: &str) -> Option<bool> {
         "0" | "false" | "off" | "no" => Some(false),
         _ => None,
     }
+}
+
+/// The `web_search` backends, in the order they are tried: the configured ones, then DuckDuckGo
+/// (its address from `CHATCLI_WEBSEARCH_DDG_URL`, for tests and mirrors).
+fn search_backends(env: &Env) -> Vec<SearchBackend> {
+    let mut backends = Vec::new();
+    if let Some(url) = env
+        .get("CHATCLI_WEBSEARCH_SEARXNG_URL")
+        .or_else(|| env.get("CHATCLI_SEARXNG_URL"))
+    {
+        backends.push(SearchBackend::Searxng(url.trim().to_string()));
+    }
+    if let Some(key) = env.get("BRAVE_SEARCH_API_KEY") {
+        backends.push(SearchBackend::Brave {
+            key: key.trim().to_string(),
+            base_url: env
+                .get("CHATCLI_WEBSEARCH_BRAVE_URL")
+                .or_else(|| env.get("BRAVE_SEARCH_BASE_URL"))
+                .unwrap_or(crate::tools::web_search::BRAVE_BASE_URL)
+                .trim()
+                .to_string(),
+        });
+    }
+    backends.push(SearchBackend::DuckDuckGo {
+        base_url: env
+            .get("CHATCLI_WEBSEARCH_DDG_URL")
+            .unwrap_or(crate::tools::web_search::DDG_BASE_URL)
+            .trim()
+            .to_string(),
+    });
+    backends
 }
 
 /// Default requests per prompt (`CHATCLI_AGENT_MAX_TURNS`).
@@ -330,20 +366,7 @@ impl Config {
         )? as usize;
         let session_retention_days = number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.max(1);
         let agent_tmpdir = env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from);
-        let search = match (
-            env.get("CHATCLI_SEARXNG_URL"),
-            env.get("BRAVE_SEARCH_API_KEY"),
-        ) {
-            (Some(url), _) => SearchBackend::Searxng(url.trim().to_string()),
-            (None, Some(key)) => SearchBackend::Brave {
-                key: key.trim().to_string(),
-                base_url: env
-                    .get("BRAVE_SEARCH_BASE_URL")
-                    .unwrap_or(crate::tools::web_search::BRAVE_BASE_URL)
-                    .to_string(),
-            },
-            (None, None) => SearchBackend::None,
-        };
+        let search = search_backends(&env);
 
         let defaults = crate::agent::compaction::Settings::default();
         let compaction = crate::agent::compaction::Settings {
@@ -406,8 +429,19 @@ impl Config {
             crate::provider::http::DEFAULT_MAX_REQUEST_BYTES,
         )?;
 
+        let bootstrap_max_chars = positive(
+            "CHATCLI_BOOTSTRAP_MAX_CHARS",
+            crate::prompt::bootstrap::DEFAULT_MAX_CHARS,
+        )?;
+        let context_max_tokens = positive(
+            "CHATCLI_CONTEXT_MAX_TOKENS",
+            crate::prompt::attachments::DEFAULT_MAX_TOKENS as usize,
+        )? as u64;
+
         Ok(Config {
             home,
+            bootstrap_max_chars,
+            context_max_tokens,
             max_retries,
             max_request_bytes,
             budget_usd,
@@ -660,20 +694,59 @@ mod tests {
     }
 
     #[test]
+    fn bootstrap_and_context_ceilings() {
+        let config = resolve(&[], Overrides::default()).expect("config");
+        assert_eq!(config.bootstrap_max_chars, 20_000);
+        assert_eq!(config.context_max_tokens, 40_000);
+        let config = resolve(
+            &[
+                ("CHATCLI_BOOTSTRAP_MAX_CHARS", "500"),
+                ("CHATCLI_CONTEXT_MAX_TOKENS", "9000"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.bootstrap_max_chars, 500);
+        assert_eq!(config.context_max_tokens, 9000);
+        let err = resolve(&[("CHATCLI_CONTEXT_MAX_TOKENS", "0")], Overrides::default())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("CHATCLI_CONTEXT_MAX_TOKENS must be a positive whole number (got \"0\")")
+        );
+    }
+
+    #[test]
     fn web_settings() {
         let config = resolve(&[], Overrides::default()).expect("config");
         assert_eq!(config.webfetch_autosave_bytes, 10_000);
-        assert_eq!(config.search, SearchBackend::None);
+        assert_eq!(config.search, vec![SearchBackend::duckduckgo()]);
         let config = resolve(
             &[
                 ("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "500"),
                 ("CHATCLI_SEARXNG_URL", "http://s"),
+                ("BRAVE_SEARCH_API_KEY", "b"),
+                ("CHATCLI_WEBSEARCH_BRAVE_URL", "http://brave"),
+                ("CHATCLI_WEBSEARCH_DDG_URL", "http://127.0.0.1:9"),
             ],
             Overrides::default(),
         )
         .expect("config");
         assert_eq!(config.webfetch_autosave_bytes, 500);
-        assert_eq!(config.search, SearchBackend::Searxng("http://s".into()));
+        assert_eq!(
+            config.search,
+            vec![
+                SearchBackend::Searxng("http://s".into()),
+                SearchBackend::Brave {
+                    key: "b".into(),
+                    base_url: "http://brave".into()
+                },
+                SearchBackend::DuckDuckGo {
+                    base_url: "http://127.0.0.1:9".into()
+                },
+            ]
+        );
         let err = resolve(
             &[("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "10k")],
             Overrides::default(),

@@ -146,6 +146,15 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut options =
                 session::agent_options(&config, provider.as_ref(), &catalog, session_id, approval);
             options.resume = resumed;
+            if !args.context.is_empty() {
+                let outcome = options
+                    .attachments
+                    .add(&config.workspace, &args.context)
+                    .map_err(|e| anyhow::anyhow!("--context: {e}"))?;
+                for skipped in &outcome.skipped {
+                    eprintln!("chatcli: --context skipped {skipped}");
+                }
+            }
             let prompt = args.prompt.join(" ");
             let mut stdout = std::io::stdout();
             let outcome = exec::run(

@@ -1,7 +1,8 @@
 //! The system prompt, from named blocks in a fixed order, and where its volatile parts go.
 //!
 //! Stable blocks (each cacheable, in this order): **core** (persona, the mode's format rules,
-//! language hint), **tools** (workspace hint; the tool schemas themselves travel as tools),
+//! language hint), **bootstrap** (the user's `AGENTS.md` & co., `bootstrap`), **attachments**
+//! (`/context add`), **tools** (workspace hint; the tool schemas themselves travel as tools),
 //! then later **orchestrator** and **memory index**. Their bytes never change within a session:
 //! no timestamp, counter, map order or changing path may enter them. Volatile blocks (**memory
 //! (full)**, **skills**, **MCP channel**, **dynamic context**) never go in the system prompt:
@@ -11,7 +12,11 @@
 //! append-only), and a block whose content has not changed since it was last sent is not sent
 //! again (`VolatileTracker`).
 
+pub mod attachments;
+pub mod bootstrap;
+pub mod dynamic;
 pub mod ledger;
+pub mod mentions;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -26,9 +31,15 @@ const CODER: &str = include_str!("../assets/prompts/coder.md");
 /// The prompt files, by name, for size checks and `/cache`.
 pub const PROMPT_FILES: [(&str, &str); 3] = [("core", CORE), ("agent", AGENT), ("coder", CODER)];
 
-/// The stable system blocks for a mode, in wire order; `memory_index` is the session's frozen
+/// The stable system blocks for a mode, in wire order; `project` are the session's bootstrap and
+/// attachments blocks (they follow core in every mode), `memory_index` is the session's frozen
 /// memory digest (left out when empty).
-pub fn stable_blocks(mode: Mode, workspace: &Path, memory_index: Option<&str>) -> Vec<SystemBlock> {
+pub fn stable_blocks(
+    mode: Mode,
+    workspace: &Path,
+    project: &[SystemBlock],
+    memory_index: Option<&str>,
+) -> Vec<SystemBlock> {
     let rules = match mode {
         Mode::Chat => None,
         Mode::Agent | Mode::Run => Some(AGENT),
@@ -44,6 +55,7 @@ pub fn stable_blocks(mode: Mode, workspace: &Path, memory_index: Option<&str>) -
         text: core,
         stable: true,
     }];
+    blocks.extend(project.iter().filter(|b| !b.text.is_empty()).cloned());
     if mode.uses_tools() {
         blocks.push(SystemBlock {
             name: "tools".into(),
@@ -64,9 +76,10 @@ pub fn stable_blocks(mode: Mode, workspace: &Path, memory_index: Option<&str>) -
     blocks
 }
 
-/// The volatile blocks for this turn, in order: memory (full), dynamic context, auto-recall.
+/// The volatile blocks for this turn, in order: memory (full), dynamic context (its text from
+/// `dynamic::dynamic_context`), auto-recall.
 pub fn volatile_blocks(
-    today: &str,
+    dynamic: String,
     memory_full: Option<String>,
     autorecall: Option<String>,
 ) -> Vec<SystemBlock> {
@@ -80,7 +93,7 @@ pub fn volatile_blocks(
     }
     blocks.push(SystemBlock {
         name: "dynamic context".into(),
-        text: format!("Today is {today} (UTC)."),
+        text: dynamic,
         stable: false,
     });
     if let Some(text) = autorecall.filter(|t| !t.is_empty()) {
@@ -135,40 +148,38 @@ mod tests {
     fn stable_blocks_are_identical_across_calls_and_modes_differ() {
         let ws = Path::new("/w");
         assert_eq!(
-            stable_blocks(Mode::Coder, ws, None),
-            stable_blocks(Mode::Coder, ws, None)
+            stable_blocks(Mode::Coder, ws, &[], None),
+            stable_blocks(Mode::Coder, ws, &[], None)
         );
         assert_eq!(
-            stable_blocks(Mode::Chat, ws, None).len(),
+            stable_blocks(Mode::Chat, ws, &[], None).len(),
             1,
             "chat has no tools block"
         );
         assert!(
-            stable_blocks(Mode::Agent, ws, Some("d"))
+            stable_blocks(Mode::Agent, ws, &[], Some("d"))
                 .iter()
                 .all(|b| b.stable)
         );
         assert_ne!(
-            stable_blocks(Mode::Agent, ws, None)[0],
-            stable_blocks(Mode::Coder, ws, None)[0]
+            stable_blocks(Mode::Agent, ws, &[], None)[0],
+            stable_blocks(Mode::Coder, ws, &[], None)[0]
         );
     }
 
     #[test]
     fn volatile_blocks_are_sent_once_until_they_change() {
         let mut tracker = VolatileTracker::default();
-        let first = tracker.pending(&volatile_blocks("2026-11-30", None, None));
+        let today = || "Today is 2026-11-30.".to_string();
+        let first = tracker.pending(&volatile_blocks(today(), None, None));
         assert_eq!(
             first.as_deref(),
-            Some("<context>\n[dynamic context]\nToday is 2026-11-30 (UTC).\n</context>")
+            Some("<context>\n[dynamic context]\nToday is 2026-11-30.\n</context>")
         );
-        assert_eq!(
-            tracker.pending(&volatile_blocks("2026-11-30", None, None)),
-            None
-        );
+        assert_eq!(tracker.pending(&volatile_blocks(today(), None, None)), None);
         assert!(
             tracker
-                .pending(&volatile_blocks("2026-12-01", None, None))
+                .pending(&volatile_blocks("Today is 2026-12-01.".into(), None, None))
                 .is_some()
         );
     }

@@ -117,8 +117,52 @@ pub enum Op {
     CostReport,
     /// Set (or with `None` remove) the session budget in USD (`/budget`).
     SetBudget { usd: Option<f64> },
+    /// Manage attached context and list the bootstrap files (`/context`); answered by a notice.
+    Context { action: ContextAction },
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
+}
+
+/// What `/context` asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ContextAction {
+    /// Attach files, folders and globs (relative to the working directory).
+    Add { paths: Vec<String> },
+    /// List the bootstrap files and the attachments with their tokens.
+    List,
+    /// Remove one path (a file or a folder's files), or `all`.
+    Drop { path: String },
+    /// Re-read every attached file.
+    Refresh,
+}
+
+impl ContextAction {
+    /// What `/context` takes.
+    pub const USAGE: &str = "usage: /context add PATH… | list | drop PATH|all | refresh";
+
+    /// Parses the words after `/context` (none means `list`); `Err` is the usage line.
+    pub fn parse(args: &str) -> Result<ContextAction, String> {
+        let mut words = args.split_whitespace();
+        let rest = |words: std::str::SplitWhitespace| words.map(str::to_string).collect::<Vec<_>>();
+        match words.next() {
+            None | Some("list") | Some("ls") => Ok(ContextAction::List),
+            Some("refresh") => Ok(ContextAction::Refresh),
+            Some("add") => {
+                let paths = rest(words);
+                if paths.is_empty() {
+                    Err(Self::USAGE.to_string())
+                } else {
+                    Ok(ContextAction::Add { paths })
+                }
+            }
+            Some("drop") | Some("rm") => match rest(words).as_slice() {
+                [path] => Ok(ContextAction::Drop { path: path.clone() }),
+                _ => Err(Self::USAGE.to_string()),
+            },
+            Some(_) => Err(Self::USAGE.to_string()),
+        }
+    }
 }
 
 /// Token usage of one request, as the `usage` event carries it.
@@ -326,6 +370,35 @@ pub enum AgentEvent {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn context_commands_parse() {
+        assert_eq!(ContextAction::parse(""), Ok(ContextAction::List));
+        assert_eq!(
+            ContextAction::parse(" add src *.md "),
+            Ok(ContextAction::Add {
+                paths: vec!["src".into(), "*.md".into()]
+            })
+        );
+        assert_eq!(
+            ContextAction::parse("drop all"),
+            Ok(ContextAction::Drop { path: "all".into() })
+        );
+        assert_eq!(ContextAction::parse("refresh"), Ok(ContextAction::Refresh));
+        for bad in ["add", "drop", "drop a b", "wipe"] {
+            assert_eq!(
+                ContextAction::parse(bad),
+                Err(ContextAction::USAGE.to_string())
+            );
+        }
+        let op = Op::Context {
+            action: ContextAction::Drop { path: "a".into() },
+        };
+        assert_eq!(
+            serde_json::to_string(&op).ok().as_deref(),
+            Some(r#"{"type":"context","action":{"action":"drop","path":"a"}}"#)
+        );
+    }
 
     #[test]
     fn events_serialize_with_the_documented_field_names() {

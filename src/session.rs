@@ -169,6 +169,7 @@ pub fn agent_options(
         smart_route: config.smart_route,
         approval,
         clock: Default::default(),
+        time_zone: Default::default(),
         scratch: match &config.agent_tmpdir {
             Some(dir) => Scratch::user(dir.clone()),
             None => Scratch::private(
@@ -190,6 +191,9 @@ pub fn agent_options(
         max_retries: config.max_retries,
         secrets: crate::secrets::Secrets::from_env(&config.env),
         resume: None,
+        home: Some(config.home.clone()),
+        bootstrap_max_chars: config.bootstrap_max_chars,
+        attachments: crate::prompt::attachments::Attachments::new(config.context_max_tokens),
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

@@ -69,8 +69,8 @@ pub enum ToolError {
 pub struct WebSettings {
     /// Extracted text larger than this many bytes is saved to a file (`CHATCLI_WEBFETCH_AUTOSAVE_BYTES`).
     pub autosave_bytes: usize,
-    /// Where `web_search` asks.
-    pub search: SearchBackend,
+    /// Where `web_search` asks, in order (DuckDuckGo last, by default alone).
+    pub search: Vec<SearchBackend>,
     /// `max_length` when the call gives none, in characters.
     pub default_max_length: usize,
 }
@@ -79,7 +79,7 @@ impl Default for WebSettings {
     fn default() -> Self {
         WebSettings {
             autosave_bytes: web_fetch::DEFAULT_AUTOSAVE_BYTES,
-            search: SearchBackend::None,
+            search: vec![SearchBackend::duckduckgo()],
             default_max_length: web_fetch::DEFAULT_MAX_LENGTH,
         }
     }
@@ -147,35 +147,26 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// The tools a mode offers: none in chat mode, the coder tools (and memory) in coder mode,
-    /// all in agent/run.
+    /// The tools a mode offers: none in chat mode; every tool in agent, coder and run (coder
+    /// differs by its prompt, not its tools: it needs the web tools for docs and the memory tool
+    /// for the index its prompt carries).
     pub fn for_mode(mode: Mode) -> ToolRegistry {
-        let coder: Vec<Box<dyn Tool>> = vec![
-            Box::new(read_file::ReadFile),
-            Box::new(write_file::WriteFile),
-            Box::new(patch_file::PatchFile),
-            Box::new(list_directory::ListDirectory),
-            Box::new(search_files::SearchFiles),
-            Box::new(run_command::RunCommand),
-            Box::new(git::GitStatus),
-            Box::new(git::GitDiff),
-            Box::new(git::GitLog),
-        ];
         let mut tools: Vec<Box<dyn Tool>> = match mode {
             Mode::Chat => Vec::new(),
-            // Coder needs project facts most: the memory index its prompt carries names this tool.
-            Mode::Coder => {
-                let mut coder = coder;
-                coder.push(Box::new(memory_tool::MemoryTool));
-                coder
-            }
-            Mode::Agent | Mode::Run => {
-                let mut all = coder;
-                all.push(Box::new(memory_tool::MemoryTool));
-                all.push(Box::new(web_fetch::WebFetch));
-                all.push(Box::new(web_search::WebSearch));
-                all
-            }
+            Mode::Agent | Mode::Coder | Mode::Run => vec![
+                Box::new(read_file::ReadFile),
+                Box::new(write_file::WriteFile),
+                Box::new(patch_file::PatchFile),
+                Box::new(list_directory::ListDirectory),
+                Box::new(search_files::SearchFiles),
+                Box::new(run_command::RunCommand),
+                Box::new(git::GitStatus),
+                Box::new(git::GitDiff),
+                Box::new(git::GitLog),
+                Box::new(web_fetch::WebFetch),
+                Box::new(web_search::WebSearch),
+                Box::new(memory_tool::MemoryTool),
+            ],
         };
         tools.sort_by_key(|t| t.spec().name);
         ToolRegistry {
@@ -306,7 +297,13 @@ mod tests {
             .into_iter()
             .map(|s| s.name)
             .collect();
-        assert!(!coder.contains(&"web_fetch".to_string()));
+        assert!(
+            coder.contains(&"web_fetch".to_string()) && coder.contains(&"web_search".to_string())
+        );
+        assert!(
+            coder.contains(&"memory".to_string()),
+            "coder reads the memory index too"
+        );
         assert!(coder.contains(&"patch_file".to_string()));
         assert!(ToolRegistry::for_mode(Mode::Chat).specs().is_empty());
     }

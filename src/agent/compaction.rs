@@ -8,8 +8,11 @@
 //! is deterministic (no counters, no fresh file names), so a compacted message keeps its bytes
 //! until its next stage. Every stage change rewrites a message in the middle of the cached
 //! prefix, so the `batched` schedule holds stage changes back until they pay for that rewrite.
+//! Content inlined by `@` mentions (a `<mentions>` text block in a user turn) is compacted like
+//! a tool result; its age counts from its own message and its id is a hash of its text.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 use crate::conversation::{ContentBlock, Message, Role};
 use crate::provider::demo::estimate_tokens;
@@ -174,6 +177,14 @@ impl Compactor {
                             content: self.form(tool_use_id, content, scratch),
                             is_error: *is_error,
                         },
+                        ContentBlock::Text { text } if message.role == Role::User => {
+                            match mentions_id(text) {
+                                Some(id) => ContentBlock::Text {
+                                    text: self.form(&id, text, scratch),
+                                },
+                                None => block.clone(),
+                            }
+                        }
                         other => other.clone(),
                     })
                     .collect(),
@@ -192,10 +203,15 @@ impl Compactor {
                     &format!("toolresult_{}.txt", safe_name(id)),
                     content.as_bytes(),
                 );
-                summary_line(
+                let line = summary_line(
                     content,
                     saved.ok().map(|p| p.display().to_string()).as_deref(),
-                )
+                );
+                if id.starts_with(MENTIONS_ID) {
+                    line.replacen("Old tool result", "Old @ mention content", 1)
+                } else {
+                    line
+                }
             }
         }
     }
@@ -210,24 +226,9 @@ impl Compactor {
         let mut saved_per_turn = 0u64;
         let mut first_changed: Option<usize> = None;
         for (index, message) in history.iter().enumerate() {
-            for block in &message.content {
-                let ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
-                } = block
-                else {
-                    continue;
-                };
-                let target = targets
-                    .get(tool_use_id.as_str())
-                    .copied()
-                    .unwrap_or(Stage::Whole);
-                let applied = self
-                    .applied
-                    .get(tool_use_id)
-                    .copied()
-                    .unwrap_or(Stage::Whole);
+            for (id, content) in compactable(message) {
+                let target = targets.get(id.as_str()).copied().unwrap_or(Stage::Whole);
+                let applied = self.applied.get(&id).copied().unwrap_or(Stage::Whole);
                 if target <= applied {
                     continue;
                 }
@@ -274,9 +275,44 @@ impl Compactor {
     }
 }
 
-/// For every tool result in `history`: its age and its size in characters.
+/// Prefix of the id microcompact gives a block of `@` mention content.
+const MENTIONS_ID: &str = "mentions-";
+
+/// The id of a user text block that carries `@` mention content, else `None`.
+fn mentions_id(text: &str) -> Option<String> {
+    if !text.starts_with(crate::prompt::mentions::OPEN_TAG) {
+        return None;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    Some(format!("{MENTIONS_ID}{:016x}", hasher.finish()))
+}
+
+/// The blocks of a message microcompact may shrink, as (id, text): tool results, and `@`
+/// mention content in a user turn.
+fn compactable(message: &Message) -> Vec<(String, &str)> {
+    message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => Some((tool_use_id.clone(), content.as_str())),
+            ContentBlock::Text { text } if message.role == Role::User => {
+                mentions_id(text).map(|id| (id, text.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// For every tool result (and `@` mention block) in `history`: its age and its size in
+/// characters.
 ///
-/// The age of a result is the number of assistant messages after the one that asked for it.
+/// The age of a result is the number of assistant messages after the one that asked for it;
+/// the age of mention content, the number after its own message.
 pub fn result_ages(history: &[Message]) -> HashMap<String, (usize, usize)> {
     let assistants_after: Vec<usize> = {
         let mut counts = vec![0; history.len()];
@@ -298,20 +334,17 @@ pub fn result_ages(history: &[Message]) -> HashMap<String, (usize, usize)> {
         }
     }
     let mut ages = HashMap::new();
-    for message in history {
-        for block in &message.content {
-            if let ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                ..
-            } = block
-            {
-                let age = asked_at
-                    .get(tool_use_id.as_str())
+    for (index, message) in history.iter().enumerate() {
+        for (id, content) in compactable(message) {
+            let age = if id.starts_with(MENTIONS_ID) {
+                assistants_after[index]
+            } else {
+                asked_at
+                    .get(id.as_str())
                     .map(|i| assistants_after[*i])
-                    .unwrap_or(0);
-                ages.insert(tool_use_id.clone(), (age, content.chars().count()));
-            }
+                    .unwrap_or(0)
+            };
+            ages.insert(id, (age, content.chars().count()));
         }
     }
     ages
@@ -427,6 +460,65 @@ mod tests {
                     .collect::<String>(),
             )
         );
+    }
+
+    #[test]
+    fn mention_content_ages_like_a_tool_result() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scratch = Scratch::private(dir.path().to_path_buf());
+        let inlined = format!("<mentions>\n{}</mentions>", "1  fn x() {}\n".repeat(400));
+        let mut history = vec![Message {
+            role: Role::User,
+            content: vec![
+                ContentBlock::Text {
+                    text: "explain".into(),
+                },
+                ContentBlock::Text {
+                    text: inlined.clone(),
+                },
+            ],
+        }];
+        let eager = Settings {
+            schedule: Schedule::Eager,
+            ..Settings::default()
+        };
+        let pressure = Pressure {
+            context_share: 0.0,
+            economics: CacheEconomics::default(),
+        };
+        let mut sent = Vec::new();
+        for turn in 0..5 {
+            let mut compactor = Compactor::new(eager);
+            let rendered = compactor.render(&history, &scratch, pressure);
+            sent.push(rendered[0].content[1].clone());
+            assert_eq!(
+                rendered[0].content[0], history[0].content[0],
+                "the prompt itself is never touched"
+            );
+            history.push(Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: format!("answer {turn}"),
+                }],
+            });
+            history.push(Message::user_text(format!("next {turn}")));
+        }
+        let text = |b: &ContentBlock| match b {
+            ContentBlock::Text { text } => text.clone(),
+            _ => String::new(),
+        };
+        assert_eq!(text(&sent[1]), inlined, "whole while young");
+        assert!(
+            text(&sent[2]).contains("chars omitted"),
+            "{}",
+            text(&sent[2])
+        );
+        assert!(
+            text(&sent[4]).starts_with("[Old @ mention content cleared — 402 lines"),
+            "{}",
+            text(&sent[4])
+        );
+        assert_eq!(history[0].content[1], ContentBlock::Text { text: inlined });
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl Agent {
         push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
         let request = ModelRequest {
             model: self.provider.model().to_string(),
-            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace, None),
+            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace, &[], None),
             tools: Vec::new(),
             messages: prefix,
             max_output_tokens: 1024,
@@ -273,6 +273,175 @@ impl Agent {
         };
     }
 
+    /// The prompt's `@` mentions and the text that inlines them (off the agent task: it reads
+    /// files and runs git); a notice says what was inlined.
+    pub(super) async fn expand_mentions(
+        &mut self,
+        text: &str,
+    ) -> (Vec<prompt::mentions::Mention>, Option<String>) {
+        let cwd = self.tool_ctx.workspace.clone();
+        let probe = text.to_string();
+        let (mentions, inlined) = tokio::task::spawn_blocking(move || {
+            let mentions = prompt::mentions::find(&probe, &cwd);
+            let inlined = (!mentions.is_empty()).then(|| prompt::mentions::expand(&mentions, &cwd));
+            (mentions, inlined)
+        })
+        .await
+        .unwrap_or_default();
+        if let Some(inlined) = &inlined {
+            let names: Vec<String> = mentions.iter().map(|m| format!("@{}", m.written)).collect();
+            self.emit(AgentEvent::Notice {
+                message: format!(
+                    "inlined {} into this prompt (~{} tokens)",
+                    names.join(", "),
+                    crate::tokens::count(inlined)
+                ),
+            });
+        }
+        (mentions, inlined)
+    }
+
+    /// Re-checks the bootstrap files (off the agent task: it touches the disk).
+    pub(super) async fn refresh_bootstrap(&mut self) {
+        let mut bootstrap = std::mem::take(&mut self.bootstrap);
+        let fallback = bootstrap.unloaded();
+        self.bootstrap = tokio::task::spawn_blocking(move || {
+            bootstrap.refresh();
+            bootstrap
+        })
+        .await
+        .unwrap_or(fallback);
+    }
+
+    /// The session's project blocks, in wire order: bootstrap, then attachments.
+    pub(super) fn project_blocks(&self) -> Vec<crate::conversation::SystemBlock> {
+        self.bootstrap
+            .system_block()
+            .into_iter()
+            .chain(self.attachments.system_block())
+            .collect()
+    }
+
+    /// `/context`: changes the attachments (off the agent task: it reads files) or lists what the
+    /// prompt carries; the answer is the notice text.
+    pub(super) async fn context_command(
+        &mut self,
+        action: crate::protocol::ContextAction,
+    ) -> String {
+        use crate::protocol::ContextAction;
+        use prompt::attachments::Outcome;
+        let cwd = self.tool_ctx.workspace.clone();
+        let describe = |verb: &str, outcome: &Outcome, total: u64, max: u64| {
+            let files: Vec<String> = outcome
+                .files
+                .iter()
+                .map(|(path, tokens)| format!("{path} ({tokens} tokens)"))
+                .collect();
+            let mut text = format!(
+                "{verb} {}; attachments now {total} of {max} tokens, sent with the cached prefix",
+                if files.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    files.join(", ")
+                }
+            );
+            if !outcome.skipped.is_empty() {
+                text.push_str(&format!("; skipped {}", outcome.skipped.join(", ")));
+            }
+            text
+        };
+        match action {
+            ContextAction::List => {
+                self.refresh_bootstrap().await;
+                self.context_listing()
+            }
+            ContextAction::Drop { path } => {
+                let gone = self.attachments.drop_path(&path);
+                if gone.is_empty() {
+                    format!("{path} is not attached (/context list shows what is)")
+                } else {
+                    format!(
+                        "dropped {}; attachments now {} tokens",
+                        gone.join(", "),
+                        self.attachments.total_tokens()
+                    )
+                }
+            }
+            ContextAction::Add { paths } => {
+                let mut attachments = self.attachments.clone();
+                let result = tokio::task::spawn_blocking(move || {
+                    attachments.add(&cwd, &paths).map(|o| (attachments, o))
+                })
+                .await;
+                match result {
+                    Ok(Ok((attachments, outcome))) => {
+                        self.attachments = attachments;
+                        describe(
+                            "attached",
+                            &outcome,
+                            self.attachments.total_tokens(),
+                            self.attachments.max_tokens(),
+                        )
+                    }
+                    Ok(Err(e)) => format!("/context add refused: {e}"),
+                    Err(e) => format!("/context add failed: {e}"),
+                }
+            }
+            ContextAction::Refresh => {
+                let mut attachments = self.attachments.clone();
+                let result = tokio::task::spawn_blocking(move || {
+                    attachments.refresh(&cwd).map(|o| (attachments, o))
+                })
+                .await;
+                match result {
+                    Ok(Ok((attachments, outcome))) => {
+                        self.attachments = attachments;
+                        describe(
+                            "re-read",
+                            &outcome,
+                            self.attachments.total_tokens(),
+                            self.attachments.max_tokens(),
+                        )
+                    }
+                    Ok(Err(e)) => format!("/context refresh refused: {e}"),
+                    Err(e) => format!("/context refresh failed: {e}"),
+                }
+            }
+        }
+    }
+
+    /// What `/context list` says: the bootstrap files with where they came from, and the
+    /// attachments, each with its tokens.
+    fn context_listing(&self) -> String {
+        let mut lines = vec![
+            "bootstrap files (AGENTS.md, SOUL.md, USER.md, IDENTITY.md, RULES.md):".to_string(),
+        ];
+        if self.bootstrap.files().is_empty() {
+            lines.push("  none found in the project root or CHATCLI_HOME".into());
+        }
+        for file in self.bootstrap.files() {
+            lines.push(format!(
+                "  {} · {} · {} · {} tokens",
+                file.name,
+                file.source.as_str(),
+                file.path.display(),
+                crate::tokens::count(&file.text)
+            ));
+        }
+        lines.push(format!(
+            "attachments ({} of {} tokens):",
+            self.attachments.total_tokens(),
+            self.attachments.max_tokens()
+        ));
+        if self.attachments.items().is_empty() {
+            lines.push("  none (/context add PATH…)".into());
+        }
+        for item in self.attachments.items() {
+            lines.push(format!("  {} · {} tokens", item.path, item.tokens));
+        }
+        lines.join("\n")
+    }
+
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
     pub(super) fn attach_volatile(&mut self) {
         let blocks = self.volatile_now(false);
@@ -283,26 +452,31 @@ impl Agent {
         }
     }
 
-    /// The volatile blocks for the next request; `with_time` adds the time of day to the date (the
-    /// naive client does, as the reference system did).
-    pub(super) fn volatile_now(&self, with_time: bool) -> Vec<crate::conversation::SystemBlock> {
+    /// The volatile blocks for the next request. The naive client of the benchmark says the UTC
+    /// time to the second, as the reference system did; chatcli says the local time to the
+    /// minute with the zone and the working directory.
+    pub(super) fn volatile_now(&self, naive: bool) -> Vec<crate::conversation::SystemBlock> {
         let secs = (self.options.clock.0)()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let today = if with_time {
+        let dynamic = if naive {
             let stamp = crate::session::utc_stamp(secs);
             format!(
-                "{} {}:{}:{}",
+                "Today is {} {}:{}:{} (UTC).",
                 prompt::utc_date(secs),
                 &stamp[9..11],
                 &stamp[11..13],
                 &stamp[13..15]
             )
         } else {
-            prompt::utc_date(secs)
+            prompt::dynamic::dynamic_context(
+                secs,
+                &self.options.time_zone,
+                &self.tool_ctx.workspace,
+            )
         };
         let (full, recall) = self.prompt_memory.clone();
-        prompt::volatile_blocks(&today, full, recall)
+        prompt::volatile_blocks(dynamic, full, recall)
     }
 }

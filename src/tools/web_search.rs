@@ -1,8 +1,14 @@
-//! `web_search`: a compact numbered list of results from a configured backend.
+//! `web_search`: a compact numbered list of results, from the first backend that answers.
 //!
-//! Backends: a SearXNG instance (`CHATCLI_SEARXNG_URL`, its JSON API) or the Brave Search API
-//! (`BRAVE_SEARCH_API_KEY`). With neither, the tool answers plainly that search is not set up,
-//! naming both variables, instead of failing obscurely.
+//! Backends, tried in order: a SearXNG instance (`CHATCLI_SEARXNG_URL`, its JSON API) and the
+//! Brave Search API (`BRAVE_SEARCH_API_KEY`) when configured, then DuckDuckGo's HTML endpoint,
+//! which needs no account and is always last. A backend that fails (network, HTTP status, a bot
+//! check, no results) falls through to the next, with the reason logged; only when every backend
+//! failed does the model see the reasons. Each base URL can be overridden
+//! (`CHATCLI_WEBSEARCH_DDG_URL`, `CHATCLI_WEBSEARCH_SEARXNG_URL`, `CHATCLI_WEBSEARCH_BRAVE_URL`)
+//! so tests run against a local server. The DuckDuckGo page is HTML meant for browsers: its
+//! parser reads the `result__a` links (unwrapping the `/l/?uddg=` redirect) and the
+//! `result__snippet` that follows each, and skips ads (`/y.js` links).
 
 use std::time::Duration;
 
@@ -13,20 +19,39 @@ use serde_json::{Value, json};
 use super::{Tool, ToolContext, ToolError, ToolOutput, optional_usize, required_str, take_chars};
 use crate::conversation::ToolSpec;
 
-/// Where searches go.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// One place searches can go.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SearchBackend {
-    /// Not configured.
-    #[default]
-    None,
+    /// DuckDuckGo's HTML endpoint at this base URL (no key).
+    DuckDuckGo { base_url: String },
     /// A SearXNG instance at this base URL.
     Searxng(String),
     /// The Brave Search API with this key, at this base URL.
     Brave { key: String, base_url: String },
 }
 
+impl SearchBackend {
+    /// The backend's name, for logs and errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SearchBackend::DuckDuckGo { .. } => "DuckDuckGo",
+            SearchBackend::Searxng(_) => "SearXNG",
+            SearchBackend::Brave { .. } => "Brave",
+        }
+    }
+
+    /// DuckDuckGo at its public address: the backend that needs no configuration.
+    pub fn duckduckgo() -> SearchBackend {
+        SearchBackend::DuckDuckGo {
+            base_url: DDG_BASE_URL.to_string(),
+        }
+    }
+}
+
 /// Brave's public endpoint.
 pub const BRAVE_BASE_URL: &str = "https://api.search.brave.com";
+/// DuckDuckGo's HTML endpoint.
+pub const DDG_BASE_URL: &str = "https://html.duckduckgo.com";
 
 /// The `web_search` tool.
 pub struct WebSearch;
@@ -58,20 +83,59 @@ impl Tool for WebSearch {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
             let query = required_str(args, "query")?;
-            let max = optional_usize(args, "max_results")?.unwrap_or(5).clamp(1, 20);
-            let results = match &ctx.web.search {
-                SearchBackend::None => {
-                    return Err(ToolError::Failed(
-                        "web_search is not configured: set CHATCLI_SEARXNG_URL (a SearXNG instance) or BRAVE_SEARCH_API_KEY".into(),
-                    ));
-                }
-                SearchBackend::Searxng(base) => searxng(base, query).await?,
-                SearchBackend::Brave { key, base_url } => brave(base_url, key, query, max).await?,
-            };
+            let max = optional_usize(args, "max_results")?
+                .unwrap_or(5)
+                .clamp(1, 20);
+            let results = search(&ctx.web.search, query, max).await?;
             Ok(ToolOutput::text(format_results(&results, max)))
         }
         .boxed()
     }
+}
+
+/// Asks each backend in turn until one returns results; an empty list when every backend
+/// answered with none, an error naming each failure otherwise.
+pub async fn search(
+    backends: &[SearchBackend],
+    query: &str,
+    max: usize,
+) -> Result<Vec<Hit>, ToolError> {
+    if backends.is_empty() {
+        return Err(ToolError::Failed(
+            "web_search has no backend: set CHATCLI_SEARXNG_URL or BRAVE_SEARCH_API_KEY, or leave DuckDuckGo on".into(),
+        ));
+    }
+    let mut failures = Vec::new();
+    for backend in backends {
+        let result = match backend {
+            SearchBackend::DuckDuckGo { base_url } => duckduckgo(base_url, query).await,
+            SearchBackend::Searxng(base) => searxng(base, query).await,
+            SearchBackend::Brave { key, base_url } => brave(base_url, key, query, max).await,
+        };
+        match result {
+            Ok(hits) if !hits.is_empty() => return Ok(hits),
+            Ok(_) => {
+                tracing::info!(
+                    backend = backend.name(),
+                    "web_search: no results, trying the next backend"
+                );
+                failures.push(None);
+            }
+            Err(e) => {
+                tracing::warn!(backend = backend.name(), reason = %e, "web_search: backend failed, trying the next");
+                failures.push(Some(format!("{}: {e}", backend.name())));
+            }
+        }
+    }
+    let reasons: Vec<String> = failures.into_iter().flatten().collect();
+    if reasons.len() < backends.len() {
+        // At least one backend answered, with nothing.
+        return Ok(Vec::new());
+    }
+    Err(ToolError::Failed(format!(
+        "web search failed on every backend: {}",
+        reasons.join("; ")
+    )))
 }
 
 /// One result: title, URL, snippet.
@@ -98,13 +162,13 @@ async fn get_json(request: reqwest::RequestBuilder, what: &str) -> Result<Value,
     let text = response.text().await.unwrap_or_default();
     if !status.is_success() {
         return Err(ToolError::Failed(format!(
-            "{what} returned HTTP {}: {}",
+            "HTTP {}: {}",
             status.as_u16(),
             crate::provider::http::error_message(&text)
         )));
     }
     serde_json::from_str(&text)
-        .map_err(|e| ToolError::Failed(format!("{what} sent something that is not JSON: {e}")))
+        .map_err(|e| ToolError::Failed(format!("the answer is not JSON: {e}")))
 }
 
 fn hits(items: Option<&Vec<Value>>, snippet_key: &str) -> Vec<Hit> {
@@ -120,12 +184,172 @@ fn hits(items: Option<&Vec<Value>>, snippet_key: &str) -> Vec<Hit> {
         .collect()
 }
 
+async fn duckduckgo(base: &str, query: &str) -> Result<Vec<Hit>, ToolError> {
+    let url = format!("{}/html/", base.trim_end_matches('/'));
+    let response = client()?
+        .get(url)
+        .query(&[("q", query)])
+        // The HTML endpoint serves browsers; an unknown agent gets the bot check more often.
+        .header("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) chatcli")
+        .header("Accept", "text/html")
+        .send()
+        .await
+        .map_err(|e| ToolError::Failed(format!("request failed: {e}")))?;
+    let status = response.status();
+    let html = response.text().await.unwrap_or_default();
+    // DuckDuckGo answers a suspected bot with 202 and a CAPTCHA page.
+    if status.as_u16() == 202 || html.contains("anomaly-modal") {
+        return Err(ToolError::Failed(
+            "DuckDuckGo asked for a bot check (CAPTCHA); try again later or configure SearXNG/Brave".into(),
+        ));
+    }
+    if !status.is_success() {
+        return Err(ToolError::Failed(format!("HTTP {}", status.as_u16())));
+    }
+    Ok(parse_duckduckgo(&html))
+}
+
+/// The results of a DuckDuckGo HTML page, ads left out.
+pub fn parse_duckduckgo(html: &str) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let starts: Vec<usize> = html
+        .match_indices("class=\"result__a\"")
+        .map(|(i, _)| i)
+        .collect();
+    for (n, &at) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(html.len());
+        // The opening `<a` of this link.
+        let Some(tag_start) = html[..at].rfind("<a") else {
+            continue;
+        };
+        let Some(tag_len) = html[tag_start..].find('>') else {
+            continue;
+        };
+        let tag = &html[tag_start..tag_start + tag_len];
+        let Some(href) = attribute(tag, "href") else {
+            continue;
+        };
+        let Some(url) = result_url(&decode_entities(href)) else {
+            continue;
+        };
+        let body_start = tag_start + tag_len + 1;
+        let title_end = html[body_start..]
+            .find("</a>")
+            .map(|i| body_start + i)
+            .unwrap_or(body_start);
+        let title = decode_entities(&strip_tags(&html[body_start..title_end]));
+        let snippet = html[title_end..end]
+            .find("class=\"result__snippet")
+            .and_then(|i| {
+                let from = title_end + i;
+                let open = html[from..end].find('>')? + from + 1;
+                let close = ["</a>", "</div>", "</td>"]
+                    .iter()
+                    .filter_map(|c| html[open..end].find(c))
+                    .min()
+                    .map(|i| open + i)
+                    .unwrap_or(end);
+                Some(decode_entities(&strip_tags(&html[open..close])))
+            })
+            .unwrap_or_default();
+        if !hits.iter().any(|h: &Hit| h.url == url) {
+            hits.push(Hit {
+                title,
+                url,
+                snippet,
+            });
+        }
+    }
+    hits
+}
+
+fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!("{name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let len = tag[start..].find('"')?;
+    Some(&tag[start..start + len])
+}
+
+/// The address a result link leads to: DuckDuckGo's `/l/?uddg=` redirect unwrapped, ads
+/// (`/y.js`) and anything that is not http(s) dropped.
+fn result_url(href: &str) -> Option<String> {
+    let absolute = if href.starts_with("//") {
+        format!("https:{href}")
+    } else {
+        href.to_string()
+    };
+    let parsed = url::Url::parse(&absolute).ok()?;
+    let on_ddg = parsed
+        .host_str()
+        .is_some_and(|h| h == "duckduckgo.com" || h.ends_with(".duckduckgo.com"));
+    if on_ddg {
+        if parsed.path() == "/y.js" {
+            return None;
+        }
+        let target = parsed
+            .query_pairs()
+            .find(|(k, _)| k == "uddg")
+            .map(|(_, v)| v.into_owned())?;
+        return result_url(&target);
+    }
+    matches!(parsed.scheme(), "http" | "https").then(|| parsed.to_string())
+}
+
+/// The HTML entities a results page uses, decoded.
+fn decode_entities(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let Some(end) = rest[..rest.len().min(12)].find(';') else {
+            out.push('&');
+            rest = &rest[1..];
+            continue;
+        };
+        let entity = &rest[1..end];
+        let decoded = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            "nbsp" => Some(' '),
+            "mdash" => Some('—'),
+            "ndash" => Some('–'),
+            "hellip" => Some('…'),
+            "lsquo" => Some('‘'),
+            "rsquo" => Some('’'),
+            "ldquo" => Some('“'),
+            "rdquo" => Some('”'),
+            _ => entity
+                .strip_prefix("#x")
+                .or_else(|| entity.strip_prefix("#X"))
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
+                .and_then(char::from_u32),
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 async fn searxng(base: &str, query: &str) -> Result<Vec<Hit>, ToolError> {
     let url = format!("{}/search", base.trim_end_matches('/'));
     let request = client()?
         .get(url)
         .query(&[("q", query), ("format", "json")]);
-    let body = get_json(request, "SearXNG search").await?;
+    let body = get_json(request, "request").await?;
     Ok(hits(body["results"].as_array(), "content"))
 }
 
@@ -136,7 +360,7 @@ async fn brave(base: &str, key: &str, query: &str, max: usize) -> Result<Vec<Hit
         .query(&[("q", query), ("count", &max.to_string())])
         .header("Accept", "application/json")
         .header("X-Subscription-Token", key);
-    let body = get_json(request, "Brave search").await?;
+    let body = get_json(request, "request").await?;
     Ok(hits(body["web"]["results"].as_array(), "description"))
 }
 

@@ -454,6 +454,10 @@ impl App {
                 self.send(Op::CacheReport);
             }
             "files" => self.open_files(),
+            "context" => match crate::protocol::ContextAction::parse(rest) {
+                Ok(action) => self.send(Op::Context { action }),
+                Err(usage) => self.notice(usage),
+            },
             "quit" => self.quit = true,
             other => self.chat.push(CellKind::Notice(format!(
                 "/{other} is listed but has no action here: try /help"

@@ -53,6 +53,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "fold older turns into a summary (one request)",
     },
     SlashCommand {
+        name: "context",
+        args: "add PATH…|list|drop PATH|all|refresh",
+        about: "files attached to the cached prefix",
+    },
+    SlashCommand {
         name: "cost",
         args: "",
         about: "session cost summary",

@@ -14,7 +14,7 @@ const PINNED_FILES: &[(&str, u64)] = &[("core", 53), ("agent", 70), ("coder", 82
 /// (mode, pinned tools + system tokens, budget)
 const PINNED_TOTALS: &[(Mode, u64, u64)] = &[
     (Mode::Agent, 1039, 2500),
-    (Mode::Coder, 873, 3000),
+    (Mode::Coder, 1051, 3000),
     (Mode::Chat, 53, 1000),
 ];
 
@@ -29,7 +29,7 @@ fn fixed_part_with(mode: Mode, digest: Option<&str>) -> (u64, u64) {
     } else {
         count(&serde_json::to_string(&tools).expect("json"))
     };
-    let system: Vec<String> = stable_blocks(mode, Path::new("/home/user/project"), digest)
+    let system: Vec<String> = stable_blocks(mode, Path::new("/home/user/project"), &[], digest)
         .into_iter()
         .map(|b| b.text)
         .collect();

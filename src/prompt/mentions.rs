@@ -1,0 +1,237 @@
+//! `@` mentions: workspace content the user points at, inlined into that one user turn.
+//!
+//! A word that starts with `@` and names an existing file or folder relative to the working
+//! directory (inside it) is a mention: a file comes in line-numbered and capped like
+//! `read_file`, a folder as its listing (honouring `.gitignore`), and `@git` as `git status
+//! --short` plus `git diff --stat`. Anything else stays text: `user@example.com` does not start
+//! a word with `@`, `@someone` names nothing. The inlined text is appended to the newest user
+//! message once and is history afterwards; it never enters the system prompt, so mentioning a
+//! file does not touch the cached prefix. Expanding reads files and runs git: call it off the
+//! agent task (`spawn_blocking`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The tag that opens the inlined text (microcompact recognises mention content by it).
+pub const OPEN_TAG: &str = "<mentions>";
+
+/// Entries a folder mention lists at most.
+const MAX_ENTRIES: usize = 200;
+/// Characters of `@git` output kept.
+const MAX_GIT_CHARS: usize = 20_000;
+
+/// What a mention points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A file, relative to the working directory.
+    File(PathBuf),
+    /// A folder, relative to the working directory.
+    Folder(PathBuf),
+    /// `@git`: the repository's status and diff summary.
+    Git,
+}
+
+/// One mention as written and what it points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// The words as typed, without the `@` (`notes.txt`, `src`, `git`).
+    pub written: String,
+    pub target: Target,
+}
+
+/// The mentions in `text`, in order and without repeats; `cwd` decides what exists.
+pub fn find(text: &str, cwd: &Path) -> Vec<Mention> {
+    let mut found: Vec<Mention> = Vec::new();
+    for word in text.split_whitespace() {
+        let Some(rest) = word.strip_prefix('@') else {
+            continue;
+        };
+        let Some(mention) = resolve(rest, cwd) else {
+            continue;
+        };
+        if !found.iter().any(|m| m.target == mention.target) {
+            found.push(mention);
+        }
+    }
+    found
+}
+
+/// The longest reading of `rest` (trailing punctuation dropped one by one) that names something.
+fn resolve(rest: &str, cwd: &Path) -> Option<Mention> {
+    let mut candidate = rest;
+    loop {
+        if candidate.is_empty() {
+            return None;
+        }
+        if let Some(target) = target(candidate, cwd) {
+            return Some(Mention {
+                written: candidate.to_string(),
+                target,
+            });
+        }
+        let last = candidate.chars().next_back()?;
+        if !matches!(
+            last,
+            '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '`'
+        ) {
+            return None;
+        }
+        candidate = &candidate[..candidate.len() - last.len_utf8()];
+    }
+}
+
+fn target(candidate: &str, cwd: &Path) -> Option<Target> {
+    if candidate == "git" {
+        return Some(Target::Git);
+    }
+    let relative = Path::new(candidate);
+    if relative.is_absolute() {
+        return None;
+    }
+    let full = cwd.join(relative).canonicalize().ok()?;
+    let root = cwd.canonicalize().ok()?;
+    // Mentions stay inside the working directory, as the tools do.
+    let inside = full.strip_prefix(&root).ok()?.to_path_buf();
+    if full.is_dir() {
+        Some(Target::Folder(inside))
+    } else if full.is_file() {
+        Some(Target::File(inside))
+    } else {
+        None
+    }
+}
+
+/// The text that carries the mentioned content, one `<mention>` element each.
+pub fn expand(mentions: &[Mention], cwd: &Path) -> String {
+    let mut out = String::from(OPEN_TAG);
+    for mention in mentions {
+        let body = match &mention.target {
+            Target::File(path) => file_text(&cwd.join(path)),
+            Target::Folder(path) => folder_listing(&cwd.join(path)),
+            Target::Git => git_summary(cwd),
+        };
+        let kind = match mention.target {
+            Target::File(_) => "file",
+            Target::Folder(_) => "folder",
+            Target::Git => "git",
+        };
+        out.push_str(&format!(
+            "\n<mention {kind}=\"{}\">\n{}\n</mention>",
+            mention.written,
+            body.trim_end()
+        ));
+    }
+    out.push_str("\n</mentions>");
+    out
+}
+
+fn file_text(path: &Path) -> String {
+    match std::fs::read(path) {
+        Err(e) => format!("(cannot read it: {e})"),
+        Ok(bytes) if bytes.iter().take(8192).any(|b| *b == 0) => {
+            "(a binary file: not inlined)".to_string()
+        }
+        Ok(bytes) => crate::tools::read_file::number_lines(
+            &String::from_utf8_lossy(&bytes),
+            crate::tools::read_file::LineRange::default(),
+        ),
+    }
+}
+
+/// A folder's files and folders (depth 2, `.gitignore` honoured), one per line, folders with `/`.
+pub fn folder_listing(root: &Path) -> String {
+    let walker = ignore::WalkBuilder::new(root)
+        .max_depth(Some(2))
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    let mut lines = Vec::new();
+    let mut more = 0usize;
+    for entry in walker.flatten() {
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        if lines.len() >= MAX_ENTRIES {
+            more += 1;
+            continue;
+        }
+        let dir = entry.file_type().is_some_and(|t| t.is_dir());
+        lines.push(format!("{}{}", rel.display(), if dir { "/" } else { "" }));
+    }
+    if lines.is_empty() {
+        return "(empty folder)".to_string();
+    }
+    if more > 0 {
+        lines.push(format!("[... {more} more entries not listed]"));
+    }
+    lines.join("\n")
+}
+
+fn git_summary(cwd: &Path) -> String {
+    let run = |args: &[&str]| -> String {
+        match Command::new("git").args(args).current_dir(cwd).output() {
+            Err(e) => format!("(git could not run: {e})"),
+            Ok(out) if !out.status.success() => format!(
+                "(git {} failed: {})",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            Ok(out) => {
+                let text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+                if text.is_empty() {
+                    "(nothing)".to_string()
+                } else {
+                    text
+                }
+            }
+        }
+    };
+    let text = format!(
+        "$ git status --short\n{}\n$ git diff --stat\n{}",
+        run(&["status", "--short"]),
+        run(&["diff", "--stat"])
+    );
+    let (kept, cut) = crate::tools::take_chars(&text, MAX_GIT_CHARS);
+    if cut {
+        format!("{kept}\n[... git output capped at {MAX_GIT_CHARS} characters]")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_existing_paths_at_the_start_of_a_word_are_mentions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("notes.txt"), "alpha\n").expect("write");
+        std::fs::create_dir(dir.path().join("src")).expect("mkdir");
+        let found = find(
+            "see @notes.txt, @src and @git; mail user@example.com or @someone (@notes.txt)",
+            dir.path(),
+        );
+        let written: Vec<&str> = found.iter().map(|m| m.written.as_str()).collect();
+        assert_eq!(written, vec!["notes.txt", "src", "git"]);
+        assert_eq!(found[0].target, Target::File("notes.txt".into()));
+        assert_eq!(found[1].target, Target::Folder("src".into()));
+        assert!(find("@../etc @/etc/passwd", dir.path()).is_empty());
+    }
+
+    #[test]
+    fn files_come_numbered_and_folders_listed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").expect("write");
+        std::fs::create_dir(dir.path().join("src")).expect("mkdir");
+        std::fs::write(dir.path().join("src/a.rs"), "").expect("write");
+        let text = expand(&find("@notes.txt @src", dir.path()), dir.path());
+        assert_eq!(
+            text,
+            "<mentions>\n<mention file=\"notes.txt\">\n1  alpha\n2  beta\n</mention>\n<mention folder=\"src\">\na.rs\n</mention>\n</mentions>"
+        );
+    }
+}
