@@ -206,7 +206,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         len: history.len(),
         last: history.last().map(message_hash),
     };
-    let (memory, digest) = open_memory(options.memory.as_ref());
+    let (memory, digest) = open_memory(options.memory.as_ref(), &options.secrets);
     let hyde = memory
         .as_ref()
         .filter(|(_, settings)| settings.hyde)
@@ -225,11 +225,15 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         volatile: VolatileTracker::default(),
         ledger: ledger::CacheLedger::default(),
         log,
+        masker: crate::secrets::EventMasker::new(options.secrets.clone()),
         approvals,
         mode: options.mode,
         tool_ctx: ToolContext {
             workspace,
-            scratch: options.scratch.clone(),
+            scratch: options
+                .scratch
+                .clone()
+                .with_secrets(options.secrets.clone()),
             web: options.web.clone(),
             memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
             hyde,
@@ -266,6 +270,8 @@ struct Agent {
     volatile: VolatileTracker,
     ledger: ledger::CacheLedger,
     log: Option<SessionLog>,
+    /// Masks secrets in every event, across delta boundaries.
+    masker: crate::secrets::EventMasker,
     approvals: Approvals,
     options: AgentOptions,
     mode: Mode,
@@ -310,33 +316,15 @@ impl Ending {
 
 impl Agent {
     fn emit(&mut self, event: AgentEvent) {
-        // Text that may quote a provider's error goes out with known secrets masked.
-        let secrets = &self.options.secrets;
-        let event = match event {
-            AgentEvent::Error { message } => AgentEvent::Error {
-                message: secrets.mask(&message),
-            },
-            AgentEvent::Notice { message } => AgentEvent::Notice {
-                message: secrets.mask(&message),
-            },
-            AgentEvent::Retrying {
-                attempt,
-                max,
-                wait_ms,
-                reason,
-            } => AgentEvent::Retrying {
-                attempt,
-                max,
-                wait_ms,
-                reason: secrets.mask(&reason),
-            },
-            other => other,
-        };
-        if let Some(log) = self.log.as_mut() {
-            log.append(&event);
+        // Known secrets are masked before anything is logged or shown; a delta that could be
+        // the start of a key is held back until the next event decides.
+        for event in self.masker.filter(event) {
+            if let Some(log) = self.log.as_mut() {
+                log.append(&event);
+            }
+            // The receiver gone means the UI is shutting down; there is nobody left to tell.
+            let _ = self.events.send(event);
         }
-        // The receiver gone means the UI is shutting down; there is nobody left to tell.
-        let _ = self.events.send(event);
     }
 
     async fn run(
@@ -535,6 +523,7 @@ impl Agent {
                 &response.tool_calls,
                 &mut self.approvals,
                 &cancel,
+                &self.options.secrets,
                 &self.events,
             )
             .await;

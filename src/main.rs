@@ -133,7 +133,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Memory(command)) => {
             let mut stdout = std::io::stdout();
-            chatcli::memory::cli::run(&config.home.join("memory"), command.action(), &mut stdout)?;
+            chatcli::memory::cli::run(
+                &config.home.join("memory"),
+                command.action(),
+                chatcli::secrets::Secrets::from_env(&config.env),
+                &mut stdout,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Exec(args)) => {

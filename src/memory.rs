@@ -202,6 +202,8 @@ pub struct Store {
     dir: PathBuf,
     pub facts: Vec<Fact>,
     pub profile: Profile,
+    /// Values masked in every fact before it is written.
+    secrets: crate::secrets::Secrets,
 }
 
 impl Store {
@@ -217,7 +219,14 @@ impl Store {
             dir: dir.to_path_buf(),
             facts,
             profile,
+            secrets: Default::default(),
         })
+    }
+
+    /// The store, masking these secrets in every fact it writes (`facts.jsonl`, `MEMORY.md`).
+    pub fn with_secrets(mut self, secrets: crate::secrets::Secrets) -> Store {
+        self.secrets = secrets;
+        self
     }
 
     /// The directory.
@@ -322,6 +331,13 @@ impl Store {
         let _lock = Lock::acquire(&self.dir)?;
         let mut facts = read_facts(&self.dir.join("facts.jsonl"))?;
         let out = change(&mut facts)?;
+        if !self.secrets.is_empty() {
+            for fact in facts.iter_mut() {
+                fact.content = self.secrets.mask(&fact.content);
+                fact.source = self.secrets.mask(&fact.source);
+                fact.tags = fact.tags.iter().map(|t| self.secrets.mask(t)).collect();
+            }
+        }
         write_atomic(&self.dir.join("facts.jsonl"), &facts_jsonl(&facts))?;
         write_atomic(&self.dir.join("MEMORY.md"), memory_md(&facts).as_bytes())?;
         self.facts = facts;

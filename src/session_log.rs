@@ -6,7 +6,8 @@
 //! flushed when written and the file is synced at the end of every prompt, so a crash loses at
 //! most the line in flight; a torn last line is skipped on resume with a warning, never a refusal.
 //! Event lines are exactly what `exec --json` prints; history lines (`history`, `history_reset`)
-//! carry the conversation the agent needs to go on. Known secrets are masked in every line.
+//! carry the conversation the agent needs to go on. Known secrets are masked in every line, on
+//! the raw strings (a masked serialised line would miss a key holding `"` or `\`).
 //! Writing the log never stops the session: a failure is logged once.
 
 use std::fs::{File, OpenOptions};
@@ -90,7 +91,6 @@ impl SessionLog {
 
     fn write_line(&mut self, line: std::io::Result<String>, sync: bool) {
         let result = line
-            .map(|l| self.secrets.mask(&l))
             .and_then(|line| writeln!(self.file, "{line}"))
             .and_then(|()| self.file.flush())
             .and_then(|()| {
@@ -111,18 +111,20 @@ impl SessionLog {
     /// Appends one event and flushes it; syncs to disk when a prompt finishes.
     pub fn append(&mut self, event: &AgentEvent) {
         let sync = matches!(event, AgentEvent::TurnFinished { .. });
-        self.write_line(
-            serde_json::to_string(event).map_err(std::io::Error::other),
-            sync,
-        );
+        let line = self
+            .secrets
+            .to_masked_json(event)
+            .map_err(std::io::Error::other);
+        self.write_line(line, sync);
     }
 
     /// Appends a history change.
     pub fn append_history(&mut self, record: &HistoryRecord) {
-        self.write_line(
-            serde_json::to_string(record).map_err(std::io::Error::other),
-            false,
-        );
+        let line = self
+            .secrets
+            .to_masked_json(record)
+            .map_err(std::io::Error::other);
+        self.write_line(line, false);
     }
 }
 

@@ -3,6 +3,8 @@
 //! Every call in the batch gets exactly one result, whatever happens: an unknown tool, arguments
 //! that are not a JSON object, a denied approval, a failure or an interrupt all become an error
 //! result the model can read. Calls that write or execute go one at a time, each approved first.
+//! Known secrets are masked in each result before it enters the conversation (`run_command env`
+//! would otherwise send the user's keys to the provider) and in every event about a call.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -14,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::ContentBlock;
 use crate::protocol::{AgentEvent, ApprovalDecision};
 use crate::provider::UsageRecord;
+use crate::secrets::Secrets;
 use crate::tools::{ToolContext, ToolError, ToolOutput, ToolRegistry};
 
 /// One call as the model made it: id, tool name, arguments.
@@ -51,6 +54,7 @@ impl Approvals {
         &mut self,
         (id, name, args): &Call,
         cancel: &CancellationToken,
+        secrets: &Secrets,
         events: &mpsc::UnboundedSender<AgentEvent>,
     ) -> Result<(), &'static str> {
         match self.policy {
@@ -59,11 +63,11 @@ impl Approvals {
             ApprovalPolicy::Ask if self.always.contains(name) => return Ok(()),
             ApprovalPolicy::Ask => {}
         }
-        let _ = events.send(AgentEvent::ApprovalRequest {
+        let _ = events.send(secrets.mask_serde(AgentEvent::ApprovalRequest {
             id: id.clone(),
             name: name.clone(),
             args: args.clone(),
-        });
+        }));
         loop {
             let answer = tokio::select! {
                 _ = cancel.cancelled() => return Err(CANCELLED),
@@ -96,6 +100,7 @@ pub async fn run_calls(
     calls: &[Call],
     approvals: &mut Approvals,
     cancel: &CancellationToken,
+    secrets: &Secrets,
     events: &mpsc::UnboundedSender<AgentEvent>,
 ) -> Vec<(ContentBlock, Option<UsageRecord>)> {
     let all_read_only = calls
@@ -103,26 +108,27 @@ pub async fn run_calls(
         .all(|(_, name, _)| tools.get(name).is_none_or(|t| t.read_only()));
     if all_read_only {
         return join_all(calls.iter().map(|call| {
-            announce(call, events);
-            run_one(tools, ctx, call, cancel, events)
+            announce(call, secrets, events);
+            run_one(tools, ctx, call, cancel, secrets, events)
         }))
         .await;
     }
     let mut results = Vec::with_capacity(calls.len());
     for call in calls {
-        announce(call, events);
+        announce(call, secrets, events);
         let needs_approval = tools.get(&call.1).is_some_and(|t| !t.read_only());
         let verdict = if needs_approval && !cancel.is_cancelled() {
-            approvals.decide(call, cancel, events).await
+            approvals.decide(call, cancel, secrets, events).await
         } else {
             Ok(())
         };
         results.push(match verdict {
-            Ok(()) => run_one(tools, ctx, call, cancel, events).await,
+            Ok(()) => run_one(tools, ctx, call, cancel, secrets, events).await,
             Err(text) => finish(
                 call,
                 Err(ToolError::Failed(text.to_string())),
                 Instant::now(),
+                secrets,
                 events,
             ),
         });
@@ -130,12 +136,16 @@ pub async fn run_calls(
     results
 }
 
-fn announce((id, name, args): &Call, events: &mpsc::UnboundedSender<AgentEvent>) {
-    let _ = events.send(AgentEvent::ToolCall {
+fn announce(
+    (id, name, args): &Call,
+    secrets: &Secrets,
+    events: &mpsc::UnboundedSender<AgentEvent>,
+) {
+    let _ = events.send(secrets.mask_serde(AgentEvent::ToolCall {
         id: id.clone(),
         name: name.clone(),
         args: args.clone(),
-    });
+    }));
 }
 
 async fn run_one(
@@ -143,6 +153,7 @@ async fn run_one(
     ctx: &ToolContext,
     call: &Call,
     cancel: &CancellationToken,
+    secrets: &Secrets,
     events: &mpsc::UnboundedSender<AgentEvent>,
 ) -> (ContentBlock, Option<UsageRecord>) {
     let (_, name, args) = call;
@@ -171,7 +182,7 @@ async fn run_one(
             },
         }
     };
-    finish(call, outcome, started, events)
+    finish(call, outcome, started, secrets, events)
 }
 
 /// Reports a call's outcome and turns it into its `ToolResult` block.
@@ -179,6 +190,7 @@ fn finish(
     (id, name, _): &Call,
     outcome: Result<ToolOutput, ToolError>,
     started: Instant,
+    secrets: &Secrets,
     events: &mpsc::UnboundedSender<AgentEvent>,
 ) -> (ContentBlock, Option<UsageRecord>) {
     let duration_ms = started.elapsed().as_millis() as u64;
@@ -186,6 +198,7 @@ fn finish(
         Ok(out) => (out.text, false, out.saved_path, out.usage),
         Err(e) => (e.to_string(), true, None, None),
     };
+    let content = secrets.mask(&content);
     let _ = events.send(AgentEvent::ToolResult {
         id: id.clone(),
         name: name.clone(),

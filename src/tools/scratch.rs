@@ -5,7 +5,8 @@
 //! with the session so a resumed session (and the user, after exit) can still open what the
 //! history points to; whole sessions older than the retention period are pruned at start.
 //! Directories chatcli creates are 0700; files are 0600, created exclusively (`O_EXCL`, which
-//! never follows a planted symlink) under names that cannot collide.
+//! never follows a planted symlink) under names that cannot collide. Known secrets are masked in
+//! everything saved here (web pages, microcompact originals), whoever asks to save it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::logging::create_private_dir;
+use crate::secrets::Secrets;
 
 /// Where a session saves files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +23,8 @@ pub struct Scratch {
     dir: PathBuf,
     /// True for `CHATCLI_AGENT_TMPDIR`: the directory belongs to the user.
     user_owned: bool,
+    /// Values masked in every file saved.
+    secrets: Secrets,
 }
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
@@ -31,6 +35,7 @@ impl Scratch {
         Scratch {
             dir,
             user_owned: false,
+            secrets: Secrets::default(),
         }
     }
 
@@ -39,7 +44,14 @@ impl Scratch {
         Scratch {
             dir,
             user_owned: true,
+            secrets: Secrets::default(),
         }
+    }
+
+    /// The same directory, masking these secrets in every file saved.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// The directory (it may not exist until the first file is saved).
@@ -54,6 +66,7 @@ impl Scratch {
 
     /// Saves `content` in a new file named `<prefix>_<millis>[_<n>].<ext>`; returns its path.
     pub fn save(&self, prefix: &str, ext: &str, content: &[u8]) -> std::io::Result<PathBuf> {
+        let content = &self.secrets.mask_bytes(content);
         if self.user_owned {
             std::fs::create_dir_all(&self.dir)?;
         } else {
@@ -86,6 +99,7 @@ impl Scratch {
     /// Saves under a fixed name chatcli derives (the same content always lands in the same file);
     /// an existing file of that name is left as it is.
     pub fn save_fixed(&self, name: &str, content: &[u8]) -> std::io::Result<PathBuf> {
+        let content = &self.secrets.mask_bytes(content);
         if self.user_owned {
             std::fs::create_dir_all(&self.dir)?;
         } else {

@@ -13,5 +13,6 @@ mod prompt_size;
 mod provider_fixtures;
 mod provider_wire;
 mod reliability;
+mod safekeeping;
 mod screen;
 mod tools;

@@ -1,0 +1,352 @@
+//! Nothing lost, nothing leaked: planted secrets never reach the provider, the screen or a file;
+//! a crash never repeats a tool call; storage failures are loud; hostile values are refused
+//! clearly; and everything chatcli creates is private whatever the umask.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatcli::agent::{self, AgentHandle, AgentOptions, ApprovalPolicy};
+use chatcli::memory::MemorySettings;
+use chatcli::memory::embedder::Embedder;
+use chatcli::protocol::{AgentEvent, Mode, Op};
+use chatcli::secrets::Secrets;
+use serde_json::json;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::events_until;
+use crate::common::scripted::{Scripted, respond};
+
+/// A key with a quote and a backslash: invisible to masking done on serialised JSON.
+const QUOTED_KEY: &str = r#"priv"ate\key-PLANTED-0042"#;
+
+fn chatcli(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chatcli"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CHATCLI_HOME", home)
+        .current_dir(home);
+    cmd
+}
+
+fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                out.extend(all_files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// `value` in any of the forms a file or a line could hold it: raw or JSON-escaped.
+fn holds(haystack: &str, value: &str) -> bool {
+    let escaped = serde_json::to_string(value).unwrap_or_default();
+    haystack.contains(value) || haystack.contains(escaped.trim_matches('"'))
+}
+
+/// An OpenAI Chat Completions stream of `text` in pieces of `size` characters, or of one call.
+fn chat_stream(text: &str, size: usize, call: Option<(&str, &str, serde_json::Value)>) -> String {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "c1", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        json!(null),
+    )];
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(size) {
+        let piece: String = piece.iter().collect();
+        events.push(chunk(json!({"content": piece}), json!(null)));
+    }
+    if let Some((id, name, args)) = &call {
+        events.push(chunk(
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                   "function": {"name": name, "arguments": args.to_string()}}]}),
+            json!(null),
+        ));
+    }
+    let finish = if call.is_some() { "tool_calls" } else { "stop" };
+    events.push(chunk(json!({}), json!(finish)));
+    events.push(
+        json!({"id": "c1", "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+    );
+    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+fn sse_ok(body: String) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .insert_header("content-type", "text/event-stream")
+        .set_body_string(body)
+}
+
+#[tokio::test]
+async fn planted_keys_are_masked_in_env_output_streamed_answers_and_every_file() {
+    let planted = [
+        ("MY_PRIVATE_KEY", QUOTED_KEY),
+        ("STRIPE_KEY", "stripe-PLANTED-value-0001"),
+        ("GITHUB_PAT", "ghp_PLANTED_value_0002"),
+        ("DB_PASSWD", "passwd-PLANTED-0003"),
+        (
+            "DATABASE_URL",
+            "postgres://app:dbpass-PLANTED-0004@db.invalid:5432/app",
+        ),
+    ];
+    let secret_parts = [
+        QUOTED_KEY,
+        "stripe-PLANTED-value-0001",
+        "ghp_PLANTED_value_0002",
+        "passwd-PLANTED-0003",
+        "dbpass-PLANTED-0004",
+    ];
+    let server = MockServer::start().await;
+    // First the model runs `env`; then it echoes a key in 7-character deltas.
+    Mock::given(method("POST"))
+        .respond_with(sse_ok(chat_stream(
+            "",
+            7,
+            Some(("call_1", "run_command", json!({"cmd": "env"}))),
+        )))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(sse_ok(chat_stream(
+            &format!("Your key is {QUOTED_KEY} and the password dbpass-PLANTED-0004, done."),
+            7,
+            None,
+        )))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    for json_mode in [true, false] {
+        let mut cmd = chatcli(home.path());
+        cmd.env("OPENAI_API_KEY", "sk-local-key")
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+            .env("CHATCLI_AGENT_SMART_ROUTE", "off");
+        for (name, value) in planted {
+            cmd.env(name, value);
+        }
+        cmd.args(["exec", "--yes", "--mode", "agent"]);
+        if json_mode {
+            cmd.arg("--json");
+        }
+        cmd.arg(format!("show me the environment {}", u8::from(json_mode)));
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("join")
+            .expect("run");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        assert!(stdout.contains("Your key is"), "{stdout}");
+        for part in secret_parts {
+            assert!(!holds(&stdout, part), "stdout shows {part}: {stdout}");
+            assert!(!holds(&stderr, part), "stderr shows {part}");
+        }
+        if json_mode {
+            // The text deltas put back together never rebuild a key.
+            let joined: String = stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|e| e["type"] == "text_delta")
+                .filter_map(|e| e["text"].as_str().map(str::to_string))
+                .collect();
+            assert!(joined.contains("Your key is pri…0042"), "{joined}");
+        }
+    }
+    // What `env` printed reached the provider masked.
+    let requests = server.received_requests().await.unwrap_or_default();
+    assert!(requests.len() >= 2);
+    let second = String::from_utf8_lossy(&requests[1].body).to_string();
+    assert!(second.contains("PATH="), "env output was sent: {second}");
+    for part in secret_parts {
+        assert!(!holds(&second, part), "the provider was sent {part}");
+    }
+    let files = all_files(home.path());
+    assert!(
+        files
+            .iter()
+            .any(|f| f.extension().is_some_and(|e| e == "jsonl"))
+    );
+    for file in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).expect("read")).to_string();
+        for part in secret_parts {
+            assert!(!holds(&text, part), "{} holds {part}", file.display());
+        }
+    }
+}
+
+struct Session {
+    handle: AgentHandle,
+    provider: Arc<Scripted>,
+    dir: tempfile::TempDir,
+}
+
+fn session(provider: Arc<Scripted>, tune: impl FnOnce(&mut AgentOptions, &Path)) -> Session {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let workspace = dir.path().join("work");
+    std::fs::create_dir_all(&workspace).expect("mkdir");
+    let mut options = AgentOptions::new("s".into(), Mode::Agent, workspace);
+    options.smart_route = chatcli::agent::routing::RouteMode::Off;
+    options.approval = ApprovalPolicy::AutoApprove;
+    options.sessions_dir = Some(dir.path().join("sessions"));
+    options.scratch = chatcli::tools::Scratch::private(dir.path().join("scratch"));
+    tune(&mut options, dir.path());
+    let handle = agent::spawn(provider.clone(), options);
+    Session {
+        handle,
+        provider,
+        dir,
+    }
+}
+
+async fn prompt(s: &mut Session, text: &str) -> Vec<AgentEvent> {
+    s.handle
+        .ops
+        .send(Op::Submit {
+            text: text.into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    events_until(&mut s.handle, |e| matches!(e, AgentEvent::Cost { .. })).await
+}
+
+const KEY: &str = "sk-live-PLANTED-key-77aa";
+
+#[tokio::test]
+async fn tool_results_memory_facts_and_microcompact_originals_hold_no_key() {
+    let provider = Scripted::new(
+        vec![
+            respond(
+                "",
+                &[(
+                    "1",
+                    "run_command",
+                    json!({"cmd": format!("echo token={KEY}")}),
+                )],
+            ),
+            respond(
+                "",
+                &[(
+                    "2",
+                    "memory",
+                    json!({"action": "add", "content": format!("the deploy key is {KEY}"), "category": "project"}),
+                )],
+            ),
+            respond("", &[("3", "run_command", json!({"cmd": "echo third"}))]),
+            respond("All done.", &[]),
+        ],
+        Duration::ZERO,
+    );
+    let mut s = session(provider, |o, home| {
+        o.secrets = Secrets::of(&[KEY]);
+        o.compaction = chatcli::agent::compaction::Settings {
+            min_content: 1,
+            truncate_turns: 1,
+            summarize_turns: 1,
+            head_chars: 10,
+            tail_chars: 10,
+            schedule: chatcli::agent::compaction::Schedule::Eager,
+        };
+        o.memory = Some(MemorySettings {
+            dir: home.join("memory"),
+            mode: chatcli::memory::MemoryMode::Index,
+            retrieval_budget: 4000,
+            autorecall: false,
+            hyde: false,
+            embedder: Embedder::Local,
+        });
+    });
+    let events = prompt(&mut s, "remember the deploy key").await;
+    let lines: String = events
+        .iter()
+        .map(|e| serde_json::to_string(e).expect("json"))
+        .collect();
+    assert!(!lines.contains(KEY), "an event shows the key: {lines}");
+    let requests = s.provider.requests();
+    assert_eq!(requests.len(), 4);
+    let sent = serde_json::to_string(&requests[1].messages).expect("json");
+    assert!(sent.contains("token=sk-…77aa"), "{sent}");
+    // The model's own words go back as it said them; what tools returned is masked.
+    for request in &requests {
+        for message in &request.messages {
+            for block in &message.content {
+                if let chatcli::conversation::ContentBlock::ToolResult { content, .. } = block {
+                    assert!(!content.contains(KEY), "a tool result carries the key");
+                }
+            }
+        }
+    }
+    let files = all_files(s.dir.path());
+    for name in ["facts.jsonl", "MEMORY.md"] {
+        assert!(
+            files
+                .iter()
+                .any(|f| f.file_name().is_some_and(|n| n == name)),
+            "{name} written: {files:?}"
+        );
+    }
+    assert!(
+        files
+            .iter()
+            .any(|f| f.to_string_lossy().contains("toolresult_")),
+        "microcompact saved an original: {files:?}"
+    );
+    for file in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).expect("read")).to_string();
+        assert!(!text.contains(KEY), "{} holds the key", file.display());
+    }
+}
+
+#[tokio::test]
+async fn web_fetch_auto_saves_hold_no_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/plain")
+                .set_body_string(format!("config dump\napi_key = {KEY}\nend\n")),
+        )
+        .mount(&server)
+        .await;
+    let provider = Scripted::new(
+        vec![
+            respond(
+                "",
+                &[(
+                    "1",
+                    "web_fetch",
+                    json!({"url": format!("{}/config.txt", server.uri()), "save_to_file": true}),
+                )],
+            ),
+            respond("Saved.", &[]),
+        ],
+        Duration::ZERO,
+    );
+    let mut s = session(provider, |o, _| o.secrets = Secrets::of(&[KEY]));
+    let events = prompt(&mut s, "fetch the config").await;
+    let saved = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolResult { saved_path, .. } => saved_path.clone(),
+            _ => None,
+        })
+        .expect("the page was saved");
+    let text = std::fs::read_to_string(&saved).expect("read the saved page");
+    assert!(text.contains("api_key = sk-…77aa"), "{text}");
+    assert!(!text.contains(KEY));
+}
