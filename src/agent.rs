@@ -498,6 +498,9 @@ impl Agent {
             };
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;
             self.append_assistant(&response);
+            // The calls are on disk before any of them runs: a crash mid-tool cannot make a
+            // resumed session run them again unknowingly.
+            self.sync_history();
             if let Some(error) = error {
                 self.emit(AgentEvent::Error {
                     message: error.to_string(),

@@ -65,6 +65,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             r.path.display()
         );
     }
+    if let Some(r) = &resumed {
+        for repair in &r.repairs {
+            eprintln!("chatcli: resume repaired the history: {repair}");
+            tracing::warn!(%repair, "resume repaired the history");
+        }
+    }
     let session_id = resumed
         .as_ref()
         .map(|r| r.id.clone())

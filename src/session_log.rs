@@ -118,13 +118,15 @@ impl SessionLog {
         self.write_line(line, sync);
     }
 
-    /// Appends a history change.
+    /// Appends a history change. A message holding tool calls is synced to disk before the tools run, so a crash mid-tool
+    /// never loses the call (resume then gives it an `INTERRUPTED` result).
     pub fn append_history(&mut self, record: &HistoryRecord) {
+        let holds_calls = matches!(record, HistoryRecord::History { message, .. } if message.tool_uses().next().is_some());
         let line = self
             .secrets
             .to_masked_json(record)
             .map_err(std::io::Error::other);
-        self.write_line(line, false);
+        self.write_line(line, holds_calls);
     }
 }
 
@@ -137,10 +139,126 @@ pub struct Resumed {
     pub history: Vec<Message>,
     /// Lines that could not be read (a torn last line after a crash, or damage).
     pub skipped: usize,
+    /// What resume changed so a provider accepts the history (one line each).
+    pub repairs: Vec<String>,
 }
 
-/// Reads a session log; unreadable lines are skipped and counted.
+/// The result given on resume to a call the log holds no result for.
+pub const INTERRUPTED: &str = "interrupted: chatcli stopped while this call was running (a crash or a kill), so its outcome is unknown; check its effects before running it again";
+
+/// Makes a history a valid request again after a crash: every call gets a result (the
+/// `INTERRUPTED` one when the log has none), results without a call are dropped, and roles
+/// alternate. Returns one line per change.
+pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
+    use crate::conversation::{ContentBlock, Role};
+    let mut repairs = Vec::new();
+    // Results whose call is not in the assistant message just before.
+    for i in 0..history.len() {
+        if history[i].role != Role::User {
+            continue;
+        }
+        let calls: Vec<String> = match i.checked_sub(1).map(|p| &history[p]) {
+            Some(prev) if prev.role == Role::Assistant => {
+                prev.tool_uses().map(|(id, _, _)| id.to_string()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut seen = std::collections::HashSet::new();
+        history[i].content.retain(|block| match block {
+            ContentBlock::ToolResult { tool_use_id, .. } => {
+                let keep = calls.contains(tool_use_id) && seen.insert(tool_use_id.clone());
+                if !keep {
+                    repairs.push(format!("dropped a result without a call ({tool_use_id})"));
+                }
+                keep
+            }
+            _ => true,
+        });
+    }
+    if !repairs.is_empty() {
+        merge_neighbours(history);
+    }
+    // Calls without a result.
+    let mut i = 0;
+    while i < history.len() {
+        let calls: Vec<String> = if history[i].role == Role::Assistant {
+            history[i]
+                .tool_uses()
+                .map(|(id, _, _)| id.to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if calls.is_empty() {
+            i += 1;
+            continue;
+        }
+        if history.get(i + 1).is_none_or(|m| m.role != Role::User) {
+            history.insert(
+                i + 1,
+                Message {
+                    role: Role::User,
+                    content: Vec::new(),
+                },
+            );
+        }
+        let next = &mut history[i + 1];
+        let (mut results, others): (Vec<ContentBlock>, Vec<ContentBlock>) = next
+            .content
+            .drain(..)
+            .partition(|b| matches!(b, ContentBlock::ToolResult { .. }));
+        let mut ordered = Vec::with_capacity(calls.len() + others.len());
+        for id in &calls {
+            let found = results.iter().position(
+                |b| matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id),
+            );
+            match found {
+                Some(at) => ordered.push(results.remove(at)),
+                None => {
+                    repairs.push(format!("call {id} had no result: marked as interrupted"));
+                    ordered.push(ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: INTERRUPTED.to_string(),
+                        is_error: true,
+                    });
+                }
+            }
+        }
+        ordered.extend(others);
+        next.content = ordered;
+        i += 2;
+    }
+    repairs
+}
+
+/// Drops empty messages and joins the neighbours of the same role that this leaves.
+fn merge_neighbours(history: &mut Vec<Message>) {
+    let old = std::mem::take(history);
+    for message in old {
+        if message.content.is_empty() {
+            continue;
+        }
+        match history.last_mut() {
+            Some(last) if last.role == message.role => last.content.extend(message.content),
+            _ => history.push(message),
+        }
+    }
+}
+
+/// Whether `path` is a regular file (never a directory, FIFO or device named `*.jsonl`).
+fn is_regular_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// Reads a session log; unreadable lines are skipped and counted, calls without results are
+/// repaired (see `repair`). Only a regular file is read: a FIFO would block and a directory spin.
 pub fn load(path: &Path) -> std::io::Result<Resumed> {
+    if !is_regular_file(path) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
     let file = File::open(path)?;
     let id = path
         .file_stem()
@@ -151,18 +269,29 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
         path: path.to_path_buf(),
         ..Resumed::default()
     };
-    for line in BufReader::new(file).lines() {
-        let line = match line {
-            Ok(line) => line,
-            Err(_) => {
+    let mut reader = BufReader::new(file);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        match reader.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                // A read error repeats forever on some files: give up on the rest, once.
+                tracing::warn!(path = %path.display(), error = %e, "stopped reading a session log");
                 resumed.skipped += 1;
-                continue;
+                break;
             }
+        }
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            resumed.skipped += 1;
+            continue;
         };
+        let line = line.trim_end_matches(['\n', '\r']);
         if line.trim().is_empty() {
             continue;
         }
-        if let Ok(record) = serde_json::from_str::<HistoryRecord>(&line) {
+        if let Ok(record) = serde_json::from_str::<HistoryRecord>(line) {
             match record {
                 HistoryRecord::History { index, message } => {
                     if index < resumed.history.len() {
@@ -176,7 +305,7 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
             }
             continue;
         }
-        match serde_json::from_str::<AgentEvent>(&line) {
+        match serde_json::from_str::<AgentEvent>(line) {
             Ok(event) => resumed.events.push(event),
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "skipping an unreadable session line");
@@ -184,6 +313,7 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
             }
         }
     }
+    resumed.repairs = repair(&mut resumed.history);
     Ok(resumed)
 }
 
@@ -206,7 +336,7 @@ pub fn list(dir: &Path) -> Vec<SessionInfo> {
         .filter_map(|e| {
             let path = e.path();
             let id = path.file_stem()?.to_string_lossy().to_string();
-            if path.extension()? != "jsonl" {
+            if path.extension()? != "jsonl" || !is_regular_file(&path) {
                 return None;
             }
             let modified = e.metadata().ok()?.modified().ok()?;
@@ -300,5 +430,120 @@ mod tests {
         assert_eq!(resumed.history[0].text(), "a, merged");
         assert_eq!(resumed.events, vec![AgentEvent::TurnStarted { turn: 1 }]);
         assert_eq!(resumed.skipped, 1);
+    }
+
+    fn call(id: &str) -> Message {
+        use crate::conversation::{ContentBlock, Role};
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: "run_command".into(),
+                input: serde_json::json!({"cmd": "make deploy"}),
+            }],
+        }
+    }
+
+    fn result(id: &str) -> Message {
+        use crate::conversation::{ContentBlock, Role};
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id.into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
+        }
+    }
+
+    fn results_of(message: &Message) -> Vec<(String, String)> {
+        use crate::conversation::ContentBlock;
+        message
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } => Some((tool_use_id.clone(), content.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_call_logged_without_its_result_gets_an_interrupted_result_on_resume() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut log = SessionLog::create(dir.path(), "s", Secrets::default()).expect("create");
+        log.append_history(&HistoryRecord::History {
+            index: 0,
+            message: Message::user_text("deploy it"),
+        });
+        log.append_history(&HistoryRecord::History {
+            index: 1,
+            message: call("c1"),
+        });
+        drop(log);
+        let resumed = load(&dir.path().join("s.jsonl")).expect("load");
+        assert_eq!(resumed.history.len(), 3);
+        assert_eq!(
+            results_of(&resumed.history[2]),
+            vec![("c1".to_string(), INTERRUPTED.to_string())]
+        );
+        assert_eq!(resumed.repairs.len(), 1, "{:?}", resumed.repairs);
+    }
+
+    #[test]
+    fn orphan_calls_and_orphan_results_are_repaired() {
+        let mut history = vec![
+            Message::user_text("a"),
+            call("c1"),
+            // A new prompt landed after a crash, before any result.
+            Message::user_text("go on"),
+            call("c2"),
+            result("c2"),
+            // A result whose call was lost.
+            result("zz"),
+        ];
+        let repairs = repair(&mut history);
+        assert_eq!(repairs.len(), 2, "{repairs:?}");
+        assert_eq!(history.len(), 5);
+        assert_eq!(
+            results_of(&history[2]),
+            vec![("c1".to_string(), INTERRUPTED.to_string())]
+        );
+        assert_eq!(
+            history[2].text(),
+            "go on",
+            "the prompt stays after the result"
+        );
+        assert_eq!(results_of(&history[4]), vec![("c2".into(), "ok".into())]);
+        let mut again = history.clone();
+        assert!(repair(&mut again).is_empty(), "a repaired history is valid");
+        assert_eq!(again, history);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn directories_and_fifos_named_jsonl_are_never_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("20990101-000000-aaaaaa.jsonl")).expect("mkdir");
+        let fifo = dir.path().join("20990101-000000-bbbbbb.jsonl");
+        let c_path = std::ffi::CString::new(fifo.display().to_string()).expect("path");
+        // SAFETY: mkfifo reads a valid NUL-terminated path and touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let mut log = SessionLog::create(dir.path(), "20200101-000000-cccccc", Secrets::default())
+            .expect("create");
+        log.append(&AgentEvent::Prompt {
+            text: "the real one".into(),
+            mode: crate::protocol::Mode::Chat,
+        });
+        drop(log);
+        let sessions = list(dir.path());
+        assert_eq!(sessions.len(), 1, "{sessions:?}");
+        assert_eq!(sessions[0].first_prompt, "the real one");
+        assert!(load(&fifo).is_err(), "a FIFO is refused, not waited on");
+        assert!(load(&dir.path().join("20990101-000000-aaaaaa.jsonl")).is_err());
     }
 }

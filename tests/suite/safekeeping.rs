@@ -350,3 +350,103 @@ async fn web_fetch_auto_saves_hold_no_key() {
     assert!(text.contains("api_key = sk-…77aa"), "{text}");
     assert!(!text.contains(KEY));
 }
+
+#[tokio::test]
+async fn killed_during_a_command_then_resumed_the_command_is_not_run_again() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse_ok(chat_stream(
+            "",
+            7,
+            Some((
+                "call_run",
+                "run_command",
+                json!({"cmd": "echo ran >> runs.txt; sleep 20"}),
+            )),
+        )))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(sse_ok(chat_stream(
+            "I will check runs.txt first.",
+            50,
+            None,
+        )))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let setup = |cmd: &mut Command| {
+        cmd.env("OPENAI_API_KEY", "sk-local-key")
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+            .env("CHATCLI_AGENT_SMART_ROUTE", "off");
+    };
+    let mut first = chatcli(home.path());
+    setup(&mut first);
+    first
+        .args([
+            "exec",
+            "--yes",
+            "--json",
+            "--mode",
+            "agent",
+            "deploy the thing",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = first.spawn().expect("spawn");
+    let runs = home.path().join("runs.txt");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !runs.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+
+    let mut second = chatcli(home.path());
+    setup(&mut second);
+    second.args(["exec", "--json", "--resume", "latest", "did it work?"]);
+    let out = tokio::task::spawn_blocking(move || second.output())
+        .await
+        .expect("join")
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("call_run had no result"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&runs)
+            .expect("runs")
+            .lines()
+            .count(),
+        1,
+        "the command ran once"
+    );
+    let requests = server.received_requests().await.unwrap_or_default();
+    assert_eq!(
+        requests.len(),
+        2,
+        "no request went out between the kill and the resume"
+    );
+    let last: serde_json::Value = serde_json::from_slice(&requests[1].body).expect("json body");
+    let messages = last["messages"].as_array().expect("messages");
+    let call_at = messages
+        .iter()
+        .position(|m| m["tool_calls"][0]["id"] == "call_run")
+        .expect("the call is in the resumed history");
+    let answer = &messages[call_at + 1];
+    assert_eq!(answer["role"], "tool");
+    assert_eq!(answer["tool_call_id"], "call_run");
+    assert!(
+        answer["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("outcome is unknown")),
+        "{answer}"
+    );
+    assert!(last.to_string().contains("did it work?"));
+}
