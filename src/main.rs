@@ -38,7 +38,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let yes = matches!(&cli.command, Some(Command::Exec(args)) if args.yes);
-    let mut config = Config::resolve(&cli.common.overrides(yes), Env::from_process())?;
+    let mut config = Config::resolve(&cli.common.overrides(yes), Env::from_process()?)?;
     if matches!(cli.command, None | Some(Command::Exec(_))) {
         session::settle_provider(&mut config).await?;
     }

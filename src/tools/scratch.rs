@@ -162,7 +162,12 @@ pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
     let Ok(entries) = std::fs::read_dir(sessions) else {
         return 0;
     };
-    let cutoff = SystemTime::now() - Duration::from_secs(days.saturating_mul(86_400));
+    // A cut-off before the epoch (a huge `days`) means nothing is old enough.
+    let Some(cutoff) =
+        SystemTime::now().checked_sub(Duration::from_secs(days.saturating_mul(86_400)))
+    else {
+        return 0;
+    };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();

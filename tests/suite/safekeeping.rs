@@ -450,3 +450,85 @@ async fn killed_during_a_command_then_resumed_the_command_is_not_run_again() {
     );
     assert!(last.to_string().contains("did it work?"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_stray_non_utf8_variable_never_stops_chatcli_but_one_it_reads_is_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .env("LC_LEGACY", bad)
+        .args(["exec", "--provider", "demo", "hello"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = chatcli(home.path())
+        .env("CHATCLI_MODE", bad)
+        .args(["exec", "--provider", "demo", "hello"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "chatcli: CHATCLI_MODE is not valid UTF-8: give it a UTF-8 value or unset it"
+    );
+}
+
+#[test]
+fn an_empty_chatcli_home_is_refused() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = chatcli(home.path())
+        .env("CHATCLI_HOME", "")
+        .env("HOME", home.path())
+        .args(["exec", "--provider", "demo", "hello"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("CHATCLI_HOME must be a directory path"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_huge_retention_never_panics_on_the_second_run() {
+    let home = tempfile::tempdir().expect("tempdir");
+    for _run in 0..2 {
+        let out = chatcli(home.path())
+            .env("CHATCLI_SESSION_RETENTION_DAYS", u64::MAX.to_string())
+            .args(["exec", "--provider", "demo", "hello"])
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_negative_price_override_is_refused_naming_file_model_and_field() {
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        home.path().join("pricing.toml"),
+        "[models.demo]\ninput = -30.0\noutput = 15.0\n",
+    )
+    .expect("write");
+    let out = chatcli(home.path())
+        .args(["exec", "--provider", "demo", "hello"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("pricing.toml: models.demo.input must be a price in USD per million tokens, zero or more (got -30)"),
+        "{stderr}"
+    );
+}
