@@ -193,13 +193,13 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         .canonicalize()
         .unwrap_or_else(|_| options.workspace.clone());
     let log = match (&options.resume, options.sessions_dir.as_deref()) {
-        (Some(resumed), _) => SessionLog::reopen(&resumed.path, options.secrets.clone())
-            .inspect_err(|e| tracing::warn!(error = %e, "cannot reopen the session log"))
-            .ok(),
-        (None, Some(dir)) => SessionLog::create(dir, &options.session_id, options.secrets.clone())
-            .inspect_err(|e| tracing::warn!(error = %e, "cannot create the session log"))
-            .ok(),
         (None, None) => None,
+        (resumed, dir) => Some(SessionLog::open_or_report(
+            dir.unwrap_or_else(|| std::path::Path::new(".")),
+            &options.session_id,
+            resumed.as_ref().map(|r| r.path.as_path()),
+            options.secrets.clone(),
+        )),
     };
     let (history, book) = resumed_state(&options, provider.model());
     let logged = LoggedHistory {
@@ -324,6 +324,10 @@ impl Agent {
             }
             // The receiver gone means the UI is shutting down; there is nobody left to tell.
             let _ = self.events.send(event);
+        }
+        // A log that cannot be written is said once, then the session goes on without it.
+        if let Some(message) = self.log.as_mut().and_then(SessionLog::take_failure) {
+            self.emit(AgentEvent::Notice { message });
         }
     }
 

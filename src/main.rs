@@ -168,6 +168,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &mut stdout,
             )
             .await?;
+            for warning in &outcome.warnings {
+                eprintln!("chatcli: {warning}");
+            }
             if !args.json {
                 for error in &outcome.errors {
                     eprintln!("chatcli: {error}");

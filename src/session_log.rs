@@ -8,7 +8,9 @@
 //! Event lines are exactly what `exec --json` prints; history lines (`history`, `history_reset`)
 //! carry the conversation the agent needs to go on. Known secrets are masked in every line, on
 //! the raw strings (a masked serialised line would miss a key holding `"` or `\`).
-//! Writing the log never stops the session: a failure is logged once.
+//! Writing the log never stops the session, but a failure is never silent either: the first one
+//! is kept for the agent to tell the user once (a notice; `exec` also says it on stderr and
+//! exits 1 when not one line could be written), and nothing more is written after it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -31,12 +33,23 @@ pub enum HistoryRecord {
     HistoryReset { messages: Vec<Message> },
 }
 
+/// The start of the notice when not one line of the log could be written (`exec` then exits 1).
+pub const LOG_NOT_WRITTEN: &str = "the session log could not be written";
+/// The start of the notice when the log stopped being written part-way (a disk that filled).
+pub const LOG_STOPPED: &str = "the session log stopped being written";
+
 /// An open session log.
 pub struct SessionLog {
     path: PathBuf,
-    file: BufWriter<File>,
+    /// `None` when the file could not be created or opened.
+    file: Option<BufWriter<File>>,
     secrets: Secrets,
+    /// Lines written so far.
+    written: u64,
+    /// Set at the first failure: nothing more is written (a torn line stays the last one).
     failed: bool,
+    /// The failure, until the user has been told (`take_failure`).
+    unreported: Option<String>,
 }
 
 fn open_options(create_new: bool) -> OpenOptions {
@@ -65,23 +78,77 @@ impl SessionLog {
         create_private_dir(dir)?;
         let path = dir.join(format!("{id}.jsonl"));
         let file = open_options(true).open(&path)?;
-        Ok(SessionLog {
-            path,
-            file: BufWriter::new(file),
-            secrets,
-            failed: false,
-        })
+        Ok(SessionLog::over(path, Some(file), secrets))
     }
 
     /// Opens an existing log to go on appending (resume).
     pub fn reopen(path: &Path, secrets: Secrets) -> std::io::Result<SessionLog> {
         let file = open_options(false).open(path)?;
-        Ok(SessionLog {
-            path: path.to_path_buf(),
-            file: BufWriter::new(file),
-            secrets,
-            failed: false,
+        Ok(SessionLog::over(path.to_path_buf(), Some(file), secrets))
+    }
+
+    /// `create`, or `reopen` when `resume` names a log; a failure is kept to be reported once
+    /// (`take_failure`) and the session goes on without a log.
+    pub fn open_or_report(
+        dir: &Path,
+        id: &str,
+        resume: Option<&Path>,
+        secrets: Secrets,
+    ) -> SessionLog {
+        let (path, opened) = match resume {
+            Some(path) => (
+                path.to_path_buf(),
+                SessionLog::reopen(path, secrets.clone()),
+            ),
+            None => (
+                dir.join(format!("{id}.jsonl")),
+                SessionLog::create(dir, id, secrets.clone()),
+            ),
+        };
+        opened.unwrap_or_else(|e| {
+            tracing::warn!(path = %path.display(), error = %e, "cannot open the session log");
+            let mut log = SessionLog::over(path, None, secrets);
+            log.fail(&e);
+            log
         })
+    }
+
+    fn over(path: PathBuf, file: Option<File>, secrets: Secrets) -> SessionLog {
+        SessionLog {
+            path,
+            file: file.map(BufWriter::new),
+            secrets,
+            written: 0,
+            failed: false,
+            unreported: None,
+        }
+    }
+
+    fn fail(&mut self, e: &std::io::Error) {
+        if self.failed {
+            return;
+        }
+        self.failed = true;
+        self.file = None;
+        let (what, consequence) = if self.written == 0 {
+            (LOG_NOT_WRITTEN, "this session cannot be resumed")
+        } else {
+            (LOG_STOPPED, "what follows will not be resumed")
+        };
+        self.unreported = Some(format!(
+            "{what} ({}: {e}): the answer goes on, but {consequence}",
+            self.path.display()
+        ));
+    }
+
+    /// The failure to tell the user about, once.
+    pub fn take_failure(&mut self) -> Option<String> {
+        self.unreported.take()
+    }
+
+    /// Whether no line could be written since the log was opened.
+    pub fn nothing_written(&self) -> bool {
+        self.written == 0
     }
 
     /// Where the log is.
@@ -90,21 +157,25 @@ impl SessionLog {
     }
 
     fn write_line(&mut self, line: std::io::Result<String>, sync: bool) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
         let result = line
-            .and_then(|line| writeln!(self.file, "{line}"))
-            .and_then(|()| self.file.flush())
+            .and_then(|line| writeln!(file, "{line}"))
+            .and_then(|()| file.flush())
             .and_then(|()| {
                 if sync {
-                    self.file.get_ref().sync_data()
+                    file.get_ref().sync_data()
                 } else {
                     Ok(())
                 }
             });
-        if let Err(e) = result
-            && !self.failed
-        {
-            self.failed = true;
-            tracing::warn!(path = %self.path.display(), error = %e, "session log write failed; continuing without it");
+        match result {
+            Ok(()) => self.written += 1,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), error = %e, "session log write failed; continuing without it");
+                self.fail(&e);
+            }
         }
     }
 

@@ -532,3 +532,122 @@ fn a_negative_price_override_is_refused_naming_file_model_and_field() {
         "{stderr}"
     );
 }
+
+/// Makes every file the child writes fail past `bytes` (EFBIG, the way a full disk fails with
+/// ENOSPC): a full disk without mounting anything.
+#[cfg(unix)]
+fn disk_full_after(cmd: &mut Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe calls (signal, setrlimit) are made.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+fn count_mentions(text: &str, needle: &str) -> usize {
+    text.matches(needle).count()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_disk_that_fills_mid_answer_is_said_once_and_the_answer_goes_on() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatcli(home.path());
+    cmd.args(["exec", "--provider", "demo", "hello"]);
+    disk_full_after(&mut cmd, 700);
+    let out = cmd.output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("offline"),
+        "the answer is printed: {stdout}"
+    );
+    assert_eq!(
+        count_mentions(&stderr, "the session log stopped being written"),
+        1,
+        "{stderr}"
+    );
+    assert!(out.status.success(), "part of the log was saved: {stderr}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_disk_full_from_the_start_makes_exec_fail_after_answering() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatcli(home.path());
+    cmd.args(["exec", "--json", "--provider", "demo", "hello"]);
+    disk_full_after(&mut cmd, 0);
+    let out = cmd.output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("turn_finished"),
+        "the answer goes on: {stdout}"
+    );
+    assert_eq!(
+        count_mentions(&stderr, "the session log could not be written"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_home_is_said_once_and_exec_fails() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let mut cmd = chatcli(home.path());
+    cmd.args(["exec", "--provider", "demo", "hello"]);
+    // SAFETY: geteuid has no side effects.
+    if unsafe { libc::geteuid() } == 0 {
+        // Root writes anywhere: run as nobody, for whom the home is read-only.
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    assert!(
+        stdout.contains("offline"),
+        "the answer is printed: {stdout} {stderr}"
+    );
+    assert_eq!(
+        count_mentions(&stderr, "the session log could not be written"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[cfg(unix)]
+#[test]
+fn memory_add_on_a_full_disk_leaves_no_temporary_file() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatcli(home.path());
+    cmd.args([
+        "memory",
+        "add",
+        "a fact long enough to overflow a tiny file size limit",
+    ]);
+    disk_full_after(&mut cmd, 16);
+    let out = cmd.output().expect("run");
+    assert!(!out.status.success(), "a failed write is an error");
+    let leftovers: Vec<PathBuf> = all_files(&home.path().join("memory"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("tmp") || p.ends_with(".lock"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
