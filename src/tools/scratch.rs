@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::logging::create_private_dir;
+use crate::logging::{create_private_dir, create_private_dirs};
 use crate::secrets::Secrets;
 
 /// Where a session saves files.
@@ -68,7 +68,8 @@ impl Scratch {
     pub fn save(&self, prefix: &str, ext: &str, content: &[u8]) -> std::io::Result<PathBuf> {
         let content = &self.secrets.mask_bytes(content);
         if self.user_owned {
-            std::fs::create_dir_all(&self.dir)?;
+            // Created 0700 if missing; an existing directory of the user's is left as it is.
+            create_private_dirs(&self.dir)?;
         } else {
             create_private_dir(&self.dir)?;
         }
@@ -101,7 +102,8 @@ impl Scratch {
     pub fn save_fixed(&self, name: &str, content: &[u8]) -> std::io::Result<PathBuf> {
         let content = &self.secrets.mask_bytes(content);
         if self.user_owned {
-            std::fs::create_dir_all(&self.dir)?;
+            // Created 0700 if missing; an existing directory of the user's is left as it is.
+            create_private_dirs(&self.dir)?;
         } else {
             create_private_dir(&self.dir)?;
         }

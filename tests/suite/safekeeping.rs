@@ -651,3 +651,141 @@ fn memory_add_on_a_full_disk_leaves_no_temporary_file() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Every directory under `root` is 0700 and every file 0600; returns the offenders.
+#[cfg(unix)]
+fn not_private(root: &Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let mode = std::fs::symlink_metadata(&dir)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777;
+        if mode != 0o700 {
+            out.push(format!("{} {mode:o}", dir.display()));
+        }
+        for entry in std::fs::read_dir(&dir).expect("dir").flatten() {
+            let meta = entry.metadata().expect("meta");
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                let mode = meta.permissions().mode() & 0o777;
+                if mode != 0o600 {
+                    out.push(format!("{} {mode:o}", entry.path().display()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_fresh_home_under_umask_000_holds_only_private_files_and_directories() {
+    use std::os::unix::process::CommandExt;
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/plain")
+                .set_body_string("a page worth saving\n"),
+        )
+        .mount(&server)
+        .await;
+    // Each run: a web_fetch saved to a file, then the answer.
+    let fetch = chat_stream(
+        "",
+        7,
+        Some((
+            "call_fetch",
+            "web_fetch",
+            json!({"url": format!("{}/page.txt", server.uri()), "save_to_file": true}),
+        )),
+    );
+    let answer = chat_stream("Saved it.", 50, None);
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    Mock::given(method("POST"))
+        .respond_with(move |_: &wiremock::Request| {
+            let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            sse_ok(if n % 2 == 0 {
+                fetch.clone()
+            } else {
+                answer.clone()
+            })
+        })
+        .mount(&server)
+        .await;
+    let root = tempfile::tempdir().expect("tempdir");
+    let home = root.path().join("fresh").join("chatcli-home");
+    let tmpdir = root.path().join("agent-tmp").join("scratch");
+    let uri = server.uri();
+    let run = move |agent_tmpdir: Option<PathBuf>, args: Vec<String>| {
+        let mut cmd = chatcli(&home);
+        cmd.current_dir(std::env::temp_dir())
+            .env("OPENAI_API_KEY", "sk-local-key")
+            .env("OPENAI_BASE_URL", format!("{uri}/v1"))
+            .env("CHATCLI_AGENT_SMART_ROUTE", "off")
+            .env("RUST_LOG", "debug")
+            .args(args);
+        if let Some(dir) = agent_tmpdir {
+            cmd.env("CHATCLI_AGENT_TMPDIR", dir);
+        }
+        // SAFETY: umask is async-signal-safe and only changes the child's own mask.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::umask(0);
+                Ok(())
+            });
+        }
+        cmd.output().expect("run")
+    };
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let out = tokio::task::spawn_blocking({
+        let run = run.clone();
+        move || {
+            let first = run(None, args(&["exec", "--mode", "agent", "save that page"]));
+            let memory = run(None, args(&["memory", "add", "Fresh homes are private"]));
+            let second = run(
+                Some(tmpdir),
+                args(&["exec", "--mode", "agent", "save it again"]),
+            );
+            (first, memory, second)
+        }
+    })
+    .await
+    .expect("join");
+    for output in [&out.0, &out.1, &out.2] {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let home = root.path().join("fresh").join("chatcli-home");
+    let made: Vec<String> = all_files(&home)
+        .iter()
+        .map(|p| p.strip_prefix(&home).unwrap_or(p).display().to_string())
+        .collect();
+    for expected in [
+        "sessions/",
+        "logs/chatcli.log.",
+        "memory/facts.jsonl",
+        "/scratch/webfetch_",
+    ] {
+        assert!(
+            made.iter().any(|p| p.contains(expected)),
+            "{expected} missing from {made:?}"
+        );
+    }
+    assert!(
+        all_files(&root.path().join("agent-tmp")).len() == 1,
+        "the second run saved into CHATCLI_AGENT_TMPDIR"
+    );
+    // The parents chatcli had to create (`fresh`, `agent-tmp`) are checked too.
+    let mut offenders = not_private(&root.path().join("fresh"));
+    offenders.extend(not_private(&root.path().join("agent-tmp")));
+    assert!(offenders.is_empty(), "not private: {offenders:#?}");
+}
