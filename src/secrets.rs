@@ -166,10 +166,10 @@ impl Secrets {
             return;
         }
         match value {
-            serde_json::Value::String(s) => {
-                if self.0.iter().any(|secret| s.contains(secret.as_str())) {
-                    *s = self.mask(s);
-                }
+            serde_json::Value::String(s)
+                if self.0.iter().any(|secret| s.contains(secret.as_str())) =>
+            {
+                *s = self.mask(s);
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.mask_json(v)),
             serde_json::Value::Object(map) => {

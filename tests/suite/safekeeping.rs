@@ -710,7 +710,7 @@ async fn a_fresh_home_under_umask_000_holds_only_private_files_and_directories()
     Mock::given(method("POST"))
         .respond_with(move |_: &wiremock::Request| {
             let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            sse_ok(if n % 2 == 0 {
+            sse_ok(if n.is_multiple_of(2) {
                 fetch.clone()
             } else {
                 answer.clone()
