@@ -789,3 +789,33 @@ async fn a_fresh_home_under_umask_000_holds_only_private_files_and_directories()
     offenders.extend(not_private(&root.path().join("agent-tmp")));
     assert!(offenders.is_empty(), "not private: {offenders:#?}");
 }
+
+#[tokio::test]
+async fn a_log_that_cannot_be_created_is_one_notice_to_the_front_end() {
+    let provider = Scripted::new(vec![respond("An answer anyway.", &[])], Duration::ZERO);
+    let mut s = session(provider, |o, home| {
+        // A regular file where the sessions directory should go: nothing can be created there.
+        let blocker = home.join("not-a-dir");
+        std::fs::write(&blocker, "x").expect("write");
+        o.sessions_dir = Some(blocker.join("sessions"));
+    });
+    let mut events = prompt(&mut s, "hello").await;
+    events.extend(prompt(&mut s, "again").await);
+    let notices: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message }
+                if message.starts_with(chatcli::session_log::LOG_NOT_WRITTEN) =>
+            {
+                Some(message)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "said once: {notices:?}");
+    assert!(notices[0].contains("the answer goes on"), "{}", notices[0]);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::TurnFinished { text, .. } if text.contains("An answer anyway.")
+    )));
+}
