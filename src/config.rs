@@ -70,7 +70,9 @@ const READ_PREFIXES: [&str; 20] = [
 
 /// Whether chatcli reads this variable.
 fn is_read(name: &str) -> bool {
-    READ_PREFIXES.iter().any(|p| name.starts_with(p)) || matches!(name, "RUST_LOG" | "LOG_LEVEL")
+    READ_PREFIXES.iter().any(|p| name.starts_with(p))
+        // StackSpot's unprefixed aliases, and the log filter.
+        || matches!(name, "CLIENT_ID" | "CLIENT_KEY" | "RUST_LOG" | "LOG_LEVEL")
 }
 
 /// A snapshot of environment variables.
@@ -855,12 +857,17 @@ mod tests {
             (OsString::from("CHATCLI_MODE"), OsString::from("chat")),
             (OsString::from("EDITOR"), OsString::from("vim")),
             (
+                OsString::from("CLIENT_ID"),
+                OsString::from("stackspot-client"),
+            ),
+            (
                 OsString::from("DATABASE_URL"),
                 OsString::from("postgres://a:b@h/d"),
             ),
         ])
         .expect("a stray variable is no error");
         assert_eq!(env.get("CHATCLI_MODE"), Some("chat"));
+        assert_eq!(env.get("CLIENT_ID"), Some("stackspot-client"));
         assert_eq!(
             env.get("EDITOR"),
             None,
