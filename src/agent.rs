@@ -208,13 +208,13 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         .canonicalize()
         .unwrap_or_else(|_| options.workspace.clone());
     let log = match (&options.resume, options.sessions_dir.as_deref()) {
-        (Some(resumed), _) => SessionLog::reopen(&resumed.path, options.secrets.clone())
-            .inspect_err(|e| tracing::warn!(error = %e, "cannot reopen the session log"))
-            .ok(),
-        (None, Some(dir)) => SessionLog::create(dir, &options.session_id, options.secrets.clone())
-            .inspect_err(|e| tracing::warn!(error = %e, "cannot create the session log"))
-            .ok(),
         (None, None) => None,
+        (resumed, dir) => Some(SessionLog::open_or_report(
+            dir.unwrap_or_else(|| std::path::Path::new(".")),
+            &options.session_id,
+            resumed.as_ref().map(|r| r.path.as_path()),
+            options.secrets.clone(),
+        )),
     };
     let (history, book) = resumed_state(&options, provider.model());
     let call_ids = streaming::CallIds::from_history(&history);
@@ -222,7 +222,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         len: history.len(),
         last: history.last().map(message_hash),
     };
-    let (memory, digest) = open_memory(options.memory.as_ref());
+    let (memory, digest) = open_memory(options.memory.as_ref(), &options.secrets);
     let hyde = memory
         .as_ref()
         .filter(|(_, settings)| settings.hyde)
@@ -254,7 +254,10 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         mode: options.mode,
         tool_ctx: ToolContext {
             workspace,
-            scratch: options.scratch.clone(),
+            scratch: options
+                .scratch
+                .clone()
+                .with_secrets(options.secrets.clone()),
             web: options.web.clone(),
             memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
             hyde,
@@ -537,6 +540,9 @@ impl Agent {
             };
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;
             self.append_assistant(&response);
+            // The calls are on disk before any of them runs: a crash mid-tool cannot make a
+            // resumed session run them again unknowingly.
+            self.sync_history();
             if let Some(error) = error {
                 self.emit(AgentEvent::Error {
                     message: error.to_string(),

@@ -38,6 +38,41 @@ pub enum ConfigError {
     /// No home directory could be found for chatcli's files.
     #[error("cannot find a home directory for chatcli's files: set CHATCLI_HOME")]
     NoHome,
+    /// A variable chatcli reads holds bytes that are not UTF-8.
+    #[error("{var} is not valid UTF-8: give it a UTF-8 value or unset it")]
+    NotUnicode { var: String },
+}
+
+/// Name prefixes of the variables chatcli reads: its own settings and the providers' keys,
+/// models and endpoints.
+const READ_PREFIXES: [&str; 20] = [
+    "CHATCLI_",
+    "DEMO_",
+    "BEDROCK_",
+    "LLM_",
+    "ANTHROPIC_",
+    "CLAUDEAI_",
+    "OPENAI_",
+    "XAI_",
+    "ZAI_",
+    "MOONSHOT_",
+    "MINIMAX_",
+    "OPENROUTER_",
+    "GITHUB_",
+    "GOOGLE",
+    "GEMINI_",
+    "OLLAMA_",
+    "AWS_",
+    "COPILOT_",
+    "STACKSPOT_",
+    "BRAVE_",
+];
+
+/// Whether chatcli reads this variable.
+fn is_read(name: &str) -> bool {
+    READ_PREFIXES.iter().any(|p| name.starts_with(p))
+        // StackSpot's unprefixed aliases, and the log filter.
+        || matches!(name, "CLIENT_ID" | "CLIENT_KEY" | "RUST_LOG" | "LOG_LEVEL")
 }
 
 /// A snapshot of environment variables.
@@ -45,9 +80,42 @@ pub enum ConfigError {
 pub struct Env(HashMap<String, String>);
 
 impl Env {
-    /// The process environment, read now.
-    pub fn from_process() -> Env {
-        Env(std::env::vars().collect())
+    /// The process environment, read now: the variables chatcli reads, plus those whose value
+    /// it must know to mask it (secret-named ones, URLs with a password). Other variables are
+    /// never decoded, so a stray non-UTF-8 value cannot stop chatcli; a non-UTF-8 value of one
+    /// chatcli reads is an error naming it.
+    pub fn from_process() -> Result<Env, ConfigError> {
+        Env::from_os(std::env::vars_os())
+    }
+
+    /// `from_process` over the given pairs.
+    pub fn from_os<I>(vars: I) -> Result<Env, ConfigError>
+    where
+        I: IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    {
+        let mut kept = HashMap::new();
+        for (name, value) in vars {
+            // A name that is not UTF-8 is not one chatcli could read.
+            let Some(name) = name.to_str() else { continue };
+            let read = is_read(name);
+            match value.into_string() {
+                Ok(value) => {
+                    if read
+                        || crate::secrets::is_secret_name(name)
+                        || (value.contains("://") && value.contains('@'))
+                    {
+                        kept.insert(name.to_string(), value);
+                    }
+                }
+                Err(_) if read => {
+                    return Err(ConfigError::NotUnicode {
+                        var: name.to_string(),
+                    });
+                }
+                Err(_) => {}
+            }
+        }
+        Ok(Env(kept))
     }
 
     /// An environment made of the given pairs (for tests).
@@ -159,6 +227,13 @@ pub struct Config {
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
 }
+
+/// Longest session retention, in days (`CHATCLI_SESSION_RETENTION_DAYS`): 100 years.
+pub const MAX_RETENTION_DAYS: u64 = 36_500;
+
+/// Largest size or character count a setting takes; larger values are clamped to it, so sums
+/// and products of settings never overflow.
+pub const MAX_SIZE_SETTING: usize = 1 << 40;
 
 /// Default identical turns that stop a loop (`CHATCLI_AGENT_EARLY_EXIT_TURNS`).
 pub const DEFAULT_EARLY_EXIT_TURNS: u32 = 3;
@@ -335,12 +410,17 @@ impl Config {
         };
         let number = |var: &str, default: u64| {
             env_setting(&env, var, default, "a whole number", |v| {
-                v.parse::<u64>().ok()
+                v.parse::<u64>()
+                    .ok()
+                    .map(|n| n.min(MAX_SIZE_SETTING as u64))
             })
         };
         let positive = |var: &str, default: usize| {
             env_setting(&env, var, default, "a positive whole number", |v| {
-                v.parse::<usize>().ok().filter(|n| *n > 0)
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .map(|n| n.min(MAX_SIZE_SETTING))
             })
         };
 
@@ -364,7 +444,9 @@ impl Config {
             "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
             crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES as u64,
         )? as usize;
-        let session_retention_days = number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.max(1);
+        // At most 100 years: a cut-off further back than the epoch cannot be computed.
+        let session_retention_days =
+            number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.clamp(1, MAX_RETENTION_DAYS);
         let agent_tmpdir = env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from);
         let search = search_backends(&env);
 
@@ -509,6 +591,18 @@ const MAX_TURNS: Setting = Setting {
 };
 
 fn resolve_home(env: &Env) -> Result<PathBuf, ConfigError> {
+    if env
+        .0
+        .get("CHATCLI_HOME")
+        .is_some_and(|v| v.trim().is_empty())
+    {
+        // An empty value is a mistake (a `CHATCLI_HOME=$UNSET_VAR`), not a request for the default.
+        return Err(ConfigError::Invalid {
+            setting: "CHATCLI_HOME".into(),
+            value: String::new(),
+            expected: "a directory path (unset it to use the default folder)".into(),
+        });
+    }
     if let Some(home) = env.get("CHATCLI_HOME") {
         return Ok(PathBuf::from(home));
     }
@@ -822,5 +916,144 @@ mod tests {
             err.contains("config.toml") && err.contains("colour"),
             "{err}"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_non_utf8_variable_is_ignored_unless_chatcli_reads_it() {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let bad = || OsString::from_vec(vec![0x66, 0xff, 0xfe]);
+        let env = Env::from_os([
+            (OsString::from("LC_STRANGE"), bad()),
+            (OsString::from_vec(vec![0xff]), OsString::from("x")),
+            (OsString::from("CHATCLI_MODE"), OsString::from("chat")),
+            (OsString::from("EDITOR"), OsString::from("vim")),
+            (
+                OsString::from("CLIENT_ID"),
+                OsString::from("stackspot-client"),
+            ),
+            (
+                OsString::from("DATABASE_URL"),
+                OsString::from("postgres://a:b@h/d"),
+            ),
+        ])
+        .expect("a stray variable is no error");
+        assert_eq!(env.get("CHATCLI_MODE"), Some("chat"));
+        assert_eq!(env.get("CLIENT_ID"), Some("stackspot-client"));
+        assert_eq!(
+            env.get("EDITOR"),
+            None,
+            "variables chatcli does not use are not kept"
+        );
+        assert!(
+            env.get("DATABASE_URL").is_some(),
+            "kept to mask its password"
+        );
+        let err = Env::from_os([(OsString::from("CHATCLI_MODE"), bad())])
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("CHATCLI_MODE is not valid UTF-8: give it a UTF-8 value or unset it")
+        );
+    }
+
+    #[test]
+    fn an_empty_chatcli_home_is_an_error() {
+        let err = Config::resolve(
+            &Overrides::default(),
+            Env::from_pairs([("CHATCLI_HOME", "")]),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "CHATCLI_HOME must be a directory path (unset it to use the default folder) (got \"\")"
+            )
+        );
+    }
+
+    /// Every numeric setting, with the overflow class among its values, resolves without a
+    /// panic, and the values it resolves to never panic where they are used (pruning, twice as
+    /// on a second run; microcompact arithmetic).
+    mod numeric_settings {
+        use super::*;
+        use proptest::prelude::*;
+
+        const NUMERIC: [&str; 14] = [
+            "CHATCLI_AGENT_MAX_TURNS",
+            "CHATCLI_AGENT_EARLY_EXIT_TURNS",
+            "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
+            "CHATCLI_SESSION_RETENTION_DAYS",
+            "CHATCLI_MICROCOMPACT_MIN_CONTENT",
+            "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
+            "CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS",
+            "CHATCLI_MICROCOMPACT_HEAD_CHARS",
+            "CHATCLI_MICROCOMPACT_TAIL_CHARS",
+            "CHATCLI_MEMORY_RETRIEVAL_BUDGET",
+            "CHATCLI_SESSION_BUDGET_USD",
+            "CHATCLI_MAX_RETRIES",
+            "CHATCLI_MAX_REQUEST_BYTES",
+            "CHATCLI_PROMPT_CACHE_TTL",
+        ];
+
+        fn value() -> impl Strategy<Value = String> {
+            prop_oneof![
+                // The overflow class.
+                Just(u64::MAX.to_string()),
+                Just((u64::MAX - 1).to_string()),
+                Just(i64::MAX.to_string()),
+                Just(i64::MIN.to_string()),
+                Just(usize::MAX.to_string()),
+                Just("18446744073709551616".to_string()),
+                Just("1e400".to_string()),
+                Just("-1e400".to_string()),
+                any::<u64>().prop_map(|n| n.to_string()),
+                any::<i64>().prop_map(|n| n.to_string()),
+                any::<f64>().prop_map(|n| n.to_string()),
+                // Ordinary and odd values.
+                (0u64..1000).prop_map(|n| n.to_string()),
+                Just("0".to_string()),
+                Just("-0".to_string()),
+                Just("NaN".to_string()),
+                Just("inf".to_string()),
+                Just(" 12 ".to_string()),
+                "[a-z0-9 .$-]{0,12}",
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+            #[test]
+            fn no_value_panics(var in 0usize..NUMERIC.len(), value in value()) {
+                let home = tempfile::tempdir().expect("tempdir");
+                std::fs::create_dir_all(home.path().join("sessions")).expect("mkdir");
+                let env = Env::from_pairs([
+                    ("CHATCLI_HOME".to_string(), home.path().display().to_string()),
+                    (NUMERIC[var].to_string(), value.clone()),
+                ]);
+                if let Ok(config) = Config::resolve(&Overrides::default(), env) {
+                    prop_assert!(config.session_retention_days <= MAX_RETENTION_DAYS);
+                    prop_assert!((1..=200).contains(&config.max_turns));
+                    for _run in 0..2 {
+                        crate::tools::scratch::prune_sessions(
+                            &home.path().join("sessions"),
+                            config.session_retention_days,
+                        );
+                    }
+                    let text = "x".repeat(5000);
+                    let _ = crate::agent::compaction::truncate(
+                        &text,
+                        config.compaction.head_chars,
+                        config.compaction.tail_chars,
+                    );
+                    if let Some(budget) = config.budget_usd {
+                        prop_assert!(budget.is_finite() && budget > 0.0);
+                    }
+                }
+            }
+        }
     }
 }

@@ -123,6 +123,31 @@ impl Catalog {
                 .unwrap_or("invalid TOML")
                 .to_string(),
         })?;
+        // A negative, NaN or infinite price would make every cost (and the budget) meaningless.
+        let mut names: Vec<&String> = file.models.keys().collect();
+        names.sort();
+        for name in names {
+            let p = &file.models[name];
+            let fields = [
+                ("input", Some(p.input)),
+                ("output", Some(p.output)),
+                ("cache_read", p.cache_read),
+                ("cache_write_5m", p.cache_write_5m),
+                ("cache_write_1h", p.cache_write_1h),
+            ];
+            for (field, value) in fields {
+                if let Some(v) = value
+                    && !(v.is_finite() && v >= 0.0)
+                {
+                    return Err(CatalogError {
+                        origin: origin.to_string(),
+                        message: format!(
+                            "models.{name}.{field} must be a price in USD per million tokens, zero or more (got {v})"
+                        ),
+                    });
+                }
+            }
+        }
         Ok(Catalog {
             models: file.models,
         })
@@ -247,6 +272,35 @@ mod tests {
         };
         assert!((gpt41.cost(&cached) - 0.50).abs() < 1e-9);
         assert!((gpt41.cache_savings(&cached) - 1.50).abs() < 1e-9);
+    }
+
+    #[test]
+    fn negative_nan_and_infinite_prices_are_refused_naming_file_model_and_field() {
+        for (value, shown) in [
+            ("-0.5", "-0.5"),
+            ("nan", "NaN"),
+            ("inf", "inf"),
+            ("-inf", "-inf"),
+        ] {
+            let text =
+                format!("[models.my-model]\ninput = 1.0\noutput = 2.0\ncache_read = {value}\n");
+            let err = Catalog::parse(&text, "/home/u/.chatcli/pricing.toml")
+                .err()
+                .unwrap_or_else(|| panic!("{value} accepted"))
+                .to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "pricing catalog /home/u/.chatcli/pricing.toml: models.my-model.cache_read must be a price in USD per million tokens, zero or more (got {shown})"
+                )
+            );
+        }
+        let err = Catalog::parse("[models.m]\ninput = -1.0\noutput = 2.0\n", "p.toml")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("models.m.input"), "{err}");
+        assert!(Catalog::parse("[models.m]\ninput = 0.0\noutput = 0.0\n", "p.toml").is_ok());
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! With `--json` every `AgentEvent` is one line of JSON on stdout, `cost` last; without it only
 //! the final answer is printed. Errors go to stderr as one line, and the exit code says whether
-//! the prompt finished (0) or not (1).
+//! the prompt finished (0) or not (1). A session log that cannot be written is said once on
+//! stderr (in both modes); when not one line of it could be written the exit code is 1 too, so a
+//! script learns that the session was not saved.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -10,6 +12,7 @@ use std::sync::Arc;
 use crate::agent::{self, AgentOptions};
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::Provider;
+use crate::session_log;
 
 /// How the run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +21,8 @@ pub struct ExecOutcome {
     pub errors: Vec<String>,
     /// `turn_finished.stop_reason`, when the prompt got that far.
     pub stop_reason: Option<String>,
+    /// Storage failures to say on stderr whatever the output mode.
+    pub warnings: Vec<String>,
 }
 
 impl ExecOutcome {
@@ -44,6 +49,8 @@ pub async fn run(
     let mut handle = agent::spawn(provider, options);
     let _ = handle.ops.send(Op::Submit { text: prompt, mode });
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let mut log_lost = false;
     let mut finished = None;
     while let Some(event) = handle.events.recv().await {
         if json {
@@ -52,6 +59,13 @@ pub async fn run(
         }
         match &event {
             AgentEvent::Error { message } => errors.push(message.clone()),
+            AgentEvent::Notice { message } if message.starts_with(session_log::LOG_NOT_WRITTEN) => {
+                log_lost = true;
+                warnings.push(message.clone());
+            }
+            AgentEvent::Notice { message } if message.starts_with(session_log::LOG_STOPPED) => {
+                warnings.push(message.clone());
+            }
             AgentEvent::TurnFinished { text, stop_reason } => {
                 finished = Some(stop_reason.clone());
                 if !json {
@@ -67,10 +81,12 @@ pub async fn run(
     }
     out.flush()?;
     let _ = handle.join.await;
-    let ok = errors.is_empty() && finished.as_deref().is_some_and(|r| r != "interrupted");
+    let ok =
+        errors.is_empty() && !log_lost && finished.as_deref().is_some_and(|r| r != "interrupted");
     Ok(ExecOutcome {
         ok,
         errors,
+        warnings,
         stop_reason: finished,
     })
 }

@@ -1,10 +1,16 @@
 //! Logs go to a file under `CHATCLI_HOME/logs`, never to the terminal the TUI owns.
 //!
-//! The directory is created 0700 and the file is opened by tracing-appender's non-blocking
-//! writer; the returned guard must live until exit or the last lines are lost. `RUST_LOG`
-//! (or `LOG_LEVEL`, the reference system's name) sets the filter; the default is `info`.
+//! One file a day, `chatcli.log.YYYY-MM-DD` (UTC), written through tracing-appender's
+//! non-blocking writer; the returned guard must live until exit or the last lines are lost.
+//! `RUST_LOG` (or `LOG_LEVEL`, the reference system's name) sets the filter; the default is
+//! `info`. Privacy does not depend on the umask: every directory chatcli creates is made 0700 as
+//! it is created (parents included), and the log files are opened 0600 (tracing-appender's own
+//! rolling appender would create them 0644, or 0666 under `umask 000`).
 
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
@@ -16,7 +22,7 @@ pub fn init(dir: &Path, env: &Env) -> Option<WorkerGuard> {
     if create_private_dir(dir).is_err() {
         return None;
     }
-    let appender = tracing_appender::rolling::daily(dir, "chatcli.log");
+    let appender = DailyFile::new(dir, "chatcli.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let level = env
         .get("RUST_LOG")
@@ -32,13 +38,143 @@ pub fn init(dir: &Path, env: &Env) -> Option<WorkerGuard> {
     Some(guard)
 }
 
-/// Creates a directory (and parents) readable only by the user.
+/// Creates a directory (and parents) readable only by the user: each directory created is 0700
+/// from the start, whatever the umask; the directory itself is set to 0700 if it existed.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    create_private_dirs(dir)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
     Ok(())
+}
+
+/// Creates the missing directories of `dir` 0700 (a umask can only take bits away from 0700,
+/// and a permissive one such as `000` adds none), leaving existing ones as they are.
+pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// A log file per UTC day, opened 0600.
+struct DailyFile {
+    dir: PathBuf,
+    prefix: String,
+    day: i64,
+    file: Option<File>,
+}
+
+impl DailyFile {
+    fn new(dir: &Path, prefix: &str) -> DailyFile {
+        DailyFile {
+            dir: dir.to_path_buf(),
+            prefix: prefix.to_string(),
+            day: i64::MIN,
+            file: None,
+        }
+    }
+
+    fn current(&mut self) -> std::io::Result<&mut File> {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        let day = (secs / 86_400) as i64;
+        if self.file.is_none() || day != self.day {
+            let (y, m, d) = civil_from_days(day);
+            let path = self
+                .dir
+                .join(format!("{}.{y:04}-{m:02}-{d:02}", self.prefix));
+            let mut options = OpenOptions::new();
+            options.create(true).append(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+            }
+            let file = options.open(&path)?;
+            #[cfg(unix)]
+            {
+                // A file left by an older chatcli may be 0644.
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            }
+            self.file = Some(file);
+            self.day = day;
+        }
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("log file not open"))
+    }
+}
+
+impl Write for DailyFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.current()?.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date; Howard Hinnant's civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn log_files_and_created_parents_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let logs = dir.path().join("home").join("logs");
+        create_private_dir(&logs).expect("mkdir");
+        let mut file = DailyFile::new(&logs, "chatcli.log");
+        file.write_all(b"line\n").expect("write");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.path().join("home")), 0o700);
+        assert_eq!(mode(&logs), 0o700);
+        let entries: Vec<PathBuf> = std::fs::read_dir(&logs)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(entries.len(), 1);
+        assert!(
+            entries[0]
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("chatcli.log.20"))
+        );
+        assert_eq!(mode(&entries[0]), 0o600);
+    }
 }

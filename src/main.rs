@@ -38,7 +38,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let yes = matches!(&cli.command, Some(Command::Exec(args)) if args.yes);
-    let mut config = Config::resolve(&cli.common.overrides(yes), Env::from_process())?;
+    let mut config = Config::resolve(&cli.common.overrides(yes), Env::from_process()?)?;
     if matches!(cli.command, None | Some(Command::Exec(_))) {
         session::settle_provider(&mut config).await?;
     }
@@ -64,6 +64,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             r.skipped,
             r.path.display()
         );
+    }
+    if let Some(r) = &resumed {
+        for repair in &r.repairs {
+            eprintln!("chatcli: resume repaired the history: {repair}");
+            tracing::warn!(%repair, "resume repaired the history");
+        }
     }
     let session_id = resumed
         .as_ref()
@@ -133,7 +139,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Memory(command)) => {
             let mut stdout = std::io::stdout();
-            chatcli::memory::cli::run(&config.home.join("memory"), command.action(), &mut stdout)?;
+            chatcli::memory::cli::run(
+                &config.home.join("memory"),
+                command.action(),
+                chatcli::secrets::Secrets::from_env(&config.env),
+                &mut stdout,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Exec(args)) => {
@@ -166,6 +177,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &mut stdout,
             )
             .await?;
+            for warning in &outcome.warnings {
+                eprintln!("chatcli: {warning}");
+            }
             if !args.json {
                 for error in &outcome.errors {
                     eprintln!("chatcli: {error}");

@@ -202,6 +202,8 @@ pub struct Store {
     dir: PathBuf,
     pub facts: Vec<Fact>,
     pub profile: Profile,
+    /// Values masked in every fact before it is written.
+    secrets: crate::secrets::Secrets,
 }
 
 impl Store {
@@ -217,7 +219,14 @@ impl Store {
             dir: dir.to_path_buf(),
             facts,
             profile,
+            secrets: Default::default(),
         })
+    }
+
+    /// The store, masking these secrets in every fact it writes (`facts.jsonl`, `MEMORY.md`).
+    pub fn with_secrets(mut self, secrets: crate::secrets::Secrets) -> Store {
+        self.secrets = secrets;
+        self
     }
 
     /// The directory.
@@ -322,6 +331,13 @@ impl Store {
         let _lock = Lock::acquire(&self.dir)?;
         let mut facts = read_facts(&self.dir.join("facts.jsonl"))?;
         let out = change(&mut facts)?;
+        if !self.secrets.is_empty() {
+            for fact in facts.iter_mut() {
+                fact.content = self.secrets.mask(&fact.content);
+                fact.source = self.secrets.mask(&fact.source);
+                fact.tags = fact.tags.iter().map(|t| self.secrets.mask(t)).collect();
+            }
+        }
         write_atomic(&self.dir.join("facts.jsonl"), &facts_jsonl(&facts))?;
         write_atomic(&self.dir.join("MEMORY.md"), memory_md(&facts).as_bytes())?;
         self.facts = facts;
@@ -458,21 +474,25 @@ fn facts_jsonl(facts: &[Fact]) -> Vec<u8> {
 }
 
 /// Writes a file so that a crash leaves either the old or the new content, never a mix.
+///
+/// The content goes to a `tempfile::NamedTempFile` (0600, a random name) in the same directory,
+/// is synced, then renamed into place; on any error before the rename (a full disk) the temporary
+/// file deletes itself, so no `*.tmp` is ever left behind.
 pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), MemoryError> {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let mut file = crate::tools::scratch::create_exclusive(&tmp)
-        .or_else(|_| {
-            let _ = std::fs::remove_file(&tmp);
-            crate::tools::scratch::create_exclusive(&tmp)
-        })
-        .map_err(io(&tmp))?;
-    file.write_all(content).map_err(io(&tmp))?;
-    file.sync_all().map_err(io(&tmp))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(io(path))?;
-    if let Some(parent) = path.parent()
-        && let Ok(dir) = File::open(parent)
-    {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".chatcli-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io(dir))?;
+    let tmp_path = tmp.path().to_path_buf();
+    tmp.write_all(content).map_err(io(&tmp_path))?;
+    tmp.as_file().sync_all().map_err(io(&tmp_path))?;
+    tmp.persist(path).map_err(|e| io(path)(e.error))?;
+    if let Ok(dir) = File::open(dir) {
         let _ = dir.sync_all();
     }
     Ok(())
@@ -509,9 +529,35 @@ pub fn memory_md(facts: &[Fact]) -> String {
     out
 }
 
-/// An exclusive lock on the store: a `.lock` file created with `O_EXCL`, removed on drop.
+/// An exclusive lock on the store: a `.lock` file created with `O_EXCL` holding the holder's
+/// pid, removed on drop. A lock whose holder is gone (killed before it could remove the file) is
+/// taken over at once; one whose pid cannot be read is taken over once it is 30 s old.
 struct Lock {
     path: PathBuf,
+}
+
+/// Whether the process that wrote this lock file has gone.
+fn holder_gone(path: &Path) -> bool {
+    let Some(pid) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .filter(|pid| *pid > 0)
+    else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        // Signal 0 checks that the process exists without touching it.
+        // SAFETY: kill(2) with signal 0 has no effect on any process.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        !alive
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
 }
 
 impl Lock {
@@ -521,15 +567,21 @@ impl Lock {
         loop {
             match crate::tools::scratch::create_exclusive(&path) {
                 Ok(mut file) => {
-                    let _ = writeln!(file, "{}", std::process::id());
+                    writeln!(file, "{}", std::process::id())
+                        .and_then(|()| file.flush())
+                        .map_err(|e| {
+                            let _ = std::fs::remove_file(&path);
+                            io(&path)(e)
+                        })?;
                     return Ok(Lock { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = std::fs::metadata(&path)
+                    let old = std::fs::metadata(&path)
                         .and_then(|m| m.modified())
                         .map(|m| m.elapsed().unwrap_or_default() > STALE_LOCK)
                         .unwrap_or(false);
-                    if stale {
+                    if old || holder_gone(&path) {
+                        tracing::info!(path = %path.display(), "taking over a stale memory lock");
                         let _ = std::fs::remove_file(&path);
                         continue;
                     }
@@ -670,5 +722,60 @@ mod tests {
         let reopened = Store::open(dir.path()).expect("open");
         assert_eq!(reopened.facts.len(), 1);
         assert_eq!(reopened.facts[0].content, "Fact one survives crashes");
+    }
+
+    #[test]
+    fn a_lock_left_by_a_killed_process_is_taken_over() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut gone = std::process::Command::new("true").spawn().expect("spawn");
+        let pid = gone.id();
+        gone.wait().expect("wait");
+        std::fs::write(dir.path().join(".lock"), format!("{pid}\n")).expect("plant");
+        let mut store = Store::open(dir.path()).expect("open");
+        let started = Instant::now();
+        store
+            .add(new("Stale locks never block memory", "gotcha"))
+            .expect("the stale lock is taken over");
+        assert!(
+            started.elapsed() < LOCK_WAIT,
+            "taken over at once, not after the wait"
+        );
+        assert!(
+            !dir.path().join(".lock").exists(),
+            "released after the write"
+        );
+        // A lock held by a live process (this one) is respected.
+        std::fs::write(
+            dir.path().join(".lock"),
+            format!("{}\n", std::process::id()),
+        )
+        .expect("plant");
+        assert!(!holder_gone(&dir.path().join(".lock")));
+    }
+
+    #[test]
+    fn writes_leave_no_temporary_file_and_are_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(dir.path()).expect("open");
+        store
+            .add(new("One fact is enough", "project"))
+            .expect("add");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains("tmp")), "{names:?}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            for name in ["facts.jsonl", "MEMORY.md"] {
+                let mode = std::fs::metadata(dir.path().join(name))
+                    .expect("meta")
+                    .permissions()
+                    .mode();
+                assert_eq!(mode & 0o777, 0o600, "{name}");
+            }
+        }
     }
 }

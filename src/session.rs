@@ -131,7 +131,23 @@ pub fn find_session(config: &Config, id: &str) -> anyhow::Result<crate::session_
             dir.display()
         );
     };
-    Ok(crate::session_log::load(&found.path)?)
+    let resumed = crate::session_log::load(&found.path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the saved session {}: {e}",
+            found.path.display()
+        )
+    })?;
+    if !resumed.repairs.is_empty() {
+        // The repaired history goes to the log, so the next resume starts from it.
+        let secrets = crate::secrets::Secrets::from_env(&config.env);
+        match crate::session_log::SessionLog::reopen(&resumed.path, secrets) {
+            Ok(mut log) => log.append_history(&crate::session_log::HistoryRecord::HistoryReset {
+                messages: resumed.history.clone(),
+            }),
+            Err(e) => tracing::warn!(error = %e, "cannot record the repaired history"),
+        }
+    }
+    Ok(resumed)
 }
 
 /// Deletes sessions older than the retention period (`CHATCLI_SESSION_RETENTION_DAYS`).

@@ -6,8 +6,11 @@
 //! flushed when written and the file is synced at the end of every prompt, so a crash loses at
 //! most the line in flight; a torn last line is skipped on resume with a warning, never a refusal.
 //! Event lines are exactly what `exec --json` prints; history lines (`history`, `history_reset`)
-//! carry the conversation the agent needs to go on. Known secrets are masked in every line.
-//! Writing the log never stops the session: a failure is logged once.
+//! carry the conversation the agent needs to go on. Known secrets are masked in every line, on
+//! the raw strings (a masked serialised line would miss a key holding `"` or `\`).
+//! Writing the log never stops the session, but a failure is never silent either: the first one
+//! is kept for the agent to tell the user once (a notice; `exec` also says it on stderr and
+//! exits 1 when not one line could be written), and nothing more is written after it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -30,12 +33,23 @@ pub enum HistoryRecord {
     HistoryReset { messages: Vec<Message> },
 }
 
+/// The start of the notice when not one line of the log could be written (`exec` then exits 1).
+pub const LOG_NOT_WRITTEN: &str = "the session log could not be written";
+/// The start of the notice when the log stopped being written part-way (a disk that filled).
+pub const LOG_STOPPED: &str = "the session log stopped being written";
+
 /// An open session log.
 pub struct SessionLog {
     path: PathBuf,
-    file: BufWriter<File>,
+    /// `None` when the file could not be created or opened.
+    file: Option<BufWriter<File>>,
     secrets: Secrets,
+    /// Lines written so far.
+    written: u64,
+    /// Set at the first failure: nothing more is written (a torn line stays the last one).
     failed: bool,
+    /// The failure, until the user has been told (`take_failure`).
+    unreported: Option<String>,
 }
 
 fn open_options(create_new: bool) -> OpenOptions {
@@ -64,23 +78,77 @@ impl SessionLog {
         create_private_dir(dir)?;
         let path = dir.join(format!("{id}.jsonl"));
         let file = open_options(true).open(&path)?;
-        Ok(SessionLog {
-            path,
-            file: BufWriter::new(file),
-            secrets,
-            failed: false,
-        })
+        Ok(SessionLog::over(path, Some(file), secrets))
     }
 
     /// Opens an existing log to go on appending (resume).
     pub fn reopen(path: &Path, secrets: Secrets) -> std::io::Result<SessionLog> {
         let file = open_options(false).open(path)?;
-        Ok(SessionLog {
-            path: path.to_path_buf(),
-            file: BufWriter::new(file),
-            secrets,
-            failed: false,
+        Ok(SessionLog::over(path.to_path_buf(), Some(file), secrets))
+    }
+
+    /// `create`, or `reopen` when `resume` names a log; a failure is kept to be reported once
+    /// (`take_failure`) and the session goes on without a log.
+    pub fn open_or_report(
+        dir: &Path,
+        id: &str,
+        resume: Option<&Path>,
+        secrets: Secrets,
+    ) -> SessionLog {
+        let (path, opened) = match resume {
+            Some(path) => (
+                path.to_path_buf(),
+                SessionLog::reopen(path, secrets.clone()),
+            ),
+            None => (
+                dir.join(format!("{id}.jsonl")),
+                SessionLog::create(dir, id, secrets.clone()),
+            ),
+        };
+        opened.unwrap_or_else(|e| {
+            tracing::warn!(path = %path.display(), error = %e, "cannot open the session log");
+            let mut log = SessionLog::over(path, None, secrets);
+            log.fail(&e);
+            log
         })
+    }
+
+    fn over(path: PathBuf, file: Option<File>, secrets: Secrets) -> SessionLog {
+        SessionLog {
+            path,
+            file: file.map(BufWriter::new),
+            secrets,
+            written: 0,
+            failed: false,
+            unreported: None,
+        }
+    }
+
+    fn fail(&mut self, e: &std::io::Error) {
+        if self.failed {
+            return;
+        }
+        self.failed = true;
+        self.file = None;
+        let (what, consequence) = if self.written == 0 {
+            (LOG_NOT_WRITTEN, "this session cannot be resumed")
+        } else {
+            (LOG_STOPPED, "what follows will not be resumed")
+        };
+        self.unreported = Some(format!(
+            "{what} ({}: {e}): the answer goes on, but {consequence}",
+            self.path.display()
+        ));
+    }
+
+    /// The failure to tell the user about, once.
+    pub fn take_failure(&mut self) -> Option<String> {
+        self.unreported.take()
+    }
+
+    /// Whether no line could be written since the log was opened.
+    pub fn nothing_written(&self) -> bool {
+        self.written == 0
     }
 
     /// Where the log is.
@@ -89,40 +157,47 @@ impl SessionLog {
     }
 
     fn write_line(&mut self, line: std::io::Result<String>, sync: bool) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
         let result = line
-            .map(|l| self.secrets.mask(&l))
-            .and_then(|line| writeln!(self.file, "{line}"))
-            .and_then(|()| self.file.flush())
+            .and_then(|line| writeln!(file, "{line}"))
+            .and_then(|()| file.flush())
             .and_then(|()| {
                 if sync {
-                    self.file.get_ref().sync_data()
+                    file.get_ref().sync_data()
                 } else {
                     Ok(())
                 }
             });
-        if let Err(e) = result
-            && !self.failed
-        {
-            self.failed = true;
-            tracing::warn!(path = %self.path.display(), error = %e, "session log write failed; continuing without it");
+        match result {
+            Ok(()) => self.written += 1,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), error = %e, "session log write failed; continuing without it");
+                self.fail(&e);
+            }
         }
     }
 
     /// Appends one event and flushes it; syncs to disk when a prompt finishes.
     pub fn append(&mut self, event: &AgentEvent) {
         let sync = matches!(event, AgentEvent::TurnFinished { .. });
-        self.write_line(
-            serde_json::to_string(event).map_err(std::io::Error::other),
-            sync,
-        );
+        let line = self
+            .secrets
+            .to_masked_json(event)
+            .map_err(std::io::Error::other);
+        self.write_line(line, sync);
     }
 
-    /// Appends a history change.
+    /// Appends a history change. A message holding tool calls is synced to disk before the tools run, so a crash mid-tool
+    /// never loses the call (resume then gives it an `INTERRUPTED` result).
     pub fn append_history(&mut self, record: &HistoryRecord) {
-        self.write_line(
-            serde_json::to_string(record).map_err(std::io::Error::other),
-            false,
-        );
+        let holds_calls = matches!(record, HistoryRecord::History { message, .. } if message.tool_uses().next().is_some());
+        let line = self
+            .secrets
+            .to_masked_json(record)
+            .map_err(std::io::Error::other);
+        self.write_line(line, holds_calls);
     }
 }
 
@@ -135,10 +210,126 @@ pub struct Resumed {
     pub history: Vec<Message>,
     /// Lines that could not be read (a torn last line after a crash, or damage).
     pub skipped: usize,
+    /// What resume changed so a provider accepts the history (one line each).
+    pub repairs: Vec<String>,
 }
 
-/// Reads a session log; unreadable lines are skipped and counted.
+/// The result given on resume to a call the log holds no result for.
+pub const INTERRUPTED: &str = "interrupted: chatcli stopped while this call was running (a crash or a kill), so its outcome is unknown; check its effects before running it again";
+
+/// Makes a history a valid request again after a crash: every call gets a result (the
+/// `INTERRUPTED` one when the log has none), results without a call are dropped, and roles
+/// alternate. Returns one line per change.
+pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
+    use crate::conversation::{ContentBlock, Role};
+    let mut repairs = Vec::new();
+    // Results whose call is not in the assistant message just before.
+    for i in 0..history.len() {
+        if history[i].role != Role::User {
+            continue;
+        }
+        let calls: Vec<String> = match i.checked_sub(1).map(|p| &history[p]) {
+            Some(prev) if prev.role == Role::Assistant => {
+                prev.tool_uses().map(|(id, _, _)| id.to_string()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut seen = std::collections::HashSet::new();
+        history[i].content.retain(|block| match block {
+            ContentBlock::ToolResult { tool_use_id, .. } => {
+                let keep = calls.contains(tool_use_id) && seen.insert(tool_use_id.clone());
+                if !keep {
+                    repairs.push(format!("dropped a result without a call ({tool_use_id})"));
+                }
+                keep
+            }
+            _ => true,
+        });
+    }
+    if !repairs.is_empty() {
+        merge_neighbours(history);
+    }
+    // Calls without a result.
+    let mut i = 0;
+    while i < history.len() {
+        let calls: Vec<String> = if history[i].role == Role::Assistant {
+            history[i]
+                .tool_uses()
+                .map(|(id, _, _)| id.to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if calls.is_empty() {
+            i += 1;
+            continue;
+        }
+        if history.get(i + 1).is_none_or(|m| m.role != Role::User) {
+            history.insert(
+                i + 1,
+                Message {
+                    role: Role::User,
+                    content: Vec::new(),
+                },
+            );
+        }
+        let next = &mut history[i + 1];
+        let (mut results, others): (Vec<ContentBlock>, Vec<ContentBlock>) = next
+            .content
+            .drain(..)
+            .partition(|b| matches!(b, ContentBlock::ToolResult { .. }));
+        let mut ordered = Vec::with_capacity(calls.len() + others.len());
+        for id in &calls {
+            let found = results.iter().position(
+                |b| matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id),
+            );
+            match found {
+                Some(at) => ordered.push(results.remove(at)),
+                None => {
+                    repairs.push(format!("call {id} had no result: marked as interrupted"));
+                    ordered.push(ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: INTERRUPTED.to_string(),
+                        is_error: true,
+                    });
+                }
+            }
+        }
+        ordered.extend(others);
+        next.content = ordered;
+        i += 2;
+    }
+    repairs
+}
+
+/// Drops empty messages and joins the neighbours of the same role that this leaves.
+fn merge_neighbours(history: &mut Vec<Message>) {
+    let old = std::mem::take(history);
+    for message in old {
+        if message.content.is_empty() {
+            continue;
+        }
+        match history.last_mut() {
+            Some(last) if last.role == message.role => last.content.extend(message.content),
+            _ => history.push(message),
+        }
+    }
+}
+
+/// Whether `path` is a regular file (never a directory, FIFO or device named `*.jsonl`).
+fn is_regular_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// Reads a session log; unreadable lines are skipped and counted, calls without results are
+/// repaired (see `repair`). Only a regular file is read: a FIFO would block and a directory spin.
 pub fn load(path: &Path) -> std::io::Result<Resumed> {
+    if !is_regular_file(path) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
     let file = File::open(path)?;
     let id = path
         .file_stem()
@@ -149,18 +340,29 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
         path: path.to_path_buf(),
         ..Resumed::default()
     };
-    for line in BufReader::new(file).lines() {
-        let line = match line {
-            Ok(line) => line,
-            Err(_) => {
+    let mut reader = BufReader::new(file);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        match reader.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                // A read error repeats forever on some files: give up on the rest, once.
+                tracing::warn!(path = %path.display(), error = %e, "stopped reading a session log");
                 resumed.skipped += 1;
-                continue;
+                break;
             }
+        }
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            resumed.skipped += 1;
+            continue;
         };
+        let line = line.trim_end_matches(['\n', '\r']);
         if line.trim().is_empty() {
             continue;
         }
-        if let Ok(record) = serde_json::from_str::<HistoryRecord>(&line) {
+        if let Ok(record) = serde_json::from_str::<HistoryRecord>(line) {
             match record {
                 HistoryRecord::History { index, message } => {
                     if index < resumed.history.len() {
@@ -174,7 +376,7 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
             }
             continue;
         }
-        match serde_json::from_str::<AgentEvent>(&line) {
+        match serde_json::from_str::<AgentEvent>(line) {
             Ok(event) => resumed.events.push(event),
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "skipping an unreadable session line");
@@ -182,6 +384,7 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
             }
         }
     }
+    resumed.repairs = repair(&mut resumed.history);
     Ok(resumed)
 }
 
@@ -204,7 +407,7 @@ pub fn list(dir: &Path) -> Vec<SessionInfo> {
         .filter_map(|e| {
             let path = e.path();
             let id = path.file_stem()?.to_string_lossy().to_string();
-            if path.extension()? != "jsonl" {
+            if path.extension()? != "jsonl" || !is_regular_file(&path) {
                 return None;
             }
             let modified = e.metadata().ok()?.modified().ok()?;
@@ -298,5 +501,120 @@ mod tests {
         assert_eq!(resumed.history[0].text(), "a, merged");
         assert_eq!(resumed.events, vec![AgentEvent::TurnStarted { turn: 1 }]);
         assert_eq!(resumed.skipped, 1);
+    }
+
+    fn call(id: &str) -> Message {
+        use crate::conversation::{ContentBlock, Role};
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: "run_command".into(),
+                input: serde_json::json!({"cmd": "make deploy"}),
+            }],
+        }
+    }
+
+    fn result(id: &str) -> Message {
+        use crate::conversation::{ContentBlock, Role};
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id.into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
+        }
+    }
+
+    fn results_of(message: &Message) -> Vec<(String, String)> {
+        use crate::conversation::ContentBlock;
+        message
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } => Some((tool_use_id.clone(), content.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_call_logged_without_its_result_gets_an_interrupted_result_on_resume() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut log = SessionLog::create(dir.path(), "s", Secrets::default()).expect("create");
+        log.append_history(&HistoryRecord::History {
+            index: 0,
+            message: Message::user_text("deploy it"),
+        });
+        log.append_history(&HistoryRecord::History {
+            index: 1,
+            message: call("c1"),
+        });
+        drop(log);
+        let resumed = load(&dir.path().join("s.jsonl")).expect("load");
+        assert_eq!(resumed.history.len(), 3);
+        assert_eq!(
+            results_of(&resumed.history[2]),
+            vec![("c1".to_string(), INTERRUPTED.to_string())]
+        );
+        assert_eq!(resumed.repairs.len(), 1, "{:?}", resumed.repairs);
+    }
+
+    #[test]
+    fn orphan_calls_and_orphan_results_are_repaired() {
+        let mut history = vec![
+            Message::user_text("a"),
+            call("c1"),
+            // A new prompt landed after a crash, before any result.
+            Message::user_text("go on"),
+            call("c2"),
+            result("c2"),
+            // A result whose call was lost.
+            result("zz"),
+        ];
+        let repairs = repair(&mut history);
+        assert_eq!(repairs.len(), 2, "{repairs:?}");
+        assert_eq!(history.len(), 5);
+        assert_eq!(
+            results_of(&history[2]),
+            vec![("c1".to_string(), INTERRUPTED.to_string())]
+        );
+        assert_eq!(
+            history[2].text(),
+            "go on",
+            "the prompt stays after the result"
+        );
+        assert_eq!(results_of(&history[4]), vec![("c2".into(), "ok".into())]);
+        let mut again = history.clone();
+        assert!(repair(&mut again).is_empty(), "a repaired history is valid");
+        assert_eq!(again, history);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn directories_and_fifos_named_jsonl_are_never_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("20990101-000000-aaaaaa.jsonl")).expect("mkdir");
+        let fifo = dir.path().join("20990101-000000-bbbbbb.jsonl");
+        let c_path = std::ffi::CString::new(fifo.display().to_string()).expect("path");
+        // SAFETY: mkfifo reads a valid NUL-terminated path and touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let mut log = SessionLog::create(dir.path(), "20200101-000000-cccccc", Secrets::default())
+            .expect("create");
+        log.append(&AgentEvent::Prompt {
+            text: "the real one".into(),
+            mode: crate::protocol::Mode::Chat,
+        });
+        drop(log);
+        let sessions = list(dir.path());
+        assert_eq!(sessions.len(), 1, "{sessions:?}");
+        assert_eq!(sessions[0].first_prompt, "the real one");
+        assert!(load(&fifo).is_err(), "a FIFO is refused, not waited on");
+        assert!(load(&dir.path().join("20990101-000000-aaaaaa.jsonl")).is_err());
     }
 }

@@ -7,12 +7,14 @@ use super::*;
 /// Opens the memory store for a session and freezes its digest; memory failures only warn.
 pub(super) fn open_memory(
     settings: Option<&MemorySettings>,
+    secrets: &crate::secrets::Secrets,
 ) -> (Option<(SharedMemory, MemorySettings)>, String) {
     let Some(settings) = settings.filter(|s| s.mode != MemoryMode::Off) else {
         return (None, String::new());
     };
     match Store::open(&settings.dir) {
         Ok(store) => {
+            let store = store.with_secrets(secrets.clone());
             let digest = memory_digest::index_digest(&store);
             let state =
                 MemoryState::new(store).with_embedder(settings.embedder.clone(), &settings.dir);

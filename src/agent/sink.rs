@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::protocol::AgentEvent;
-use crate::secrets::Secrets;
+use crate::secrets::{EventMasker, Secrets};
 use crate::session_log::{HistoryRecord, SessionLog};
 
 /// Where the agent's events go: masking, the session log, then the front end.
@@ -23,8 +23,14 @@ pub struct EventSink {
 
 struct Inner {
     secrets: Secrets,
-    log: Mutex<Option<SessionLog>>,
+    state: Mutex<State>,
     front: mpsc::UnboundedSender<AgentEvent>,
+}
+
+/// What emitting changes: the masker holds back a delta that may be the start of a key.
+struct State {
+    masker: EventMasker,
+    log: Option<SessionLog>,
 }
 
 impl EventSink {
@@ -36,82 +42,52 @@ impl EventSink {
     ) -> Self {
         EventSink {
             inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    masker: EventMasker::new(secrets.clone()),
+                    log,
+                }),
                 secrets,
-                log: Mutex::new(log),
                 front,
             }),
         }
     }
 
-    /// Masks known secrets in the event's free text, appends it to the log, and forwards it.
+    /// Masks known secrets in the event (across text-delta boundaries), appends it to the log,
+    /// and forwards it; a log that could not be written is said once, then the session goes on.
     pub fn emit(&self, event: AgentEvent) {
-        let event = mask_event(&self.inner.secrets, event);
-        self.with_log(|log| log.append(&event));
-        // The receiver gone means the front end is shutting down; there is nobody left to tell.
-        let _ = self.inner.front.send(event);
+        let mut state = self.lock();
+        let State { masker, log } = &mut *state;
+        for event in masker.filter(event) {
+            if let Some(log) = log.as_mut() {
+                log.append(&event);
+            }
+            // The receiver gone means the front end is shutting down; nobody is left to tell.
+            let _ = self.inner.front.send(event);
+        }
+        if let Some(message) = log.as_mut().and_then(SessionLog::take_failure) {
+            let _ = self.inner.front.send(AgentEvent::Notice {
+                message: self.inner.secrets.mask(&message),
+            });
+        }
     }
 
     /// Appends a history change to the log, in order with the events.
     pub fn append_history(&self, record: &HistoryRecord) {
-        self.with_log(|log| log.append_history(record));
-    }
-
-    fn with_log(&self, f: impl FnOnce(&mut SessionLog)) {
-        // A poisoned lock means a writer panicked mid-line; the log is best effort, go on.
-        let mut guard = match self.inner.log.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some(log) = guard.as_mut() {
-            f(log);
+        if let Some(log) = self.lock().log.as_mut() {
+            log.append_history(record);
         }
     }
-}
 
-/// The event with known secrets masked in every field that carries free text.
-fn mask_event(secrets: &Secrets, event: AgentEvent) -> AgentEvent {
-    let mask = |s: String| secrets.mask(&s);
-    match event {
-        AgentEvent::Error { message } => AgentEvent::Error {
-            message: mask(message),
-        },
-        AgentEvent::Notice { message } => AgentEvent::Notice {
-            message: mask(message),
-        },
-        AgentEvent::Retrying {
-            attempt,
-            max,
-            wait_ms,
-            reason,
-        } => AgentEvent::Retrying {
-            attempt,
-            max,
-            wait_ms,
-            reason: mask(reason),
-        },
-        AgentEvent::ToolResult {
-            id,
-            name,
-            ok,
-            chars,
-            saved_path,
-            duration_ms,
-            error,
-            exit_code,
-            output,
-            diff,
-        } => AgentEvent::ToolResult {
-            id,
-            name,
-            ok,
-            chars,
-            saved_path,
-            duration_ms,
-            error: error.map(mask),
-            exit_code,
-            output: mask(output),
-            diff: diff.map(mask),
-        },
-        other => other,
+    /// `text` with every known secret masked (tool results, before they enter the conversation).
+    pub fn mask(&self, text: &str) -> String {
+        self.inner.secrets.mask(text)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock means a writer panicked mid-line; the log is best effort, go on.
+        match self.inner.state.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 }

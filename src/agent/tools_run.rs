@@ -3,6 +3,8 @@
 //! Every call in the batch gets exactly one result, whatever happens: an unknown tool, arguments
 //! that are not a JSON object, a denied approval, a failure or an interrupt all become an error
 //! result the model can read. Calls that write or execute go one at a time, each approved first.
+//! Known secrets are masked in each result before it enters the conversation (`run_command env`
+//! would otherwise send the user's keys to the provider) and in every event about a call.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -201,6 +203,8 @@ fn finish(
         Ok(out) => (out.text, false, out.saved_path, out.usage, out.exit_code),
         Err(e) => (e.to_string(), true, None, None, None),
     };
+    // Known secrets never enter the conversation (a `run_command env` would send them).
+    let content = events.mask(&content);
     events.emit(AgentEvent::ToolResult {
         id: id.clone(),
         name: name.clone(),

@@ -34,9 +34,14 @@ struct ImportLine {
     tags: Vec<String>,
 }
 
-/// Runs `action` on the store in `dir`, printing to `out`.
-pub fn run(dir: &Path, action: Action, out: &mut dyn Write) -> Result<(), MemoryError> {
-    let mut store = Store::open(dir)?;
+/// Runs `action` on the store in `dir`, printing to `out`; `secrets` are masked in what is stored.
+pub fn run(
+    dir: &Path,
+    action: Action,
+    secrets: crate::secrets::Secrets,
+    out: &mut dyn Write,
+) -> Result<(), MemoryError> {
+    let mut store = Store::open(dir)?.with_secrets(secrets);
     let write_err = |e: std::io::Error| MemoryError::Io {
         path: "stdout".into(),
         source: e,

@@ -5,7 +5,8 @@
 //! with the session so a resumed session (and the user, after exit) can still open what the
 //! history points to; whole sessions older than the retention period are pruned at start.
 //! Directories chatcli creates are 0700; files are 0600, created exclusively (`O_EXCL`, which
-//! never follows a planted symlink) under names that cannot collide.
+//! never follows a planted symlink) under names that cannot collide. Known secrets are masked in
+//! everything saved here (web pages, microcompact originals), whoever asks to save it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
@@ -13,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::logging::create_private_dir;
+use crate::logging::{create_private_dir, create_private_dirs};
+use crate::secrets::Secrets;
 
 /// Where a session saves files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +23,8 @@ pub struct Scratch {
     dir: PathBuf,
     /// True for `CHATCLI_AGENT_TMPDIR`: the directory belongs to the user.
     user_owned: bool,
+    /// Values masked in every file saved.
+    secrets: Secrets,
 }
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
@@ -31,6 +35,7 @@ impl Scratch {
         Scratch {
             dir,
             user_owned: false,
+            secrets: Secrets::default(),
         }
     }
 
@@ -39,7 +44,14 @@ impl Scratch {
         Scratch {
             dir,
             user_owned: true,
+            secrets: Secrets::default(),
         }
+    }
+
+    /// The same directory, masking these secrets in every file saved.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// The directory (it may not exist until the first file is saved).
@@ -54,8 +66,10 @@ impl Scratch {
 
     /// Saves `content` in a new file named `<prefix>_<millis>[_<n>].<ext>`; returns its path.
     pub fn save(&self, prefix: &str, ext: &str, content: &[u8]) -> std::io::Result<PathBuf> {
+        let content = &self.secrets.mask_bytes(content);
         if self.user_owned {
-            std::fs::create_dir_all(&self.dir)?;
+            // Created 0700 if missing; an existing directory of the user's is left as it is.
+            create_private_dirs(&self.dir)?;
         } else {
             create_private_dir(&self.dir)?;
         }
@@ -86,8 +100,10 @@ impl Scratch {
     /// Saves under a fixed name chatcli derives (the same content always lands in the same file);
     /// an existing file of that name is left as it is.
     pub fn save_fixed(&self, name: &str, content: &[u8]) -> std::io::Result<PathBuf> {
+        let content = &self.secrets.mask_bytes(content);
         if self.user_owned {
-            std::fs::create_dir_all(&self.dir)?;
+            // Created 0700 if missing; an existing directory of the user's is left as it is.
+            create_private_dirs(&self.dir)?;
         } else {
             create_private_dir(&self.dir)?;
         }
@@ -148,7 +164,12 @@ pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
     let Ok(entries) = std::fs::read_dir(sessions) else {
         return 0;
     };
-    let cutoff = SystemTime::now() - Duration::from_secs(days.saturating_mul(86_400));
+    // A cut-off before the epoch (a huge `days`) means nothing is old enough.
+    let Some(cutoff) =
+        SystemTime::now().checked_sub(Duration::from_secs(days.saturating_mul(86_400)))
+    else {
+        return 0;
+    };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();

@@ -14,6 +14,7 @@ mod prompt_size;
 mod provider_fixtures;
 mod provider_wire;
 mod reliability;
+mod safekeeping;
 mod screen;
 mod tools;
 mod trust_agent;

@@ -155,6 +155,7 @@ async fn ctrl_c_during_a_retry_back_off_ends_the_turn_as_interrupted() {
         ok: false,
         errors: Vec::new(),
         stop_reason: Some("interrupted".into()),
+        warnings: Vec::new(),
     };
     assert_eq!(outcome.exit_code(), 130, "exec exits 130 on an interrupt");
 }
