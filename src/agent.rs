@@ -12,6 +12,7 @@ pub mod compaction;
 mod context;
 pub mod early_exit;
 pub mod retry;
+pub mod rewind;
 pub mod routing;
 pub mod sink;
 mod streaming;
@@ -229,6 +230,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         .map(|_| Arc::clone(&provider));
     let approvals = Approvals {
         policy: options.approval,
+        permission: Default::default(),
         always: Default::default(),
         answers: answers_rx,
     };
@@ -243,6 +245,13 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         book,
         call_ids,
         tip_shown: false,
+        prompt_starts: rewind::prompt_starts(&history),
+        snapshots: rewind::FileSnapshots::new(
+            options
+                .sessions_dir
+                .as_ref()
+                .map(|d| d.join(&options.session_id).join("files")),
+        ),
         logged,
         provider,
         compactor: compaction::Compactor::new(options.compaction),
@@ -307,6 +316,10 @@ struct Agent {
     call_ids: streaming::CallIds,
     /// The routing tip was shown in full once; later ones are a short marker.
     tip_shown: bool,
+    /// Files as they were before the tools changed them, for `/rewind`.
+    snapshots: rewind::FileSnapshots,
+    /// Where each prompt of the session starts in the history (`None`: it was refused).
+    prompt_starts: Vec<Option<usize>>,
 }
 
 /// What one streamed response left behind.
@@ -418,6 +431,10 @@ impl Agent {
                     let message = self.context_command(action).await;
                     self.emit(AgentEvent::Notice { message });
                 }
+                Op::SetPermission { permission } => {
+                    self.approvals.permission = permission;
+                }
+                Op::Rewind { prompt } => self.rewind(prompt),
                 Op::MemoryStatus => {
                     let message = self.memory_status();
                     self.emit(AgentEvent::Notice { message });
@@ -470,6 +487,9 @@ impl Agent {
             text: text.clone(),
             mode,
         });
+        // Numbered like the prompts the user sees, refused ones included (`/rewind` picks by it).
+        let number = self.prompt_starts.len();
+        self.prompt_starts.push(None);
         let (mentioned, inlined) = self.expand_mentions(&text).await;
         let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
         let mode = if mode.uses_tools() && !self.provider.supports_tools() {
@@ -490,6 +510,12 @@ impl Agent {
             return;
         }
         self.prompt_memory = self.memory_blocks(&text, mode);
+        let start = match self.history.last() {
+            // Merged into a trailing user message (an interrupted prompt got no answer).
+            Some(last) if last.role == Role::User => self.history.len() - 1,
+            _ => self.history.len(),
+        };
+        self.prompt_starts[number] = Some(start);
         push_user_text(&mut self.history, text);
         if let Some(inlined) = inlined {
             // Rides in this turn's user message only: history from the next request on.
@@ -562,6 +588,7 @@ impl Agent {
                 final_text = self.stop_repeating(&response.tool_calls, stagnation);
                 break Ending::EarlyExit;
             }
+            self.snapshot_writes(number, &response.tool_calls);
             let results = tools_run::run_calls(
                 &tools,
                 &self.tool_ctx,

@@ -18,6 +18,7 @@ use crate::provider::anthropic::CacheTtl;
 use crate::tools::SearchBackend;
 
 mod provider_kind;
+mod report;
 
 pub use provider_kind::ProviderKind;
 use provider_kind::detect_from_keys;

@@ -63,6 +63,20 @@ pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
+/// Writes `bytes` to `path` (created or truncated) readable only by the user, never through a
+/// symlink planted at `path`.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)?.write_all(bytes)
+}
+
 /// A log file per UTC day, opened 0600.
 struct DailyFile {
     dir: PathBuf,

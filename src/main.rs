@@ -202,7 +202,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ApprovalPolicy::Ask,
             );
             options.resume = resumed;
-            tui::run(provider, options).await?;
+            let setup = tui::Setup {
+                history_path: Some(config.home.join("history.jsonl")),
+                config_report: config.report(&cli.common.overrides(yes)),
+            };
+            tui::run(provider, options, setup).await?;
             Ok(ExitCode::SUCCESS)
         }
     }

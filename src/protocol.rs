@@ -92,6 +92,54 @@ pub enum ApprovalDecision {
     Deny,
 }
 
+/// What tools may do without asking (`/permissions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Permission {
+    /// Writes and commands ask first.
+    #[default]
+    Ask,
+    /// Writes and patches inside the workspace run without asking; commands still ask.
+    AutoEdit,
+    /// Write and execute tools are refused without asking.
+    ReadOnly,
+}
+
+impl Permission {
+    /// The name as the user types it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Ask => "ask",
+            Permission::AutoEdit => "auto-edit",
+            Permission::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A permission name that is not one of `ask`, `auto-edit`, `read-only`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown permission mode \"{0}\" (expected one of: ask, auto-edit, read-only)")]
+pub struct UnknownPermission(pub String);
+
+impl FromStr for Permission {
+    type Err = UnknownPermission;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "ask" => Ok(Permission::Ask),
+            "auto-edit" | "auto_edit" | "autoedit" => Ok(Permission::AutoEdit),
+            "read-only" | "read_only" | "readonly" => Ok(Permission::ReadOnly),
+            _ => Err(UnknownPermission(s.trim().to_string())),
+        }
+    }
+}
+
 /// From the user to the agent task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -119,6 +167,11 @@ pub enum Op {
     SetBudget { usd: Option<f64> },
     /// Manage attached context and list the bootstrap files (`/context`); answered by a notice.
     Context { action: ContextAction },
+    /// What tools may do without asking from now on (`/permissions`).
+    SetPermission { permission: Permission },
+    /// Return the conversation to before the `prompt`-th prompt of the session (from 0), and
+    /// restore the files `write_file`/`patch_file` changed since (`/rewind`).
+    Rewind { prompt: usize },
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }

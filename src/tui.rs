@@ -33,19 +33,39 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// Spinner step while a prompt runs.
 const SPINNER_INTERVAL: Duration = Duration::from_millis(120);
 
-/// Runs the TUI until the user quits.
-pub async fn run(provider: Arc<dyn Provider>, options: AgentOptions) -> anyhow::Result<()> {
-    install_panic_hook();
-    let enhanced = enter()?;
-    let result = event_loop(provider, options).await;
-    leave(enhanced);
-    result
+/// What the TUI needs besides the agent's options.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// Where the prompt history is kept (`CHATCLI_HOME/history.jsonl`).
+    pub history_path: Option<std::path::PathBuf>,
+    /// What `/config` shows.
+    pub config_report: Vec<String>,
 }
 
-async fn event_loop(provider: Arc<dyn Provider>, options: AgentOptions) -> anyhow::Result<()> {
+/// Runs the TUI until the user quits; then prints the session's summary on the normal screen.
+pub async fn run(
+    provider: Arc<dyn Provider>,
+    options: AgentOptions,
+    setup: Setup,
+) -> anyhow::Result<()> {
+    install_panic_hook();
+    let enhanced = enter()?;
+    let result = event_loop(provider, options, &setup, enhanced).await;
+    leave(enhanced);
+    let summary = result?;
+    print!("{summary}");
+    Ok(())
+}
+
+async fn event_loop(
+    provider: Arc<dyn Provider>,
+    mut options: AgentOptions,
+    setup: &Setup,
+    enhanced: bool,
+) -> anyhow::Result<String> {
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    let (mut handle, mut app) = start_session(&provider, options.clone());
+    let (mut handle, mut app) = start_session(&provider, options.clone(), setup);
     let mut terminal_events = EventStream::new();
     let mut signals = Signals::new();
 
@@ -62,12 +82,35 @@ async fn event_loop(provider: Arc<dyn Provider>, options: AgentOptions) -> anyho
             match crate::session_log::load(&path) {
                 Ok(resumed) => {
                     let _ = handle.ops.send(Op::Shutdown);
-                    let mut next = options.clone();
-                    next.session_id = resumed.id.clone();
-                    next.resume = Some(resumed);
-                    (handle, app) = start_session(&provider, next);
+                    options.session_id = resumed.id.clone();
+                    options.resume = Some(resumed);
+                    (handle, app) = start_session(&provider, options.clone(), setup);
                 }
                 Err(e) => app.notice_error(format!("cannot resume {}: {e}", path.display())),
+            }
+            request(&mut next_frame, Instant::now(), last_frame);
+        }
+        // `/new`: end this agent (its log stays resumable) and start a fresh session.
+        if app.take_new_session_request() {
+            let _ = handle.ops.send(Op::Shutdown);
+            let old = options.session_id.clone();
+            options.session_id = crate::session::new_session_id();
+            options.resume = None;
+            (handle, app) = start_session(&provider, options.clone(), setup);
+            app.notice_error(format!(
+                "new session; the previous one is resumable with chatcli --resume {old}"
+            ));
+            request(&mut next_frame, Instant::now(), last_frame);
+        }
+        // Ctrl+X: the draft in $VISUAL/$EDITOR, with the terminal handed over meanwhile.
+        if let Some(draft) = app.take_editor_request() {
+            leave(enhanced);
+            let edited = crate::ui::editor::edit(&draft);
+            enter()?;
+            terminal.clear()?;
+            match edited {
+                Ok(text) => app.editor_done(text),
+                Err(e) => app.notice_error(e.to_string()),
             }
             request(&mut next_frame, Instant::now(), last_frame);
         }
@@ -106,11 +149,15 @@ async fn event_loop(provider: Arc<dyn Provider>, options: AgentOptions) -> anyho
     let _ = handle.ops.send(Op::Shutdown);
     // Give the agent a moment to finish cleanly; it must not hold the terminal hostage.
     let _ = tokio::time::timeout(Duration::from_millis(500), &mut handle.join).await;
-    Ok(())
+    Ok(app.exit_summary(&options.session_id))
 }
 
 /// Spawns the agent for `options` and an `App` showing it (a resumed session replayed).
-fn start_session(provider: &Arc<dyn Provider>, options: AgentOptions) -> (agent::AgentHandle, App) {
+fn start_session(
+    provider: &Arc<dyn Provider>,
+    options: AgentOptions,
+    setup: &Setup,
+) -> (agent::AgentHandle, App) {
     let label = provider.label();
     let model = provider.model().to_string();
     let mode = options.mode;
@@ -119,9 +166,17 @@ fn start_session(provider: &Arc<dyn Provider>, options: AgentOptions) -> (agent:
         .as_ref()
         .map(|r| (r.events.clone(), r.skipped));
     let sessions_dir = options.sessions_dir.clone();
+    let workspace = options.workspace.clone();
+    let secrets = options.secrets.clone();
     let handle = agent::spawn(Arc::clone(provider), options);
     let mut app = App::new(handle.ops.clone(), mode, label, model);
     app.sessions_dir = sessions_dir;
+    if let Some(path) = &setup.history_path {
+        app.history = crate::ui::history::PromptHistory::load(path, secrets);
+    }
+    app.files_index = crate::ui::popup::FileIndex::new(&workspace);
+    app.config_report = setup.config_report.clone();
+    app.status.workspace = crate::ui::status::workspace_label(&workspace);
     if let Some((events, skipped)) = replay {
         app.replay(events);
         if skipped > 0 {

@@ -41,9 +41,14 @@ pub enum ApprovalPolicy {
     Deny,
 }
 
+/// The result text for a call refused by `/permissions read-only`.
+pub const REFUSED_READ_ONLY: &str = "refused without asking: the session is in read-only permission mode (the user can allow writes and commands with /permissions ask)";
+
 /// The approval state of a session: its policy, the tools allowed for good, and the answers.
 pub struct Approvals {
     pub policy: ApprovalPolicy,
+    /// What the user lets tools do without asking (`/permissions`).
+    pub permission: crate::protocol::Permission,
     pub always: HashSet<String>,
     pub answers: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
 }
@@ -57,9 +62,20 @@ impl Approvals {
         cancel: &CancellationToken,
         events: &EventSink,
     ) -> Result<(), &'static str> {
+        use crate::protocol::Permission;
+        if self.permission == Permission::ReadOnly {
+            return Err(REFUSED_READ_ONLY);
+        }
         match self.policy {
             ApprovalPolicy::AutoApprove => return Ok(()),
             ApprovalPolicy::Deny => return Err(DENIED_HEADLESS),
+            // Writes stay confined to the workspace by the tools themselves.
+            ApprovalPolicy::Ask
+                if self.permission == Permission::AutoEdit
+                    && matches!(name.as_str(), "write_file" | "patch_file") =>
+            {
+                return Ok(());
+            }
             ApprovalPolicy::Ask if self.always.contains(name) => return Ok(()),
             ApprovalPolicy::Ask => {}
         }

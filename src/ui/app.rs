@@ -8,29 +8,30 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
-use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::Rect;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::approval::{ApprovalKey, PendingApproval};
 use super::cache::CacheView;
 use super::chat::{CellKind, ChatPane, ToolLine, ToolOutcome};
 use super::commands::{self, Slash};
-use super::composer::{Composer, ComposerAction};
+use super::composer::Composer;
 use super::cost::CostView;
 use super::files::{FilesView, Pager, SavedFile};
+use super::history::PromptHistory;
+use super::popup::{FileIndex, Popup};
 use super::status::StatusBar;
 use super::tool_panel::ToolPanel;
 use super::transcript::{RecordOutcome, Transcript};
-use super::{files, help};
-use crate::protocol::{AgentEvent, Mode, Op};
+use crate::protocol::{AgentEvent, Mode, Op, Permission};
+
+mod input;
+mod layout;
 
 /// How long a second Ctrl+C still quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
 /// How long a status notice stays.
 const NOTICE_TIME: Duration = Duration::from_secs(3);
-/// Width of the tool panel beside the chat.
-const PANEL_WIDTH: u16 = 34;
 
 /// An overlay drawn over the panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +48,10 @@ pub enum Overlay {
     Resume,
     /// Ctrl+T, or Enter on a selected call: the full results of tool calls.
     Transcript,
+    /// `/rewind`: this session's prompts, to return to before one.
+    Rewind,
+    /// `/config`: every effective setting and where it came from.
+    Config,
 }
 
 /// The whole UI state.
@@ -85,6 +90,34 @@ pub struct App {
     /// The sessions `/resume` lists, and which is selected.
     pub resume_picker: Option<(Vec<crate::session_log::SessionInfo>, usize)>,
     resume_request: Option<std::path::PathBuf>,
+    /// Earlier prompts for Up/Down and Ctrl+R.
+    pub history: PromptHistory,
+    /// Ctrl+R: the search being typed and the entry it found (how far back, text).
+    pub history_search: Option<(String, Option<(usize, String)>)>,
+    /// The command palette or the mention picker, while open.
+    pub popup: Option<Popup>,
+    /// The composer text at which the user closed the popup (it stays closed until it changes).
+    popup_closed_at: Option<String>,
+    /// The workspace's files, for the mention picker.
+    pub files_index: FileIndex,
+    /// Prompts typed while a turn ran, sent in order when it ends: (shown text, full text, mode).
+    pub queue: Vec<(String, String, Mode)>,
+    /// Ctrl+B: the tool panel drawn over the chat when the screen is too narrow for it.
+    pub panel_overlay: bool,
+    /// When Esc was last pressed, to swallow an escape sequence the terminal split (`[5~`).
+    esc_at: Option<Instant>,
+    /// Inside such a split sequence: the characters seen after `[`.
+    esc_sequence: Option<String>,
+    /// Ctrl+X: the draft to open in `$VISUAL`/`$EDITOR`, taken by the front end.
+    editor_request: Option<String>,
+    /// `/new`: start a fresh session, taken by the front end.
+    new_session_request: bool,
+    /// `/rewind`: the prompts of this session and which is selected.
+    pub rewind_picker: Option<(Vec<String>, usize)>,
+    /// What `/config` shows, given by the front end (settings and where each came from).
+    pub config_report: Vec<String>,
+    /// The working directory's name and git branch, for the status bar.
+    pub workspace_label: String,
 }
 
 impl App {
@@ -116,7 +149,51 @@ impl App {
             sessions_dir: None,
             resume_picker: None,
             resume_request: None,
+            history: PromptHistory::default(),
+            history_search: None,
+            popup: None,
+            popup_closed_at: None,
+            files_index: FileIndex::default(),
+            queue: Vec::new(),
+            panel_overlay: false,
+            esc_at: None,
+            esc_sequence: None,
+            editor_request: None,
+            new_session_request: false,
+            rewind_picker: None,
+            config_report: Vec::new(),
+            workspace_label: String::new(),
         }
+    }
+
+    /// The draft Ctrl+X asked to edit in an external editor, taken once.
+    pub fn take_editor_request(&mut self) -> Option<String> {
+        self.editor_request.take()
+    }
+
+    /// Puts back what the external editor saved.
+    pub fn editor_done(&mut self, text: String) {
+        self.composer.set_text(text.trim_end_matches('\n'));
+        self.refresh_popup();
+    }
+
+    /// Whether `/new` asked for a fresh session, taken once.
+    pub fn take_new_session_request(&mut self) -> bool {
+        std::mem::take(&mut self.new_session_request)
+    }
+
+    /// What the front end prints on the normal screen when the TUI ends.
+    pub fn exit_summary(&self, session_id: &str) -> String {
+        let cost = match self.status.cost_usd {
+            Some(c) => format!("${c:.4}"),
+            None => "cost unknown".into(),
+        };
+        format!(
+            "chatcli session {session_id}\n  resume with: chatcli --resume {session_id}\n  tokens: {} in ({}% from cache) · {} out · {cost}\n",
+            super::cost::thousands(self.status.input_tokens),
+            self.status.cache_percent(),
+            super::cost::thousands(self.status.output_tokens),
+        )
     }
 
     /// Whether the user asked to quit.
@@ -261,6 +338,10 @@ impl App {
             }
             return;
         }
+        if self.overlay == Some(Overlay::Rewind) {
+            self.rewind_key(key);
+            return;
+        }
         if self.overlay == Some(Overlay::Files) {
             let page = (self.chat_area.height as usize).saturating_sub(4).max(1);
             if !self.files_view.handle_key(key, &self.saved_files, page) {
@@ -294,27 +375,45 @@ impl App {
                 _ => self.tools.selected = None,
             }
         }
+        self.main_key(key);
+    }
+
+    /// Keys of the `/rewind` picker: Enter returns the conversation to before the chosen prompt.
+    fn rewind_key(&mut self, key: KeyEvent) {
+        let Some((prompts, selected)) = self.rewind_picker.as_mut() else {
+            self.overlay = None;
+            return;
+        };
         match key.code {
-            KeyCode::F(1) => self.overlay = Some(Overlay::Help),
-            KeyCode::Char('t') if ctrl => self.open_transcript(None),
-            KeyCode::Up if ctrl => self.tools.select(-1),
-            KeyCode::Down if ctrl => self.tools.select(1),
-            KeyCode::Char('o') if ctrl => self.open_files(),
-            KeyCode::Char('g') if ctrl => self.show_chart = !self.show_chart,
-            KeyCode::Char('d') if ctrl => {
-                if self.composer.is_empty() {
-                    self.quit = true;
-                }
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.overlay = None;
+                self.rewind_picker = None;
             }
-            KeyCode::BackTab => self.set_mode(self.status.mode.cycle()),
-            KeyCode::PageUp => self.chat.scroll_up(self.page()),
-            KeyCode::PageDown => self.chat.scroll_down(self.page()),
-            KeyCode::End if !self.chat.following() => self.chat.follow(),
-            _ => {
-                if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
-                    self.submit(text);
-                }
+            KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => {
+                *selected = (*selected + 1).min(prompts.len().saturating_sub(1))
             }
+            KeyCode::Enter if !prompts.is_empty() => {
+                let prompt = *selected;
+                let text = prompts[prompt].clone();
+                self.overlay = None;
+                self.rewind_picker = None;
+                self.send(Op::Rewind { prompt });
+                // The chat goes back to before that prompt; its text returns for editing.
+                let cut = self
+                    .chat
+                    .cells()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| matches!(c.kind(), CellKind::User(_)))
+                    .nth(prompt)
+                    .map(|(i, _)| i);
+                if let Some(cut) = cut {
+                    self.chat.truncate(cut);
+                }
+                self.composer.set_text(&text);
+            }
+            _ => {}
         }
     }
 
@@ -343,6 +442,14 @@ impl App {
     }
 
     fn ctrl_c(&mut self) {
+        // A draft goes first: Ctrl+C clears what is typed before it interrupts or quits.
+        if self.overlay.is_none() && (!self.composer.is_empty() || self.history_search.is_some()) {
+            self.composer.clear();
+            self.history_search = None;
+            self.popup = None;
+            self.history.stop_walking();
+            return;
+        }
         if self.running {
             self.send(Op::Interrupt);
             self.notice("interrupting…");
@@ -378,19 +485,26 @@ impl App {
         }
     }
 
-    /// Sends a prompt in `mode`, unless one is running (then the text stays in the composer).
+    /// Sends a prompt in `mode`; while a turn runs it is queued and sent when the turn ends.
+    /// `text` is what the user sees (a long paste folded); the full text is what is sent.
     fn send_prompt(&mut self, text: String, mode: Mode) {
+        let full = self.composer.expanded(&text);
+        self.history.push(&text);
+        self.composer.clear();
+        self.popup = None;
         if self.running {
-            // Keep the text: nothing the user typed is lost.
-            self.notice("still answering: wait, or Ctrl+C to stop it");
+            self.queue.push((text, full, mode));
             return;
         }
-        self.composer.clear();
+        self.start_prompt(text, full, mode);
+    }
+
+    fn start_prompt(&mut self, shown: String, full: String, mode: Mode) {
         self.chat.follow();
-        self.chat.push(CellKind::User(text.clone()));
+        self.chat.push(CellKind::User(shown));
         self.running = true;
         self.status.busy = true;
-        self.send(Op::Submit { text, mode });
+        self.send(Op::Submit { text: full, mode });
     }
 
     /// Runs a registered slash command; `rest` is what followed its name.
@@ -400,10 +514,8 @@ impl App {
                 self.composer.clear();
                 self.set_mode(mode);
                 self.notice(format!("{mode} mode"));
-            } else if self.running {
-                self.notice("still answering: wait, or Ctrl+C to stop it");
             } else {
-                // `/agent what is a channel?`: switch AND send.
+                // `/agent what is a channel?`: switch AND send (queued while a turn runs).
                 self.set_mode(mode);
                 self.send_prompt(rest.to_string(), mode);
             }
@@ -412,7 +524,8 @@ impl App {
         self.composer.clear();
         match name {
             "help" => self.overlay = Some(Overlay::Help),
-            "config" => self.send(Op::MemoryStatus),
+            "config" if rest.starts_with("memory") => self.send(Op::MemoryStatus),
+            "config" => self.overlay = Some(Overlay::Config),
             "resume" if self.running => {
                 self.notice("wait for the answer before resuming another session")
             }
@@ -454,6 +567,37 @@ impl App {
                 self.send(Op::CacheReport);
             }
             "files" => self.open_files(),
+            "permissions" => match rest.parse::<Permission>() {
+                Ok(permission) => {
+                    self.status.permission = permission;
+                    self.send(Op::SetPermission { permission });
+                    self.notice(format!("permissions: {permission}"));
+                }
+                Err(e) if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
+                    "permissions: {} ({e})",
+                    self.status.permission
+                ))),
+                Err(e) => self.chat.push(CellKind::Notice(e.to_string())),
+            },
+            "new" if self.running => {
+                self.notice("wait for the answer before starting a new session")
+            }
+            "new" => self.new_session_request = true,
+            "rewind" if self.running => self.notice("wait for the answer before rewinding"),
+            "rewind" => {
+                let prompts: Vec<String> = self
+                    .chat
+                    .cells()
+                    .iter()
+                    .filter_map(|c| match c.kind() {
+                        CellKind::User(text) => Some(text.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let last = prompts.len().saturating_sub(1);
+                self.rewind_picker = Some((prompts, last));
+                self.overlay = Some(Overlay::Rewind);
+            }
             "context" => match crate::protocol::ContextAction::parse(rest) {
                 Ok(action) => self.send(Op::Context { action }),
                 Err(usage) => self.notice(usage),
@@ -684,6 +828,10 @@ impl App {
                 if stop_reason == "interrupted" {
                     self.chat.push(CellKind::Notice("interrupted".into()));
                 }
+                if !self.queue.is_empty() {
+                    let (shown, full, mode) = self.queue.remove(0);
+                    self.start_prompt(shown, full, mode);
+                }
             }
             AgentEvent::Cost { cost_usd, .. } => {
                 // The agent's totals are authoritative; keep the live sum in step with them.
@@ -736,77 +884,6 @@ impl App {
                 f(text, reasoning, tool_calls);
             }
         });
-    }
-
-    /// Draws the whole screen.
-    pub fn render(&mut self, frame: &mut Frame<'_>) {
-        let area = frame.area();
-        let rows = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([
-                Constraint::Min(3),
-                Constraint::Length(1),
-                Constraint::Length(self.composer.height()),
-            ])
-            .split(area);
-        let (chat_area, panel_area) = if rows[0].width >= 80 {
-            let cols = Layout::default()
-                .direction(Direction::Horizontal)
-                .constraints([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)])
-                .split(rows[0]);
-            (cols[0], cols[1])
-        } else {
-            let split = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([Constraint::Min(3), Constraint::Length(6)])
-                .split(rows[0]);
-            (split[0], split[1])
-        };
-        self.chat_area = chat_area;
-        self.panel_area = panel_area;
-        let buf = frame.buffer_mut();
-        let chat_inner = Rect {
-            x: chat_area.x + 1,
-            width: chat_area.width.saturating_sub(2),
-            ..chat_area
-        };
-        ratatui::widgets::Widget::render(&self.chat, chat_inner, buf);
-        let (panel_area, chart_area) = if self.show_chart && panel_area.height >= 16 {
-            let split = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([Constraint::Min(6), Constraint::Length(8)])
-                .split(panel_area);
-            (split[0], Some(split[1]))
-        } else {
-            (panel_area, None)
-        };
-        self.panel_area = panel_area;
-        ratatui::widgets::Widget::render(&self.tools, panel_area, buf);
-        if let Some(chart) = chart_area {
-            super::cost::render_chart(&self.requests, chart, buf);
-        }
-        ratatui::widgets::Widget::render(&self.status, rows[1], buf);
-        ratatui::widgets::Widget::render(&self.composer, rows[2], buf);
-        match self.overlay {
-            Some(Overlay::Help) => help::render(area, buf),
-            Some(Overlay::Files) => files::render(&self.files_view, &self.saved_files, area, buf),
-            Some(Overlay::Cache) => super::cache::render(self.cache_view.as_ref(), area, buf),
-            Some(Overlay::Resume) => {
-                super::files::render_sessions(self.resume_picker.as_ref(), area, buf)
-            }
-            Some(Overlay::Cost) => super::cost::render_summary(self.cost_view.as_ref(), area, buf),
-            Some(Overlay::Approval) => {
-                if let Some(pending) = self.pending_approval.as_mut() {
-                    super::approval::render(pending, area, buf);
-                }
-            }
-            Some(Overlay::Transcript) => {
-                if let Some(pager) = &self.transcript_view {
-                    files::render_pager(pager, area, buf);
-                }
-            }
-            None => {}
-        }
     }
 }
 

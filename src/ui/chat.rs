@@ -315,6 +315,12 @@ impl ChatPane {
         }
     }
 
+    /// Drops every cell from `index` on (`/rewind`), back to following the bottom.
+    pub fn truncate(&mut self, index: usize) {
+        self.cells.truncate(index);
+        self.scroll.set(0);
+    }
+
     /// The cells, oldest first.
     pub fn cells(&self) -> &[HistoryCell] {
         &self.cells

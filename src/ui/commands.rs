@@ -69,8 +69,23 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "config",
-        args: "memory",
-        about: "memory mode and store size",
+        args: "[memory]",
+        about: "every effective setting and where it came from (memory: the store)",
+    },
+    SlashCommand {
+        name: "permissions",
+        args: "ask|auto-edit|read-only",
+        about: "what tools may do without asking",
+    },
+    SlashCommand {
+        name: "rewind",
+        args: "",
+        about: "return to before an earlier prompt, restoring the files tools changed",
+    },
+    SlashCommand {
+        name: "new",
+        args: "",
+        about: "start a fresh session (this one stays resumable; also /clear)",
     },
     SlashCommand {
         name: "resume",
@@ -90,7 +105,7 @@ pub const COMMANDS: &[SlashCommand] = &[
 ];
 
 /// Names that run a registered command under another name.
-const ALIASES: &[(&str, &str)] = &[("exit", "quit")];
+const ALIASES: &[(&str, &str)] = &[("exit", "quit"), ("clear", "new")];
 
 /// What a line starting with `/` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

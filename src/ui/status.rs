@@ -1,8 +1,9 @@
 //! The status bar: mode, provider and model, the session meter, cache share, cost, context used.
 //!
 //! The numbers are the UI's copy of what `usage` and `cost` events said; nothing here computes
-//! prices. A transient notice (e.g. "press Ctrl+C again to quit") replaces the right-hand side
-//! until it expires.
+//! prices. Mode, model, `N↑ M↓`, cache share and cost are always drawn, first; the permission
+//! mode, the working directory and git branch follow when there is room. Notices ("working…",
+//! "press Ctrl+C again to quit") live on the composer's border, so they never hide the meters.
 
 use std::time::Instant;
 
@@ -14,7 +15,7 @@ use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthStr;
 
 use super::text::{meter, truncate};
-use crate::protocol::{Mode, UsageFigures};
+use crate::protocol::{Mode, Permission, UsageFigures};
 
 /// What the status bar shows.
 #[derive(Debug, Clone)]
@@ -30,7 +31,12 @@ pub struct StatusBar {
     pub context_window: u64,
     pub last_input: u64,
     pub busy: bool,
+    /// A transient notice and when it expires (drawn by the app on the composer's border).
     pub notice: Option<(String, Instant)>,
+    /// What tools may do without asking.
+    pub permission: Permission,
+    /// The working directory's name and git branch (`project ⎇ main`).
+    pub workspace: String,
 }
 
 impl StatusBar {
@@ -48,6 +54,8 @@ impl StatusBar {
             last_input: 0,
             busy: false,
             notice: None,
+            permission: Permission::Ask,
+            workspace: String::new(),
         }
     }
 
@@ -123,6 +131,28 @@ impl StatusBar {
     }
 }
 
+/// `project ⎇ main`: the working directory's name and the git branch of its project, when it has
+/// one (read from `.git/HEAD`, no git process).
+pub fn workspace_label(workspace: &std::path::Path) -> String {
+    let name = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| workspace.display().to_string());
+    let root = crate::prompt::bootstrap::project_root(workspace);
+    let branch = std::fs::read_to_string(root.join(".git").join("HEAD"))
+        .ok()
+        .and_then(|head| {
+            head.trim()
+                .strip_prefix("ref: refs/heads/")
+                .map(str::to_string)
+                .or_else(|| head.get(..7).map(|h| format!("detached {h}")))
+        });
+    match branch {
+        Some(branch) => format!("{name} ⎇ {branch}"),
+        None => name,
+    }
+}
+
 fn mode_color(mode: Mode) -> Color {
     match mode {
         Mode::Chat => Color::LightBlue,
@@ -139,20 +169,24 @@ impl Widget for &StatusBar {
         }
         let line = Line::from(self.segments());
         buf.set_line(area.x, area.y, &line, area.width);
-        let right = match &self.notice {
-            Some((text, until)) if *until > Instant::now() => Some((text.clone(), Color::Yellow)),
-            _ if self.busy => Some(("● working · Ctrl+C to stop".to_string(), Color::LightYellow)),
-            _ => None,
-        };
-        if let Some((text, color)) = right {
-            // The notice wins over the meters it covers: it is what the user must read now.
-            let room = area
-                .width
-                .saturating_sub(line.width() as u16 + 2)
-                .max(area.width / 2);
-            let text = truncate(&format!(" {text}"), room as usize);
-            let x = area.x + area.width.saturating_sub(text.width() as u16);
-            buf.set_string(x, area.y, text, Style::new().fg(color));
+        let used = line.width() as u16;
+        let mut right = Vec::new();
+        if self.permission != Permission::Ask {
+            right.push(format!("perm {}", self.permission));
+        }
+        if !self.workspace.is_empty() {
+            right.push(self.workspace.clone());
+        }
+        let text = format!(" {} ", right.join(" │ "));
+        if !right.is_empty() && used + text.width() as u16 + 1 < area.width {
+            let x = area.x + area.width - text.width() as u16;
+            buf.set_string(x, area.y, text, Style::new().fg(Color::DarkGray));
+        } else if self.permission != Permission::Ask && used + 12 < area.width {
+            // The permission mode matters more than the directory: keep it when one fits.
+            let text = format!(" perm {} ", self.permission);
+            let text = truncate(&text, (area.width - used - 1) as usize);
+            let x = area.x + area.width - text.width() as u16;
+            buf.set_string(x, area.y, text, Style::new().fg(Color::DarkGray));
         }
     }
 }

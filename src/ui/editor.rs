@@ -1,0 +1,76 @@
+//! Ctrl+X: the draft in the user's own editor (`$VISUAL`, else `$EDITOR`, else `vi`).
+//!
+//! The draft goes to a private temporary file, the editor runs on the real terminal (the TUI
+//! hands it over and takes it back), and what was saved comes back to the composer. The editor
+//! variable may hold arguments (`code --wait`), so it runs through `sh -c` with the file as `$1`,
+//! as git does. A failed or aborted editor leaves the draft as it was.
+
+use std::process::Command;
+
+/// Why the draft could not be edited.
+#[derive(Debug, thiserror::Error)]
+pub enum EditorError {
+    #[error("cannot prepare the draft for the editor: {0}")]
+    File(std::io::Error),
+    #[error("cannot start the editor `{editor}` (set VISUAL or EDITOR): {source}")]
+    Start {
+        editor: String,
+        source: std::io::Error,
+    },
+    #[error("the editor `{editor}` exited with {status}: the draft is unchanged")]
+    Failed { editor: String, status: String },
+}
+
+/// The editor command the user chose.
+pub fn editor_command() -> String {
+    ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "vi".into())
+}
+
+/// Opens `draft` in the user's editor and returns what was saved.
+pub fn edit(draft: &str) -> Result<String, EditorError> {
+    edit_with(&editor_command(), draft)
+}
+
+/// Opens `draft` in `editor` (a shell command line) and returns what was saved.
+pub fn edit_with(editor: &str, draft: &str) -> Result<String, EditorError> {
+    let file = tempfile::Builder::new()
+        .prefix("chatcli-draft-")
+        .suffix(".md")
+        .tempfile()
+        .map_err(EditorError::File)?;
+    std::fs::write(file.path(), draft).map_err(EditorError::File)?;
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(file.path())
+        .status()
+        .map_err(|source| EditorError::Start {
+            editor: editor.to_string(),
+            source,
+        })?;
+    if !status.success() {
+        return Err(EditorError::Failed {
+            editor: editor.to_string(),
+            status: status.to_string(),
+        });
+    }
+    std::fs::read_to_string(file.path()).map_err(EditorError::File)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_editor_gets_the_draft_and_gives_back_what_it_saved() {
+        let edited = edit_with("sed -i 's/draft/edited draft/'", "my draft\n").expect("edits");
+        assert_eq!(edited, "my edited draft\n");
+        let failed = edit_with("false", "keep me");
+        assert!(matches!(failed, Err(EditorError::Failed { .. })));
+    }
+}
