@@ -246,12 +246,11 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         call_ids,
         tip_shown: false,
         prompt_starts: rewind::prompt_starts(&history),
-        snapshots: rewind::FileSnapshots::new(
-            options
-                .sessions_dir
-                .as_ref()
-                .map(|d| d.join(&options.session_id).join("files")),
-        ),
+        // The session folder when there is a log, else the session's scratch folder.
+        snapshots: rewind::FileSnapshots::new(Some(options.sessions_dir.as_ref().map_or_else(
+            || options.scratch.dir().join("rewind"),
+            |d| d.join(&options.session_id).join("files"),
+        ))),
         logged,
         provider,
         compactor: compaction::Compactor::new(options.compaction),

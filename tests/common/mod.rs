@@ -72,6 +72,13 @@ pub fn draw(app: &mut App) -> Terminal<TestBackend> {
     terminal
 }
 
+/// Draws the app on a `width` x `height` test terminal and returns the screen as text.
+pub fn draw_at(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    terminal.draw(|frame| app.render(frame)).expect("draw");
+    screen_text(&terminal)
+}
+
 /// The screen as plain text, one line per row.
 pub fn screen_text(terminal: &Terminal<TestBackend>) -> String {
     let buffer = terminal.backend().buffer();

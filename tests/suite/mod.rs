@@ -4,6 +4,7 @@ mod agent_channels;
 mod agent_loop;
 mod bench;
 mod cost;
+mod daily_driver;
 mod exec_cli;
 mod fuzz;
 mod memory;

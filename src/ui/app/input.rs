@@ -197,15 +197,9 @@ impl App {
         };
         match popup.kind {
             PopupKind::Commands => {
-                let typed = self.composer.text();
-                // Enter on an exact command with its arguments already typed runs it as typed.
-                let line = if typed.trim() == item.insert || !run {
-                    item.insert.clone()
-                } else {
-                    typed.clone()
-                };
+                // The palette is open only while the first word is typed: the choice is whole.
                 if run {
-                    self.submit(line);
+                    self.submit(item.insert.clone());
                 } else {
                     self.composer.set_text(&format!("{} ", item.insert));
                     self.refresh_popup();

@@ -89,11 +89,13 @@ impl App {
         }
         Widget::render(&self.status, rows[3], buf);
         Widget::render(&self.composer, rows[4], buf);
+        // Popups sit on the chat's bottom edge: the strip and the status bar stay visible.
+        let above = rows[1].y;
         if let Some(popup) = &self.popup {
             let height = popup.height().min(rows[0].height);
             let rect = Rect {
                 x: rows[4].x,
-                y: rows[4].y.saturating_sub(height),
+                y: above.saturating_sub(height),
                 width: rows[4].width.min(90),
                 height,
             };
@@ -110,7 +112,7 @@ impl App {
                 }
                 None => format!(" search history: {query}▏ (no match)"),
             };
-            let y = rows[4].y.saturating_sub(1);
+            let y = above.saturating_sub(1);
             let line = Line::styled(
                 truncate(&text, area.width as usize),
                 Style::new().fg(Color::Black).bg(Color::LightYellow),
