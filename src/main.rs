@@ -202,9 +202,42 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ApprovalPolicy::Ask,
             );
             options.resume = resumed;
+            let switch: tui::Switch = {
+                let config = config.clone();
+                let catalog = catalog.clone();
+                std::sync::Arc::new(move |kind: Option<String>, model: Option<String>| {
+                    let mut next = config.clone();
+                    if let Some(kind) = kind {
+                        next.provider =
+                            chatcli::config::ProviderKind::parse(&kind).ok_or_else(|| {
+                                anyhow::anyhow!(
+                                    "unknown provider \"{kind}\" (expected one of: {})",
+                                    chatcli::config::ProviderKind::accepted()
+                                )
+                            })?;
+                        next.provider_explicit = true;
+                        next.model = None;
+                        next.base_url = None;
+                    }
+                    if model.is_some() {
+                        next.model = model;
+                    }
+                    let provider = session::build_provider(&next, DEMO_CHUNK_DELAY)?;
+                    let options = session::agent_options(
+                        &next,
+                        provider.as_ref(),
+                        &catalog,
+                        String::new(),
+                        ApprovalPolicy::Ask,
+                    );
+                    Ok((provider, options))
+                })
+            };
             let setup = tui::Setup {
                 history_path: Some(config.home.join("history.jsonl")),
                 config_report: config.report(&cli.common.overrides(yes)),
+                models: catalog.ids().into_iter().map(str::to_string).collect(),
+                switch: Some(switch),
             };
             tui::run(provider, options, setup).await?;
             Ok(ExitCode::SUCCESS)

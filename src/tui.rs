@@ -33,13 +33,24 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// Spinner step while a prompt runs.
 const SPINNER_INTERVAL: Duration = Duration::from_millis(120);
 
+/// Builds the provider and options for another provider and/or model (`/provider`, `/model`).
+pub type Switch = Arc<
+    dyn Fn(Option<String>, Option<String>) -> anyhow::Result<(Arc<dyn Provider>, AgentOptions)>
+        + Send
+        + Sync,
+>;
+
 /// What the TUI needs besides the agent's options.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Setup {
     /// Where the prompt history is kept (`CHATCLI_HOME/history.jsonl`).
     pub history_path: Option<std::path::PathBuf>,
     /// What `/config` shows.
     pub config_report: Vec<String>,
+    /// The models `/model` lists (the price catalog's).
+    pub models: Vec<String>,
+    /// How to switch provider or model mid-session; `None` disables `/model ID` and `/provider`.
+    pub switch: Option<Switch>,
 }
 
 /// Runs the TUI until the user quits; then prints the session's summary on the normal screen.
@@ -58,7 +69,7 @@ pub async fn run(
 }
 
 async fn event_loop(
-    provider: Arc<dyn Provider>,
+    mut provider: Arc<dyn Provider>,
     mut options: AgentOptions,
     setup: &Setup,
     enhanced: bool,
@@ -100,6 +111,27 @@ async fn event_loop(
             app.notice_error(format!(
                 "new session; the previous one is resumable with chatcli --resume {old}"
             ));
+            request(&mut next_frame, Instant::now(), last_frame);
+        }
+        // `/provider NAME`, `/model ID`: the same session (its log, history and screen) goes on
+        // with another provider or model, through the resume path.
+        if let Some((kind, model)) = app.take_switch_request() {
+            match switch_session(&options, setup, kind, model) {
+                Ok((next_provider, next_options)) => {
+                    let _ = handle.ops.send(Op::Shutdown);
+                    let _ =
+                        tokio::time::timeout(Duration::from_millis(500), &mut handle.join).await;
+                    provider = next_provider;
+                    options = next_options;
+                    (handle, app) = start_session(&provider, options.clone(), setup);
+                    app.notice_error(format!(
+                        "now on {} · {}: the conversation goes on; this provider's prompt cache starts cold",
+                        provider.label(),
+                        provider.model()
+                    ));
+                }
+                Err(e) => app.notice_error(format!("cannot switch: {e}")),
+            }
             request(&mut next_frame, Instant::now(), last_frame);
         }
         // Ctrl+X: the draft in $VISUAL/$EDITOR, with the terminal handed over meanwhile.
@@ -152,6 +184,30 @@ async fn event_loop(
     Ok(app.exit_summary(&options.session_id))
 }
 
+/// The provider and options for the same session on another provider or model, its log read
+/// back so the history goes on.
+fn switch_session(
+    current: &AgentOptions,
+    setup: &Setup,
+    kind: Option<String>,
+    model: Option<String>,
+) -> anyhow::Result<(Arc<dyn Provider>, AgentOptions)> {
+    let switch = setup
+        .switch
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("switching is not available in this session"))?;
+    let (provider, mut options) = switch(kind, model)?;
+    options.session_id = current.session_id.clone();
+    options.mode = current.mode;
+    let log = current
+        .sessions_dir
+        .as_ref()
+        .map(|d| d.join(format!("{}.jsonl", current.session_id)))
+        .ok_or_else(|| anyhow::anyhow!("this session keeps no log to go on from"))?;
+    options.resume = Some(crate::session_log::load(&log)?);
+    Ok((provider, options))
+}
+
 /// Spawns the agent for `options` and an `App` showing it (a resumed session replayed).
 fn start_session(
     provider: &Arc<dyn Provider>,
@@ -176,6 +232,7 @@ fn start_session(
     }
     app.files_index = crate::ui::popup::FileIndex::new(&workspace);
     app.config_report = setup.config_report.clone();
+    app.models = setup.models.clone();
     app.status.workspace = crate::ui::status::workspace_label(&workspace);
     if let Some((events, skipped)) = replay {
         app.replay(events);

@@ -148,7 +148,7 @@ impl ProviderKind {
         }
     }
 
-    pub(super) fn accepted() -> String {
+    pub fn accepted() -> String {
         ProviderKind::ALL.map(ProviderKind::as_str).join(", ")
     }
 }

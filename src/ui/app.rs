@@ -52,6 +52,8 @@ pub enum Overlay {
     Rewind,
     /// `/config`: every effective setting and where it came from.
     Config,
+    /// `/model`: the models it can switch to.
+    Models,
 }
 
 /// The whole UI state.
@@ -118,6 +120,10 @@ pub struct App {
     pub config_report: Vec<String>,
     /// The working directory's name and git branch, for the status bar.
     pub workspace_label: String,
+    /// The models `/model` lists.
+    pub models: Vec<String>,
+    /// `/provider NAME` or `/model ID`: (provider, model) to switch to, taken by the front end.
+    switch_request: Option<(Option<String>, Option<String>)>,
 }
 
 impl App {
@@ -163,7 +169,14 @@ impl App {
             rewind_picker: None,
             config_report: Vec::new(),
             workspace_label: String::new(),
+            models: Vec::new(),
+            switch_request: None,
         }
+    }
+
+    /// The provider and/or model `/provider` or `/model` asked for, taken once.
+    pub fn take_switch_request(&mut self) -> Option<(Option<String>, Option<String>)> {
+        self.switch_request.take()
     }
 
     /// The draft Ctrl+X asked to edit in an external editor, taken once.
@@ -579,6 +592,22 @@ impl App {
                 ))),
                 Err(e) => self.chat.push(CellKind::Notice(e.to_string())),
             },
+            "model" | "provider" if self.running => {
+                self.notice(format!("wait for the answer before /{name}"))
+            }
+            "model" if rest.is_empty() => self.overlay = Some(Overlay::Models),
+            "model" => self.switch_request = Some((None, Some(rest.to_string()))),
+            "provider" if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
+                "provider: {} · usage: /provider NAME [MODEL] (one of: {})",
+                self.status.provider,
+                crate::config::ProviderKind::accepted()
+            ))),
+            "provider" => {
+                let mut words = rest.split_whitespace();
+                let kind = words.next().map(str::to_string);
+                let model = words.next().map(str::to_string);
+                self.switch_request = Some((kind, model));
+            }
             "new" if self.running => {
                 self.notice("wait for the answer before starting a new session")
             }

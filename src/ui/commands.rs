@@ -83,6 +83,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "return to before an earlier prompt, restoring the files tools changed",
     },
     SlashCommand {
+        name: "model",
+        args: "[ID]",
+        about: "list models, or switch to ID for the next request",
+    },
+    SlashCommand {
+        name: "provider",
+        args: "NAME [MODEL]",
+        about: "switch provider, keeping the conversation (its cache starts cold)",
+    },
+    SlashCommand {
         name: "new",
         args: "",
         about: "start a fresh session (this one stays resumable; also /clear)",

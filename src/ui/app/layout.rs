@@ -229,6 +229,18 @@ impl App {
                 }
             }
             Some(Overlay::Rewind) => self.render_rewind(area, buf),
+            Some(Overlay::Models) => {
+                let current = &self.status.model;
+                let mut lines = vec![Line::raw(format!(
+                    "now: {} · {current} — switch with /model ID (the price catalog's models; any id the provider knows works)",
+                    self.status.provider
+                ))];
+                lines.extend(self.models.iter().map(|m| {
+                    let mark = if m == current { "▸ " } else { "  " };
+                    Line::raw(format!("{mark}{m}"))
+                }));
+                list_overlay(" Models · Esc to close ", lines, area, buf);
+            }
             Some(Overlay::Config) => {
                 let lines: Vec<Line> = self
                     .config_report
