@@ -80,7 +80,7 @@ pub struct CommonArgs {
 pub enum Command {
     /// Run one prompt to completion without the TUI and print the answer.
     Exec(ExecArgs),
-    /// The token-efficiency benchmark: scripted sessions, optimised vs naive, against the floor.
+    /// The token-efficiency benchmark: chatcli with its defaults against itself with features off.
     Bench(BenchArgs),
     /// Sign in to a provider that needs it: `chatcli auth copilot` (GitHub's device flow).
     Auth {

@@ -151,6 +151,8 @@ pub struct Config {
     pub compaction: crate::agent::compaction::Settings,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
     pub cache_ttl: CacheTtl,
+    /// Cache markers and cache keys in requests (`CHATCLI_PROMPT_CACHE`; off sends neither).
+    pub prompt_cache: bool,
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
 }
@@ -324,10 +326,18 @@ impl Config {
             RouteMode::parse,
         )?;
 
-        let webfetch_autosave_bytes = number(
+        let prompt_cache = switch("CHATCLI_PROMPT_CACHE", true)?;
+        // `off` never saves: pages are inlined up to `max_length`.
+        let webfetch_autosave_bytes = env_setting(
+            &env,
             "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
-            crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES as u64,
-        )? as usize;
+            crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES,
+            "a whole number of bytes, or off",
+            |v| match v.to_ascii_lowercase().as_str() {
+                "off" => Some(usize::MAX),
+                n => n.parse::<usize>().ok(),
+            },
+        )?;
         let session_retention_days = number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.max(1);
         let agent_tmpdir = env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from);
         let search = match (
@@ -347,6 +357,7 @@ impl Config {
 
         let defaults = crate::agent::compaction::Settings::default();
         let compaction = crate::agent::compaction::Settings {
+            enabled: switch("CHATCLI_MICROCOMPACT", defaults.enabled)?,
             min_content: positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?,
             truncate_turns: positive(
                 "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
@@ -424,6 +435,7 @@ impl Config {
             early_exit_turns,
             smart_route,
             cache_ttl,
+            prompt_cache,
             mode,
             provider,
             provider_explicit,
@@ -682,7 +694,9 @@ mod tests {
         .map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
-            Some("CHATCLI_WEBFETCH_AUTOSAVE_BYTES must be a whole number (got \"10k\")")
+            Some(
+                "CHATCLI_WEBFETCH_AUTOSAVE_BYTES must be a whole number of bytes, or off (got \"10k\")"
+            )
         );
     }
 

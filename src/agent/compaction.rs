@@ -28,6 +28,8 @@ pub enum Schedule {
 /// The microcompact settings (`CHATCLI_MICROCOMPACT_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
+    /// `CHATCLI_MICROCOMPACT=off` sends every result whole (the context guard still acts).
+    pub enabled: bool,
     pub min_content: usize,
     pub truncate_turns: usize,
     pub summarize_turns: usize,
@@ -39,6 +41,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
+            enabled: true,
             min_content: 3000,
             truncate_turns: 2,
             summarize_turns: 4,
@@ -122,7 +125,7 @@ impl Compactor {
 
     /// The stage a result should be at for its age.
     pub fn target(&self, age: usize, chars: usize) -> Stage {
-        if chars < self.settings.min_content {
+        if chars < self.settings.min_content || (!self.settings.enabled && !self.force_summary) {
             return Stage::Whole;
         }
         if (self.force_summary && age >= 1) || age >= self.settings.summarize_turns {

@@ -275,7 +275,7 @@ impl Agent {
 
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
     pub(super) fn attach_volatile(&mut self) {
-        let blocks = self.volatile_now(false);
+        let blocks = self.volatile_now();
         if let Some(text) = self.volatile.pending(&blocks)
             && let Some(last) = self.history.last_mut().filter(|m| m.role == Role::User)
         {
@@ -283,25 +283,14 @@ impl Agent {
         }
     }
 
-    /// The volatile blocks for the next request; `with_time` adds the time of day to the date (the
-    /// naive client does, as the reference system did).
-    pub(super) fn volatile_now(&self, with_time: bool) -> Vec<crate::conversation::SystemBlock> {
+    /// The volatile blocks for the next request (the date, never the time: it would change the
+    /// bytes every second).
+    pub(super) fn volatile_now(&self) -> Vec<crate::conversation::SystemBlock> {
         let secs = (self.options.clock.0)()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let today = if with_time {
-            let stamp = crate::session::utc_stamp(secs);
-            format!(
-                "{} {}:{}:{}",
-                prompt::utc_date(secs),
-                &stamp[9..11],
-                &stamp[11..13],
-                &stamp[13..15]
-            )
-        } else {
-            prompt::utc_date(secs)
-        };
+        let today = prompt::utc_date(secs);
         let (full, recall) = self.prompt_memory.clone();
         prompt::volatile_blocks(&today, full, recall)
     }
