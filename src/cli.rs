@@ -95,7 +95,7 @@ pub enum Command {
 /// `chatcli bench` flags.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Run one scenario: lookup, coder, stagnation, memory or long [default: all]
+    /// Run one scenario: lookup, coder, edit, research, stagnation, memory or long [default: all]
     #[arg(long)]
     pub scenario: Option<String>,
     /// Cache semantics and prices: anthropic (Claude Sonnet 4.5) or openai (GPT-4.1) [default: both]

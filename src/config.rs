@@ -733,6 +733,36 @@ mod tests {
     }
 
     #[test]
+    fn every_optimisation_has_an_off_switch() {
+        let defaults = resolve(&[], Overrides::default()).expect("config");
+        assert!(defaults.prompt_cache && defaults.compaction.enabled);
+        let off = resolve(
+            &[
+                ("CHATCLI_PROMPT_CACHE", "off"),
+                ("CHATCLI_MICROCOMPACT", "0"),
+                ("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "OFF"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert!(!off.prompt_cache);
+        assert!(!off.compaction.enabled);
+        assert_eq!(off.webfetch_autosave_bytes, usize::MAX, "never saved");
+        let err = resolve(
+            &[("CHATCLI_PROMPT_CACHE", "sometimes")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "CHATCLI_PROMPT_CACHE must be on or off (1/0, true/false, yes/no) (got \"sometimes\")"
+            )
+        );
+    }
+
+    #[test]
     fn max_turns_is_clamped() {
         let config =
             resolve(&[("CHATCLI_AGENT_MAX_TURNS", "500")], Overrides::default()).expect("config");

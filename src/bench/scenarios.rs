@@ -293,6 +293,11 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
                     )])
                     .needs(&signature("eval_item_2"), Source::File("src/eval.rs".into())),
                     Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
+                    Turn::calls(vec![read("src/render.rs")]),
+                    Turn::calls(vec![(
+                        "search_files",
+                        json!({"term": "eval_entry", "glob": "*.rs"}),
+                    )]),
                     // Six turns after it was read, lexer_item_12 is needed again.
                     Turn::calls(vec![(
                         "patch_file",
