@@ -567,3 +567,79 @@ pub fn markdown(rows: &[Row]) -> String {
 pub fn json(rows: &[Row]) -> String {
     serde_json::json!({ "scenarios": rows }).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::UsageRecord;
+
+    fn logged(uncached: u64, read: u64, write: u64, floor_read: u64) -> fake::Logged {
+        fake::Logged {
+            usage: UsageRecord {
+                uncached_input: uncached,
+                cache_read: read,
+                cache_write_5m: write,
+                output: 10,
+                ..UsageRecord::default()
+            },
+            floor_read,
+            floor_fresh: uncached + read + write - floor_read,
+        }
+    }
+
+    #[test]
+    fn a_client_without_cache_pays_exactly_the_floor_for_new_tokens_never_less() {
+        let catalog = Catalog::builtin();
+        let pricing = catalog.lookup("claude-sonnet-4-5").cloned().expect("price");
+        // Every token new: plain input is the floor (the old floor priced it as a cache write,
+        // so a client sending no markers came out below it).
+        let fresh = row(
+            "t",
+            "off",
+            ProviderModel::Anthropic,
+            &pricing,
+            &[logged(5000, 0, 0, 0)],
+        );
+        assert!(
+            (fresh.cost_usd - fresh.floor_cost_usd).abs() < 1e-12,
+            "{fresh:?}"
+        );
+        assert_eq!(
+            honesty_violations(std::slice::from_ref(&fresh)),
+            Vec::<String>::new()
+        );
+        // Writing the same tokens to the cache costs more than the floor.
+        let written = row(
+            "t",
+            "optimised",
+            ProviderModel::Anthropic,
+            &pricing,
+            &[logged(0, 0, 5000, 0)],
+        );
+        assert!(written.cost_usd > written.floor_cost_usd);
+        // A second request that repeats them: reading them is the floor, resending is more.
+        let resent = row(
+            "t",
+            "off",
+            ProviderModel::Anthropic,
+            &pricing,
+            &[logged(5000, 0, 0, 0), logged(5000, 0, 0, 5000)],
+        );
+        assert!(resent.cost_usd > resent.floor_cost_usd);
+    }
+
+    #[test]
+    fn a_row_below_its_floor_is_reported() {
+        let mut r = row(
+            "t",
+            "off",
+            ProviderModel::OpenAi,
+            &Pricing::free(None),
+            &[logged(10, 0, 0, 0)],
+        );
+        r.floor_cost_usd = 1.0;
+        let violations = honesty_violations(&[r]);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].contains("below its floor"));
+    }
+}

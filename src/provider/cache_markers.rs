@@ -35,8 +35,9 @@ pub fn strip_body(body: &mut Value) {
 pub fn strip_headers(headers: &mut Vec<(String, String)>) {
     headers.retain(|(name, value)| {
         let name = name.to_ascii_lowercase();
-        !CACHE_HEADERS.contains(&name.as_str())
-            && !(name == "anthropic-beta" && value.contains("extended-cache-ttl"))
+        let steers_cache = CACHE_HEADERS.contains(&name.as_str())
+            || (name == "anthropic-beta" && value.contains("extended-cache-ttl"));
+        !steers_cache
     });
 }
 
