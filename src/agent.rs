@@ -78,8 +78,6 @@ pub struct AgentOptions {
     pub memory: Option<MemorySettings>,
     /// Stop starting requests once the session costs this much (`CHATCLI_SESSION_BUDGET_USD`).
     pub budget_usd: Option<f64>,
-    /// Behave like a naive client (benchmark only): volatile blocks first in the system prompt.
-    pub naive: bool,
     /// Times a failed request is sent again (`CHATCLI_MAX_RETRIES`).
     pub max_retries: u32,
     /// Secret values to mask in the session log and in errors.
@@ -135,7 +133,6 @@ impl AgentOptions {
             compaction: compaction::Settings::default(),
             memory: None,
             budget_usd: None,
-            naive: false,
             max_retries: retry::DEFAULT_MAX_RETRIES,
             secrets: Default::default(),
             resume: None,
@@ -535,20 +532,13 @@ impl Agent {
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
             self.refresh_bootstrap().await;
-            let mut system = prompt::stable_blocks(
+            let system = prompt::stable_blocks(
                 mode,
                 &self.tool_ctx.workspace,
                 &self.project_blocks(),
                 self.memory_index(mode),
             );
-            if self.options.naive {
-                // The naive client of the benchmark: volatile blocks first, in the system prompt.
-                let mut volatile = self.volatile_now(true);
-                volatile.append(&mut system);
-                system = volatile;
-            } else {
-                self.attach_volatile();
-            }
+            self.attach_volatile();
             self.sync_history();
             let specs = tools.specs();
             let mut messages = self.render_messages();

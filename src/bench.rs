@@ -1,12 +1,13 @@
-//! `chatcli bench`: the token-efficiency benchmark.
+//! `chatcli bench`: the token-efficiency benchmark, chatcli against itself with features off.
 //!
-//! Each scenario runs through the real agent and real tools against `FakeModel`, whose usage
-//! comes from a model of the provider's prompt cache (`cache_model`), once as chatcli runs by
-//! default (**optimised**), once as a naive client would (**naive**: no cache markers, volatile
-//! blocks first in the system prompt, no early exit, no microcompact, memory in full every turn,
-//! web bodies inlined up to 50,000 characters), and once with each microcompact schedule
-//! (**batched**, the default, and **eager**, the reference behaviour). Every run is also priced under perfect prefix caching (the **floor**): the ratio to
-//! the floor judges the cache markers and the byte stability; the ratio to naive judges it all.
+//! Each scenario runs through the real agent and real tools against `FakeModel` (scripted turns
+//! that re-read what a request lost; usage from a model of the provider's prompt cache). Every
+//! run is configured only through the variables a user sets (`variants`): **optimised** (the
+//! defaults), **off** (every switch in `FEATURES` off: same prompts, tools and `max_length`),
+//! one **without:<feature>** per feature, and the reference system's eager compaction. Every
+//! run is also priced at its **floor**: a prefix sent before at the cache-read price, all else
+//! at the base input price; no client can pay less, so no row is ever below it. What a newcomer
+//! gets wrong: a baseline that is a different program (a strawman) instead of one switch.
 
 pub mod cache_model;
 pub mod fake;
@@ -18,35 +19,118 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::agent::compaction::{Schedule, Settings as CompactSettings};
-use crate::agent::{self, AgentOptions, ApprovalPolicy, Clock};
+use crate::agent::{self, ApprovalPolicy, Clock};
+use crate::config::{Config, Env, Overrides};
 use crate::cost::{Catalog, Pricing};
-use crate::memory::{MemoryMode, MemorySettings, Store};
+use crate::memory::Store;
 use crate::protocol::{AgentEvent, Mode, Op};
-use crate::tools::{Scratch, SearchBackend, WebSettings};
 use cache_model::Semantics;
 use fake::FakeModel;
 use scenarios::Size;
 
-/// How the client behaves in a run.
+/// An optimisation the benchmark can switch off, with the variable a user sets to do the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BenchMode {
-    Optimised,
-    Naive,
-    Batched,
-    Eager,
+pub struct Feature {
+    /// The name in `without:<name>` rows.
+    pub name: &'static str,
+    pub var: &'static str,
+    /// The value that turns it off.
+    pub off: &'static str,
 }
 
-impl BenchMode {
-    /// The name in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BenchMode::Optimised => "optimised",
-            BenchMode::Naive => "naive",
-            BenchMode::Batched => "batched",
-            BenchMode::Eager => "eager",
-        }
+/// Every optimisation, with its off switch.
+pub const FEATURES: [Feature; 6] = [
+    Feature {
+        name: "cache",
+        var: "CHATCLI_PROMPT_CACHE",
+        off: "off",
+    },
+    Feature {
+        name: "microcompact",
+        var: "CHATCLI_MICROCOMPACT",
+        off: "off",
+    },
+    Feature {
+        name: "early_exit",
+        var: "CHATCLI_AGENT_EARLY_EXIT",
+        off: "off",
+    },
+    Feature {
+        name: "routing",
+        var: "CHATCLI_AGENT_SMART_ROUTE",
+        off: "off",
+    },
+    Feature {
+        name: "autosave",
+        var: "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
+        off: "off",
+    },
+    Feature {
+        name: "memory_index",
+        var: "CHATCLI_MEMORY_MODE",
+        off: "full",
+    },
+];
+
+/// One configuration of a run: its name in reports and the variables that make it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    pub mode: String,
+    pub env: Vec<(&'static str, &'static str)>,
+}
+
+/// The reference system's eager microcompact, kept as one extra row.
+pub const REFERENCE_EAGER: &str = "reference:eager_compaction";
+
+/// Every configuration, in report order: `optimised` (the defaults), `off` (every switch off),
+/// one `without:<feature>` per feature, and the reference's eager compaction.
+pub fn variants() -> Vec<Variant> {
+    let mut out = vec![
+        Variant {
+            mode: "optimised".into(),
+            env: Vec::new(),
+        },
+        Variant {
+            mode: "off".into(),
+            env: FEATURES.iter().map(|f| (f.var, f.off)).collect(),
+        },
+    ];
+    for f in FEATURES {
+        out.push(Variant {
+            mode: format!("without:{}", f.name),
+            env: vec![(f.var, f.off)],
+        });
     }
+    out.push(Variant {
+        mode: REFERENCE_EAGER.into(),
+        env: vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "eager")],
+    });
+    out
+}
+
+/// The configuration a variant resolves to, the way `chatcli` resolves its own environment.
+pub fn variant_config(
+    variant: &Variant,
+    home: &std::path::Path,
+    workspace: &std::path::Path,
+    web: &str,
+) -> Result<Config, BenchError> {
+    let mut env: Vec<(String, String)> = vec![
+        ("CHATCLI_HOME".into(), home.display().to_string()),
+        ("CHATCLI_SEARXNG_URL".into(), web.to_string()),
+    ];
+    env.extend(
+        variant
+            .env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    let overrides = Overrides {
+        cwd: Some(workspace.to_path_buf()),
+        ..Overrides::default()
+    };
+    Config::resolve(&overrides, Env::from_pairs(env))
+        .map_err(|e| BenchError(format!("{}: {e}", variant.mode)))
 }
 
 /// Whose cache and prices a run uses.
@@ -158,7 +242,7 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
     } else {
         Size::FULL
     };
-    let web = scenarios::serve(scenarios::page(size.page_bytes))
+    let web = scenarios::serve(scenarios::pages(size))
         .await
         .map_err(err("cannot start the local web server"))?;
     let catalog = Catalog::builtin();
@@ -169,13 +253,8 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
             .cloned()
             .ok_or_else(|| BenchError(format!("no price for {}", pm.model())))?;
         for name in &options.scenarios {
-            for mode in [
-                BenchMode::Optimised,
-                BenchMode::Naive,
-                BenchMode::Batched,
-                BenchMode::Eager,
-            ] {
-                rows.push(run_one(name, mode, *pm, size, &pricing, &web).await?);
+            for variant in variants() {
+                rows.push(run_one(name, &variant, *pm, size, &pricing, &catalog, &web).await?);
             }
         }
     }
@@ -184,16 +263,25 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
 
 async fn run_one(
     name: &str,
-    mode: BenchMode,
+    variant: &Variant,
     pm: ProviderModel,
     size: Size,
     pricing: &Pricing,
+    catalog: &Catalog,
     web: &str,
 ) -> Result<Row, BenchError> {
     let workspace = tempfile::tempdir().map_err(err("cannot make a workspace"))?;
     let home = tempfile::tempdir().map_err(err("cannot make a home"))?;
     scenarios::write_workspace(workspace.path(), size)
         .map_err(err("cannot write the fixture crate"))?;
+    let config = variant_config(variant, home.path(), workspace.path(), web)?;
+    if name == "memory" {
+        let mut store =
+            Store::open(&config.home.join("memory")).map_err(|e| BenchError(e.to_string()))?;
+        store
+            .add_all(scenarios::facts(size.facts))
+            .map_err(|e| BenchError(e.to_string()))?;
+    }
     let prompts = scenarios::script(name, size, web);
     let turns = prompts
         .iter()
@@ -202,23 +290,20 @@ async fn run_one(
     let model = Arc::new(FakeModel::new(
         pm.model(),
         pm.semantics(),
-        mode != BenchMode::Naive,
+        config.prompt_cache,
+        workspace.path().to_path_buf(),
         turns,
     ));
-
-    let mut options = AgentOptions::new(
+    // The same options `chatcli` builds from its configuration; only the clock is virtual.
+    let mut options = crate::session::agent_options(
+        &config,
+        model.as_ref(),
+        catalog,
         format!("bench-{name}"),
-        Mode::Agent,
-        workspace.path().to_path_buf(),
+        ApprovalPolicy::AutoApprove,
     );
-    options.approval = ApprovalPolicy::AutoApprove;
-    options.smart_route = crate::agent::routing::RouteMode::Off;
     options.pricing = Some(pricing.clone());
-    options.scratch = Scratch::private(home.path().join("scratch"));
-    options.web = WebSettings {
-        search: vec![SearchBackend::Searxng(web.to_string())],
-        ..WebSettings::default()
-    };
+    // Time zone fixed so the dynamic context is the same on every machine.
     options.time_zone = crate::prompt::dynamic::TimeZone::utc();
     // A virtual clock: each request takes 12 s, as the cache model's clock does.
     let now = Arc::new(AtomicU64::new(1_796_000_000));
@@ -226,41 +311,8 @@ async fn run_one(
     options.clock = Clock(Arc::new(move || {
         UNIX_EPOCH + Duration::from_secs(tick.fetch_add(12, Ordering::Relaxed))
     }));
-    if name == "memory" {
-        let dir = home.path().join("memory");
-        let mut store = Store::open(&dir).map_err(|e| BenchError(e.to_string()))?;
-        store
-            .add_all(scenarios::facts(size.facts))
-            .map_err(|e| BenchError(e.to_string()))?;
-        options.memory = Some(MemorySettings {
-            dir,
-            mode: if mode == BenchMode::Naive {
-                MemoryMode::Full
-            } else {
-                MemoryMode::Index
-            },
-            retrieval_budget: 4000,
-            autorecall: true,
-            hyde: false,
-            embedder: crate::memory::embedder::Embedder::Local,
-        });
-    }
-    match mode {
-        BenchMode::Optimised => {}
-        BenchMode::Batched => options.compaction.schedule = Schedule::Batched,
-        BenchMode::Eager => options.compaction.schedule = Schedule::Eager,
-        BenchMode::Naive => {
-            options.naive = true;
-            options.early_exit = false;
-            options.compaction = CompactSettings {
-                min_content: usize::MAX,
-                ..CompactSettings::default()
-            };
-            options.web.autosave_bytes = usize::MAX;
-            options.web.default_max_length = 50_000;
-        }
-    }
 
+    let mode = variant.mode.as_str();
     let mut handle = agent::spawn(model.clone(), options);
     for (prompt, _) in prompts {
         handle
@@ -273,10 +325,10 @@ async fn run_one(
         loop {
             let event = tokio::time::timeout(Duration::from_secs(120), handle.events.recv())
                 .await
-                .map_err(|_| BenchError(format!("{name}/{}: no event for 120 s", mode.as_str())))?
+                .map_err(|_| BenchError(format!("{name}/{mode}: no event for 120 s")))?
                 .ok_or_else(|| BenchError("the agent stopped".into()))?;
             if let AgentEvent::Error { message } = &event {
-                return Err(BenchError(format!("{name}/{}: {message}", mode.as_str())));
+                return Err(BenchError(format!("{name}/{mode}: {message}")));
             }
             if matches!(event, AgentEvent::Cost { .. }) {
                 break;
@@ -284,19 +336,14 @@ async fn run_one(
         }
     }
     let _ = handle.ops.send(Op::Shutdown);
+    let _ = handle.join.await;
     Ok(row(name, mode, pm, pricing, &model.log()))
 }
 
-fn row(
-    name: &str,
-    mode: BenchMode,
-    pm: ProviderModel,
-    pricing: &Pricing,
-    log: &[fake::Logged],
-) -> Row {
+fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake::Logged]) -> Row {
     let mut r = Row {
         name: name.to_string(),
-        mode: mode.as_str().to_string(),
+        mode: mode.to_string(),
         provider_model: pm.name().to_string(),
         requests: log.len(),
         input_tokens: 0,
@@ -316,69 +363,179 @@ fn row(
         r.cache_creation_tokens += u.cache_write();
         r.output_tokens += u.output;
         r.cost_usd += pricing.cost(u);
+        // The true floor: a prefix sent before at the cache-read price, everything else at the
+        // base input price, no write premium.
         r.floor_cost_usd += per(l.floor_read, pricing.cache_read.unwrap_or(pricing.input))
-            + per(
-                l.floor_write,
-                pricing.cache_write_5m.unwrap_or(pricing.input),
-            )
+            + per(l.floor_fresh, pricing.input)
             + per(u.output, pricing.output);
     }
     r
 }
 
+fn find<'a>(rows: &'a [Row], name: &str, mode: &str, pm: &str) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.name == name && r.mode == mode && r.provider_model == pm)
+}
+
+/// The provider families and scenarios of `rows`, in order of first appearance.
+fn families_and_scenarios(rows: &[Row]) -> (Vec<String>, Vec<String>) {
+    let mut pms: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for r in rows {
+        if !pms.contains(&r.provider_model) {
+            pms.push(r.provider_model.clone());
+        }
+        if !names.contains(&r.name) {
+            names.push(r.name.clone());
+        }
+    }
+    (pms, names)
+}
+
 /// The targets the benchmark is held to, with whether each was met.
 pub fn targets(rows: &[Row]) -> Vec<(String, bool)> {
-    let find = |name: &str, mode: &str, pm: &str| {
-        rows.iter()
-            .find(|r| r.name == name && r.mode == mode && r.provider_model == pm)
-    };
     let mut out = Vec::new();
-    let pms: Vec<String> = {
-        let mut v: Vec<String> = rows.iter().map(|r| r.provider_model.clone()).collect();
-        v.dedup();
-        v
-    };
+    let (pms, names) = families_and_scenarios(rows);
     for pm in &pms {
-        for name in ["coder", "long"] {
-            if let Some(r) = find(name, "optimised", pm) {
+        for name in &names {
+            let Some(o) = find(rows, name, "optimised", pm) else {
+                continue;
+            };
+            if let Some(off) = find(rows, name, "off", pm) {
                 out.push((
                     format!(
-                        "{pm}/{name}: optimised ≤ 1.25× the floor ({:.2}×)",
-                        r.floor_ratio()
+                        "{pm}/{name}: optimised ≤ off (${:.4} vs ${:.4})",
+                        o.cost_usd, off.cost_usd
                     ),
-                    r.floor_ratio() <= 1.25,
+                    o.cost_usd <= off.cost_usd,
                 ));
             }
-        }
-        for name in ["lookup", "coder"] {
-            if let (Some(o), Some(n)) = (find(name, "optimised", pm), find(name, "naive", pm)) {
-                let saving = 1.0 - o.cost_usd / n.cost_usd.max(f64::MIN_POSITIVE);
-                out.push((
-                    format!(
-                        "{pm}/{name}: optimised ≥ 70% cheaper than naive ({:.0}%)",
-                        saving * 100.0
-                    ),
-                    saving >= 0.70,
-                ));
-            }
-        }
-        if let Some(r) = find("stagnation", "optimised", pm) {
+            let losing: Vec<String> = FEATURES
+                .iter()
+                .filter_map(|f| find(rows, name, &format!("without:{}", f.name), pm))
+                .filter(|w| o.cost_usd > w.cost_usd * 1.01)
+                .map(|w| format!("{} ${:.4}", w.mode, w.cost_usd))
+                .collect();
             out.push((
                 format!(
-                    "{pm}/stagnation: stops at the third repeat ({} requests)",
-                    r.requests
+                    "{pm}/{name}: optimised ≤ every without:<feature> + 1%{}",
+                    if losing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (fails: optimised ${:.4}, {})",
+                            o.cost_usd,
+                            losing.join(", ")
+                        )
+                    }
                 ),
-                r.requests == 3,
+                losing.is_empty(),
             ));
+            if ["coder", "edit", "long"].contains(&name.as_str()) {
+                out.push((
+                    format!(
+                        "{pm}/{name}: optimised ≤ 1.35× the true floor ({:.2}×)",
+                        o.floor_ratio()
+                    ),
+                    o.floor_ratio() <= 1.35,
+                ));
+            }
+            if name == "stagnation" {
+                out.push((
+                    format!(
+                        "{pm}/stagnation: stops at the third repeat ({} requests)",
+                        o.requests
+                    ),
+                    o.requests == 3,
+                ));
+            }
         }
     }
     out
 }
 
-/// The report as a Markdown table, with the targets under it.
+/// Violations of the benchmark's honesty rules (empty when it is honest): a row below its
+/// floor, two configurations that resolve alike, an `off` that is not exactly every switch.
+pub fn honesty_violations(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows {
+        if r.cost_usd < r.floor_cost_usd * (1.0 - 1e-9) {
+            out.push(format!(
+                "{}/{}/{}: ${:.6} is below its floor ${:.6}",
+                r.provider_model, r.name, r.mode, r.cost_usd, r.floor_cost_usd
+            ));
+        }
+    }
+    let all = variants();
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            let mut x = a.env.clone();
+            let mut y = b.env.clone();
+            x.sort();
+            y.sort();
+            if x == y {
+                out.push(format!(
+                    "{} and {} are the same configuration",
+                    a.mode, b.mode
+                ));
+            }
+        }
+    }
+    let off: Vec<_> = all
+        .iter()
+        .find(|v| v.mode == "off")
+        .map(|v| v.env.clone())
+        .unwrap_or_default();
+    let switches: Vec<_> = FEATURES.iter().map(|f| (f.var, f.off)).collect();
+    if off != switches {
+        out.push(format!("off is {off:?}, not every switch {switches:?}"));
+    }
+    out
+}
+
+/// Share of `off`'s cost that a cost difference is, in percent.
+fn share(delta: f64, off: f64) -> f64 {
+    if off > 0.0 { delta / off * 100.0 } else { 0.0 }
+}
+
+/// The report as Markdown: the savings per scenario, every row, and the targets.
 pub fn markdown(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "| scenario | mode | cache | requests | input | uncached | cache read | cache write | output | hit | cost | floor | ×floor |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    let mut out = String::from("| scenario | provider | off | optimised | saving |");
+    for f in FEATURES {
+        out.push_str(&format!(" {} |", f.name));
+    }
+    out.push_str("\n|---|---|---|---|---|");
+    out.push_str(&"---|".repeat(FEATURES.len()));
+    out.push('\n');
+    let (pms, names) = families_and_scenarios(rows);
+    for name in &names {
+        for pm in &pms {
+            let (Some(o), Some(off)) = (
+                find(rows, name, "optimised", pm),
+                find(rows, name, "off", pm),
+            ) else {
+                continue;
+            };
+            out.push_str(&format!(
+                "| {name} | {pm} | ${:.4} | ${:.4} | {:.0}% |",
+                off.cost_usd,
+                o.cost_usd,
+                share(off.cost_usd - o.cost_usd, off.cost_usd)
+            ));
+            for f in FEATURES {
+                match find(rows, name, &format!("without:{}", f.name), pm) {
+                    Some(w) => out.push_str(&format!(
+                        " {:+.1}% |",
+                        share(w.cost_usd - o.cost_usd, off.cost_usd)
+                    )),
+                    None => out.push_str(" – |"),
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str(
+        "\n| scenario | mode | cache | requests | input | uncached | cache read | cache write | output | hit | cost | floor | ×floor |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         out.push_str(&format!(
@@ -402,10 +559,89 @@ pub fn markdown(rows: &[Row]) -> String {
     for (target, met) in targets(rows) {
         out.push_str(&format!("- [{}] {target}\n", if met { "x" } else { " " }));
     }
+    for violation in honesty_violations(rows) {
+        out.push_str(&format!("- [ ] honesty: {violation}\n"));
+    }
     out
 }
 
 /// The report as the `--json` object.
 pub fn json(rows: &[Row]) -> String {
     serde_json::json!({ "scenarios": rows }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::UsageRecord;
+
+    fn logged(uncached: u64, read: u64, write: u64, floor_read: u64) -> fake::Logged {
+        fake::Logged {
+            usage: UsageRecord {
+                uncached_input: uncached,
+                cache_read: read,
+                cache_write_5m: write,
+                output: 10,
+                ..UsageRecord::default()
+            },
+            floor_read,
+            floor_fresh: uncached + read + write - floor_read,
+        }
+    }
+
+    #[test]
+    fn a_client_without_cache_pays_exactly_the_floor_for_new_tokens_never_less() {
+        let catalog = Catalog::builtin();
+        let pricing = catalog.lookup("claude-sonnet-4-5").cloned().expect("price");
+        // Every token new: plain input is the floor (the old floor priced it as a cache write,
+        // so a client sending no markers came out below it).
+        let fresh = row(
+            "t",
+            "off",
+            ProviderModel::Anthropic,
+            &pricing,
+            &[logged(5000, 0, 0, 0)],
+        );
+        assert!(
+            (fresh.cost_usd - fresh.floor_cost_usd).abs() < 1e-12,
+            "{fresh:?}"
+        );
+        assert_eq!(
+            honesty_violations(std::slice::from_ref(&fresh)),
+            Vec::<String>::new()
+        );
+        // Writing the same tokens to the cache costs more than the floor.
+        let written = row(
+            "t",
+            "optimised",
+            ProviderModel::Anthropic,
+            &pricing,
+            &[logged(0, 0, 5000, 0)],
+        );
+        assert!(written.cost_usd > written.floor_cost_usd);
+        // A second request that repeats them: reading them is the floor, resending is more.
+        let resent = row(
+            "t",
+            "off",
+            ProviderModel::Anthropic,
+            &pricing,
+            &[logged(5000, 0, 0, 0), logged(5000, 0, 0, 5000)],
+        );
+        assert!(resent.cost_usd > resent.floor_cost_usd);
+    }
+
+    #[test]
+    fn a_row_below_its_floor_is_reported() {
+        let mut r = row(
+            "t",
+            "off",
+            ProviderModel::OpenAi,
+            &Pricing::free(None),
+            &[logged(10, 0, 0, 0)],
+        );
+        r.floor_cost_usd = 1.0;
+        let violations = honesty_violations(&[r]);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].contains("below its floor"));
+    }
 }

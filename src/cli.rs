@@ -80,7 +80,7 @@ pub struct CommonArgs {
 pub enum Command {
     /// Run one prompt to completion without the TUI and print the answer.
     Exec(ExecArgs),
-    /// The token-efficiency benchmark: scripted sessions, optimised vs naive, against the floor.
+    /// The token-efficiency benchmark: chatcli with its defaults against itself with features off.
     Bench(BenchArgs),
     /// Sign in to a provider that needs it: `chatcli auth copilot` (GitHub's device flow).
     Auth {
@@ -95,7 +95,7 @@ pub enum Command {
 /// `chatcli bench` flags.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Run one scenario: lookup, coder, stagnation, memory or long [default: all]
+    /// Run one scenario: lookup, coder, edit, research, stagnation, memory or long [default: all]
     #[arg(long)]
     pub scenario: Option<String>,
     /// Cache semantics and prices: anthropic (Claude Sonnet 4.5) or openai (GPT-4.1) [default: both]

@@ -225,6 +225,8 @@ pub struct Config {
     pub bootstrap_max_chars: usize,
     /// Tokens all `/context` attachments may add up to (`CHATCLI_CONTEXT_MAX_TOKENS`).
     pub context_max_tokens: u64,
+    /// Cache markers and cache keys in requests (`CHATCLI_PROMPT_CACHE`; off sends neither).
+    pub prompt_cache: bool,
     /// The environment snapshot the config was resolved from (providers read their keys here).
     pub env: Env,
 }
@@ -441,10 +443,18 @@ impl Config {
             RouteMode::parse,
         )?;
 
-        let webfetch_autosave_bytes = number(
+        let prompt_cache = switch("CHATCLI_PROMPT_CACHE", true)?;
+        // `off` never saves: pages are inlined up to `max_length`.
+        let webfetch_autosave_bytes = env_setting(
+            &env,
             "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
-            crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES as u64,
-        )? as usize;
+            crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES,
+            "a whole number of bytes, or off",
+            |v| match v.to_ascii_lowercase().as_str() {
+                "off" => Some(usize::MAX),
+                n => n.parse::<usize>().ok(),
+            },
+        )?;
         // At most 100 years: a cut-off further back than the epoch cannot be computed.
         let session_retention_days =
             number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.clamp(1, MAX_RETENTION_DAYS);
@@ -453,6 +463,7 @@ impl Config {
 
         let defaults = crate::agent::compaction::Settings::default();
         let compaction = crate::agent::compaction::Settings {
+            enabled: switch("CHATCLI_MICROCOMPACT", defaults.enabled)?,
             min_content: positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?,
             truncate_turns: positive(
                 "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
@@ -541,6 +552,7 @@ impl Config {
             early_exit_turns,
             smart_route,
             cache_ttl,
+            prompt_cache,
             mode,
             provider,
             provider_explicit,
@@ -850,7 +862,9 @@ mod tests {
         .map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
-            Some("CHATCLI_WEBFETCH_AUTOSAVE_BYTES must be a whole number (got \"10k\")")
+            Some(
+                "CHATCLI_WEBFETCH_AUTOSAVE_BYTES must be a whole number of bytes, or off (got \"10k\")"
+            )
         );
     }
 
@@ -884,6 +898,36 @@ mod tests {
                 ))
             );
         }
+    }
+
+    #[test]
+    fn every_optimisation_has_an_off_switch() {
+        let defaults = resolve(&[], Overrides::default()).expect("config");
+        assert!(defaults.prompt_cache && defaults.compaction.enabled);
+        let off = resolve(
+            &[
+                ("CHATCLI_PROMPT_CACHE", "off"),
+                ("CHATCLI_MICROCOMPACT", "0"),
+                ("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "OFF"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert!(!off.prompt_cache);
+        assert!(!off.compaction.enabled);
+        assert_eq!(off.webfetch_autosave_bytes, usize::MAX, "never saved");
+        let err = resolve(
+            &[("CHATCLI_PROMPT_CACHE", "sometimes")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "CHATCLI_PROMPT_CACHE must be on or off (1/0, true/false, yes/no) (got \"sometimes\")"
+            )
+        );
     }
 
     #[test]

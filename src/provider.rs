@@ -8,6 +8,7 @@
 
 pub mod anthropic;
 pub mod bedrock;
+pub mod cache_markers;
 pub mod copilot;
 pub mod demo;
 pub mod gemini;

@@ -203,7 +203,6 @@ pub fn agent_options(
         },
         compaction: config.compaction,
         budget_usd: config.budget_usd,
-        naive: false,
         max_retries: config.max_retries,
         secrets: crate::secrets::Secrets::from_env(&config.env),
         resume: None,

@@ -7,7 +7,8 @@
 //! from its fifth (the original saved to the scratch directory, its path in the line). Rendering
 //! is deterministic (no counters, no fresh file names), so a compacted message keeps its bytes
 //! until its next stage. Every stage change rewrites a message in the middle of the cached
-//! prefix, so the `batched` schedule holds stage changes back until they pay for that rewrite.
+//! prefix, so the `batched` schedule holds stage changes back until they pay for that rewrite
+//! and for the re-reads they may cause (a cut result the model needs again costs a request).
 //! Content inlined by `@` mentions (a `<mentions>` text block in a user turn) is compacted like
 //! a tool result; its age counts from its own message and its id is a hash of its text.
 
@@ -31,6 +32,8 @@ pub enum Schedule {
 /// The microcompact settings (`CHATCLI_MICROCOMPACT_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
+    /// `CHATCLI_MICROCOMPACT=off` sends every result whole (the context guard still acts).
+    pub enabled: bool,
     pub min_content: usize,
     pub truncate_turns: usize,
     pub summarize_turns: usize,
@@ -42,13 +45,14 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
+            enabled: true,
             min_content: 3000,
             truncate_turns: 2,
             summarize_turns: 4,
             head_chars: 2000,
             tail_chars: 500,
-            // The token-efficiency benchmark measured batched cheaper than eager on every
-            // scenario where they differ (README, "Benchmark"), so it is the default.
+            // `chatcli bench` measures batched at or below eager and below "off" on every
+            // scenario (README, "Benchmark"), so it is the default.
             schedule: Schedule::Batched,
         }
     }
@@ -62,8 +66,14 @@ pub enum Stage {
     Summary,
 }
 
-/// Turns the `batched` schedule assumes are still to come when it weighs a compaction.
-pub const EXPECTED_REMAINING_TURNS: u64 = 6;
+/// Bounds of the requests the `batched` schedule expects still to come: as many as the session
+/// has made so far (a session that ran `t` requests is likely to run about `t` more), within these.
+pub const MIN_REMAINING_TURNS: u64 = 2;
+pub const MAX_REMAINING_TURNS: u64 = 6;
+/// Chance that a result cut from the request is needed again and re-read (one more request).
+pub const REREAD_SHARE: f64 = 0.5;
+/// Tokens a ranged re-read brings back.
+pub const REREAD_TOKENS: u64 = 400;
 /// Above this share of the context window, `batched` applies what is pending at once.
 pub const BATCH_PRESSURE: f64 = 0.60;
 
@@ -125,7 +135,7 @@ impl Compactor {
 
     /// The stage a result should be at for its age.
     pub fn target(&self, age: usize, chars: usize) -> Stage {
-        if chars < self.settings.min_content {
+        if chars < self.settings.min_content || (!self.settings.enabled && !self.force_summary) {
             return Stage::Whole;
         }
         if (self.force_summary && age >= 1) || age >= self.settings.summarize_turns {
@@ -224,6 +234,7 @@ impl Compactor {
         pressure: Pressure,
     ) -> BatchDecision {
         let mut saved_per_turn = 0u64;
+        let mut changed = 0u64;
         let mut first_changed: Option<usize> = None;
         for (index, message) in history.iter().enumerate() {
             for (id, content) in compactable(message) {
@@ -235,6 +246,7 @@ impl Compactor {
                 let now = self.tokens_at(content, applied);
                 let then = self.tokens_at(content, target);
                 saved_per_turn += now.saturating_sub(then);
+                changed += 1;
                 first_changed.get_or_insert(index);
             }
         }
@@ -246,16 +258,26 @@ impl Compactor {
             };
         };
         // Everything from the first rewritten message on is written to the cache again.
+        let tokens =
+            |m: &Message| estimate_tokens(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
         let rewrite_tokens: u64 = history[first..]
             .iter()
-            .map(|m| estimate_tokens(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0)))
+            .map(tokens)
             .sum::<u64>()
             .saturating_sub(saved_per_turn);
+        let context_tokens: u64 = history.iter().map(tokens).sum();
+        let requests = history.iter().filter(|m| m.role == Role::Assistant).count() as u64;
+        let remaining = requests.clamp(MIN_REMAINING_TURNS, MAX_REMAINING_TURNS);
         let e = pressure.economics;
-        let gain = saved_per_turn as f64 * EXPECTED_REMAINING_TURNS as f64 * e.read;
-        let cost = rewrite_tokens as f64 * (e.write - e.read);
+        let gain = saved_per_turn as f64 * remaining as f64 * e.read;
+        let rewrite = rewrite_tokens as f64 * (e.write - e.read);
+        // What was cut may be needed again: one more request reading the whole context from
+        // the cache and writing what it brings back.
+        let rereads = changed as f64
+            * REREAD_SHARE
+            * (context_tokens as f64 * e.read + REREAD_TOKENS as f64 * e.write);
         BatchDecision {
-            apply: gain > cost || pressure.context_share > BATCH_PRESSURE,
+            apply: gain > rewrite + rereads || pressure.context_share > BATCH_PRESSURE,
             saved_per_turn,
             rewrite_tokens,
         }
@@ -635,8 +657,12 @@ mod tests {
             context_share: 0.0,
             economics: CacheEconomics::default(),
         };
-        let mut one = Compactor::default();
-        let mut two = Compactor::default();
+        let eager = Settings {
+            schedule: Schedule::Eager,
+            ..Settings::default()
+        };
+        let mut one = Compactor::new(eager);
+        let mut two = Compactor::new(eager);
         let a = one.render(&history, &scratch, pressure);
         let b = two.render(&history, &scratch, pressure);
         assert_eq!(
@@ -663,30 +689,45 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_batched_schedule_waits_until_the_saving_pays_for_the_rewrite() {
-        let big = "word ".repeat(2000);
-        let mut history = vec![Message::user_text("go"), call("a"), result("a", &big)];
-        for i in 0..2 {
-            history.push(call(&format!("s{i}")));
-            history.push(result(&format!("s{i}"), "small"));
-        }
-        let c = Compactor::new(Settings {
-            schedule: Schedule::Batched,
-            ..Settings::default()
-        });
-        let ages = result_ages(&history);
+    fn decide(c: &Compactor, history: &[Message], share: f64) -> BatchDecision {
+        let ages = result_ages(history);
         let targets: HashMap<&str, Stage> = ages
             .iter()
             .map(|(id, (age, n))| (id.as_str(), c.target(*age, *n)))
             .collect();
-        let calm = Pressure {
-            context_share: 0.1,
+        let pressure = Pressure {
+            context_share: share,
             economics: CacheEconomics::default(),
         };
-        let decision = c.batch_decision(&history, &targets, calm);
-        // 10,000 chars → ~2,700 saved per turn: 6 turns × 0.1 = ~1,600 gained vs a small rewrite.
-        assert!(decision.saved_per_turn > 1500, "{decision:?}");
+        c.batch_decision(history, &targets, pressure)
+    }
+
+    /// `before` small results, then a big one, then two small ones (the big one is due).
+    fn session(before: usize) -> Vec<Message> {
+        let mut history = vec![Message::user_text("go")];
+        for i in 0..before {
+            history.push(call(&format!("p{i}")));
+            history.push(result(&format!("p{i}"), &"small ".repeat(200)));
+        }
+        history.push(call("a"));
+        history.push(result("a", &"word ".repeat(6000)));
+        for i in 0..2 {
+            history.push(call(&format!("s{i}")));
+            history.push(result(&format!("s{i}"), "small"));
+        }
+        history
+    }
+
+    #[test]
+    fn the_batched_schedule_waits_until_the_saving_pays_for_the_rewrite_and_the_rereads() {
+        let c = Compactor::new(Settings {
+            schedule: Schedule::Batched,
+            ..Settings::default()
+        });
+        let history = session(4);
+        let decision = decide(&c, &history, 0.1);
+        // 30,000 chars cut to ~2,500: thousands of tokens saved on each of the next requests.
+        assert!(decision.saved_per_turn > 4000, "{decision:?}");
         assert!(decision.apply, "{decision:?}");
         // The same saving behind a long suffix to rewrite does not pay.
         let mut long = history.clone();
@@ -694,20 +735,34 @@ mod tests {
             long.push(call(&format!("t{i}")));
             long.push(result(&format!("t{i}"), &"small ".repeat(200)));
         }
-        let ages = result_ages(&long);
-        let targets: HashMap<&str, Stage> = ages
-            .iter()
-            .map(|(id, (age, n))| (id.as_str(), c.target(*age, *n)))
-            .collect();
-        let decision = c.batch_decision(&long, &targets, calm);
+        let decision = decide(&c, &long, 0.1);
         assert!(!decision.apply, "{decision:?}");
-        let pressed = Pressure {
-            context_share: 0.7,
-            economics: CacheEconomics::default(),
-        };
         assert!(
-            c.batch_decision(&long, &targets, pressed).apply,
+            decide(&c, &long, 0.7).apply,
             "over 60% of the window it applies"
         );
+        // A short suffix, but a context so large that re-reading the cut result once costs
+        // more than the cut saves: the rewrite alone would pay, the expected re-read does not.
+        let big = session(300);
+        let decision = decide(&c, &big, 0.1);
+        let e = CacheEconomics::default();
+        assert!(
+            decision.saved_per_turn as f64 * MAX_REMAINING_TURNS as f64 * e.read
+                > decision.rewrite_tokens as f64 * (e.write - e.read),
+            "{decision:?}"
+        );
+        assert!(!decision.apply, "{decision:?}");
+    }
+
+    #[test]
+    fn microcompact_off_sends_every_result_whole_until_the_context_guard_acts() {
+        let mut c = Compactor::new(Settings {
+            enabled: false,
+            schedule: Schedule::Eager,
+            ..Settings::default()
+        });
+        assert_eq!(c.target(9, 100_000), Stage::Whole);
+        c.force_summaries();
+        assert_eq!(c.target(1, 100_000), Stage::Summary, "the guard still acts");
     }
 }

@@ -446,7 +446,7 @@ impl Agent {
 
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
     pub(super) fn attach_volatile(&mut self) {
-        let blocks = self.volatile_now(false);
+        let blocks = self.volatile_now();
         if let Some(text) = self.volatile.pending(&blocks)
             && let Some(last) = self.history.last_mut().filter(|m| m.role == Role::User)
         {
@@ -454,30 +454,18 @@ impl Agent {
         }
     }
 
-    /// The volatile blocks for the next request. The naive client of the benchmark says the UTC
-    /// time to the second, as the reference system did; chatcli says the local time to the
-    /// minute with the zone and the working directory.
-    pub(super) fn volatile_now(&self, naive: bool) -> Vec<crate::conversation::SystemBlock> {
+    /// The volatile blocks for the next request: the local time to the minute with the zone and
+    /// the working directory (never seconds: they would change the bytes every request).
+    pub(super) fn volatile_now(&self) -> Vec<crate::conversation::SystemBlock> {
         let secs = (self.options.clock.0)()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let dynamic = if naive {
-            let stamp = crate::session::utc_stamp(secs);
-            format!(
-                "Today is {} {}:{}:{} (UTC).",
-                prompt::utc_date(secs),
-                &stamp[9..11],
-                &stamp[11..13],
-                &stamp[13..15]
-            )
-        } else {
-            prompt::dynamic::dynamic_context(
-                secs,
-                &self.options.time_zone,
-                &self.tool_ctx.workspace,
-            )
-        };
+        let dynamic = prompt::dynamic::dynamic_context(
+            secs,
+            &self.options.time_zone,
+            &self.tool_ctx.workspace,
+        );
         let (full, recall) = self.prompt_memory.clone();
         prompt::volatile_blocks(dynamic, full, recall)
     }

@@ -8,8 +8,11 @@
 //!   entries live 5 minutes from their last use.
 //! - OpenAI semantics: automatic; the longest prefix shared with an earlier request is read,
 //!   counted from 1,024 tokens in steps of 128; cached tokens are part of the prompt tokens.
-//! - The floor: perfect prefix caching — every token after a prefix identical to an earlier
-//!   request's is read, the rest written; no minimum, no marker limit.
+//! - The floor: perfect prefix caching without a price for it — every token of a prefix sent
+//!   before is read at the cache-read price, every other token costs plain input (no write
+//!   premium, no minimum, no marker limit, no TTL). A provider's cache can only read a prefix
+//!   that was sent before and never charges less than input for the rest, so no client sending
+//!   these requests can pay less: `cost ≥ floor` holds for every run.
 
 use std::collections::{HashMap, HashSet};
 
@@ -145,7 +148,7 @@ impl CacheModel {
         }
     }
 
-    /// The floor for this request: (tokens read, tokens written) under perfect prefix caching.
+    /// The floor for this request: (tokens of a prefix sent before, the other tokens).
     pub fn floor(&mut self, segments: &[Segment]) -> (u64, u64) {
         let common = segments
             .iter()

@@ -1,26 +1,50 @@
-//! The benchmark's model: scripted turns, usage from the cache model of the request bytes.
+//! The benchmark's model: scripted turns that pay for what the request lost, usage from the
+//! cache model of the request bytes.
 //!
-//! It never looks at what it is asked beyond counting it: each request gets the next scripted
-//! turn (text and tool calls); when the script runs out it answers "done". Every request's usage
-//! and its floor (perfect prefix caching) are logged for the report.
+//! Each scripted turn names the facts it needs (a line of a file, a passage of a page, a memory
+//! fact). Before playing a turn the model looks for each fact, verbatim, in what it was sent;
+//! when one is missing (compacted, truncated, only in a saved file, never fetched) it first asks
+//! for it again, as a real model would: a ranged `read_file` of the file or of the saved page,
+//! a filtered `web_fetch`, a memory recall. That request is counted like any other. When the
+//! script runs out it answers "done". Every request's usage and its floor are logged.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use futures_util::stream;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::cache_model::{CacheModel, Segment, Semantics, chain};
-use crate::conversation::ModelRequest;
+use crate::conversation::{ContentBlock, ModelRequest};
 use crate::provider::{Provider, ProviderEvent, ProviderStream, StopReason, UsageRecord};
+
+/// Where a needed fact can be read again.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A file of the workspace (path relative to it).
+    File(String),
+    /// A web page, by URL: from its saved copy when the request names one, else fetched again.
+    Web(String),
+    /// The memory store, by a recall query.
+    Memory(String),
+}
+
+/// A fact a turn needs verbatim in its request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Need {
+    pub text: String,
+    pub source: Source,
+}
 
 /// One scripted model turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
     pub text: String,
     pub calls: Vec<(String, Value)>,
+    pub needs: Vec<Need>,
 }
 
 impl Turn {
@@ -29,6 +53,7 @@ impl Turn {
         Turn {
             text: text.to_string(),
             calls: Vec::new(),
+            needs: Vec::new(),
         }
     }
 
@@ -37,20 +62,34 @@ impl Turn {
         Turn {
             text: String::new(),
             calls: calls.into_iter().map(|(n, a)| (n.to_string(), a)).collect(),
+            needs: Vec::new(),
         }
+    }
+
+    /// This turn, needing `text` from `source`.
+    pub fn needs(mut self, text: &str, source: Source) -> Turn {
+        self.needs.push(Need {
+            text: text.to_string(),
+            source,
+        });
+        self
     }
 }
 
-/// What one request cost, and what it would have under perfect caching.
+/// What one request cost, and its share of the floor.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Logged {
     pub usage: UsageRecord,
+    /// Tokens of a prefix sent before (the floor prices them at the cache-read price).
     pub floor_read: u64,
-    pub floor_write: u64,
+    /// Tokens sent for the first time at their position (the floor prices them as plain input).
+    pub floor_fresh: u64,
 }
 
 struct State {
     script: VecDeque<Turn>,
+    /// Re-reads asked for the turn at the head of the script (at most two rounds).
+    rereads: u32,
     cache: CacheModel,
     memo: HashMap<u64, u64>,
     log: Vec<Logged>,
@@ -61,6 +100,7 @@ struct State {
 pub struct FakeModel {
     model: String,
     markers: bool,
+    workspace: PathBuf,
     state: Mutex<State>,
 }
 
@@ -68,13 +108,21 @@ pub struct FakeModel {
 const SECONDS_PER_REQUEST: u64 = 12;
 
 impl FakeModel {
-    /// A model that plays `script` under `semantics`; `markers` says whether the client places
-    /// cache markers (off for the naive client).
-    pub fn new(model: &str, semantics: Semantics, markers: bool, script: Vec<Turn>) -> Self {
+    /// A model that plays `script` under `semantics` on files in `workspace`; `markers` says
+    /// whether the client places cache markers (`CHATCLI_PROMPT_CACHE`).
+    pub fn new(
+        model: &str,
+        semantics: Semantics,
+        markers: bool,
+        workspace: PathBuf,
+        script: Vec<Turn>,
+    ) -> Self {
         FakeModel {
             model: model.to_string(),
             markers,
+            workspace,
             state: Mutex::new(State {
+                rereads: 0,
                 script: script.into(),
                 cache: CacheModel::new(semantics),
                 memo: HashMap::new(),
@@ -155,11 +203,37 @@ impl Provider for FakeModel {
             let (segs, markers) = segments(&request, &mut state.memo, self.markers);
             state.cache.now += SECONDS_PER_REQUEST;
             let mut usage = state.cache.account(&segs, &markers);
-            let (floor_read, floor_write) = state.cache.floor(&segs);
-            let turn = state
+            let (floor_read, floor_fresh) = state.cache.floor(&segs);
+            let sent = request_text(&request);
+            let missing: Vec<Need> = state
                 .script
-                .pop_front()
-                .unwrap_or_else(|| Turn::answer("done"));
+                .front()
+                .map(|t| {
+                    t.needs
+                        .iter()
+                        .filter(|n| !sent.contains(&n.text))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            let turn = if !missing.is_empty() && state.rereads < 2 {
+                state.rereads += 1;
+                let calls = missing
+                    .iter()
+                    .map(|n| self.reread(n, &request))
+                    .collect::<Vec<_>>();
+                Turn {
+                    text: String::new(),
+                    calls,
+                    needs: Vec::new(),
+                }
+            } else {
+                state.rereads = 0;
+                state
+                    .script
+                    .pop_front()
+                    .unwrap_or_else(|| Turn::answer("done"))
+            };
             let mut output = turn.text.clone();
             if !turn.text.is_empty() {
                 events.push(ProviderEvent::TextDelta(turn.text.clone()));
@@ -179,7 +253,7 @@ impl Provider for FakeModel {
             state.log.push(Logged {
                 usage,
                 floor_read,
-                floor_write,
+                floor_fresh,
             });
             events.push(ProviderEvent::Usage(usage));
             let stop = if turn.calls.is_empty() {
@@ -190,5 +264,89 @@ impl Provider for FakeModel {
             events.push(ProviderEvent::Stop(stop));
         }
         Box::pin(stream::iter(events.into_iter().map(Ok)))
+    }
+}
+
+/// Everything a request carries that a model reads: system text, message text, tool results.
+fn request_text(request: &ModelRequest) -> String {
+    let mut out = String::new();
+    for block in &request.system {
+        out.push_str(&block.text);
+        out.push('\n');
+    }
+    for message in &request.messages {
+        for block in &message.content {
+            match block {
+                ContentBlock::Text { text } => out.push_str(text),
+                ContentBlock::ToolResult { content, .. } => out.push_str(content),
+                _ => {}
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The 1-based line of `text` holding `needle`.
+fn line_of(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
+}
+
+/// `read_file` of the lines around `needle` in the file at `path` (as the model names it).
+fn ranged_read(path: &str, on_disk: &std::path::Path, needle: &str) -> Option<(String, Value)> {
+    let text = std::fs::read_to_string(on_disk).ok()?;
+    let line = line_of(&text, needle)?;
+    Some((
+        "read_file".to_string(),
+        json!({"file": path, "start": line.saturating_sub(3).max(1), "end": line + 12}),
+    ))
+}
+
+/// The saved copy of `url`'s body that the request names, if its notice is still there.
+fn saved_copy(request: &ModelRequest, url: &str) -> Option<String> {
+    let mut ids = Vec::new();
+    for message in &request.messages {
+        for block in &message.content {
+            match block {
+                ContentBlock::ToolUse { id, name, input }
+                    if name == "web_fetch" && input["url"].as_str() == Some(url) =>
+                {
+                    ids.push(id.clone());
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } if ids.contains(tool_use_id) => {
+                    let rest = content.split("Full body is at ").nth(1)?;
+                    let end = rest.find(".\n")?;
+                    return Some(rest[..end].to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+impl FakeModel {
+    /// The call that brings `need` back into the conversation.
+    fn reread(&self, need: &Need, request: &ModelRequest) -> (String, Value) {
+        match &need.source {
+            Source::File(path) => ranged_read(path, &self.workspace.join(path), &need.text)
+                .unwrap_or_else(|| ("read_file".to_string(), json!({"file": path}))),
+            Source::Web(url) => saved_copy(request, url)
+                .and_then(|saved| ranged_read(&saved, std::path::Path::new(&saved), &need.text))
+                .unwrap_or_else(|| {
+                    (
+                        "web_fetch".to_string(),
+                        json!({"url": url, "filter": regex::escape(&need.text)}),
+                    )
+                }),
+            Source::Memory(query) => (
+                "memory".to_string(),
+                json!({"action": "recall", "query": query}),
+            ),
+        }
     }
 }

@@ -8,10 +8,35 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::fake::Turn;
+use super::fake::{Source, Turn};
 
 /// The scenarios, in report order.
-pub const NAMES: [&str; 5] = ["lookup", "coder", "stagnation", "memory", "long"];
+pub const NAMES: [&str; 7] = [
+    "lookup",
+    "coder",
+    "edit",
+    "research",
+    "stagnation",
+    "memory",
+    "long",
+];
+
+/// The fixture crate's modules and their size relative to `Size::file_bytes`.
+const MODULES: [(&str, f64); 6] = [
+    ("lexer", 1.0),
+    ("parser", 1.3),
+    ("eval", 0.8),
+    ("util", 0.7),
+    ("render", 1.1),
+    ("store", 0.9),
+];
+
+/// The research scenario's pages: (path, team, referee), each ending its report deep inside.
+const REPORTS: [(&str, &str, &str); 3] = [
+    ("/report/santos", "Santos", "Wilton Pereira Sampaio"),
+    ("/report/gremio", "Gremio", "Raphael Claus"),
+    ("/report/inter", "Internacional", "Anderson Daronco"),
+];
 
 /// Sizes that `--quick` shrinks.
 #[derive(Debug, Clone, Copy)]
@@ -61,18 +86,10 @@ pub fn write_workspace(dir: &Path, size: Size) -> std::io::Result<()> {
         dir.join("Cargo.toml"),
         "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     )?;
-    for (module, scale) in [
-        ("lexer", 1.0),
-        ("parser", 1.3),
-        ("eval", 0.8),
-        ("util", 0.7),
-        ("render", 1.1),
-        ("store", 0.9),
-    ] {
-        let bytes = (size.file_bytes as f64 * scale) as usize;
+    for (module, _) in MODULES {
         std::fs::write(
             dir.join("src").join(format!("{module}.rs")),
-            source_file(module, bytes),
+            module_source(module, size),
         )?;
     }
     std::fs::write(
@@ -83,7 +100,84 @@ pub fn write_workspace(dir: &Path, size: Size) -> std::io::Result<()> {
         dir.join("run_tests.sh"),
         "echo 'running 12 tests'\necho 'test result: ok. 12 passed; 0 failed'\n",
     )?;
+    std::fs::write(dir.join("run_edit_tests.sh"), EDIT_TESTS)?;
     Ok(())
+}
+
+/// The edit scenario's test run: a long log and one failure until the three fixes are in.
+const EDIT_TESTS: &str = r#"fail() {
+  echo "running 121 tests"
+  i=1
+  while [ $i -le 120 ]; do echo "test tests::case_$i ... ok"; i=$((i+1)); done
+  echo "test tests::entry ... FAILED"
+  echo "---- tests::entry stdout ----"
+  echo "thread 'tests::entry' panicked: $1"
+  echo "test result: FAILED. 120 passed; 1 failed"
+  exit 1
+}
+grep -q 'pub fn parse_entry(' src/parser.rs || fail "parser::parse_entry is missing"
+grep -q 'parse_entry' src/eval.rs || fail "eval_item_4 must call parse_entry"
+grep -q 'pub fn eval_entry(' src/eval.rs || fail "eval_item_2 must be renamed eval_entry"
+grep -q 'eval_entry' src/util.rs || fail "util_item_1 must call eval_entry"
+echo "test result: ok. 121 passed; 0 failed"
+"#;
+
+/// The source of one fixture module at this size.
+pub fn module_source(module: &str, size: Size) -> String {
+    let scale = MODULES
+        .iter()
+        .find(|(m, _)| *m == module)
+        .map_or(1.0, |(_, s)| *s);
+    source_file(module, (size.file_bytes as f64 * scale) as usize)
+}
+
+/// The signature line of a fixture function (what a model must see to patch it).
+pub fn signature(name: &str) -> String {
+    format!("pub fn {name}(input: &str, table: &mut HashMap<String, usize>) -> Option<usize> {{")
+}
+
+/// The line of a fixture function that builds its key.
+pub fn key_line(module: &str, i: usize) -> String {
+    format!("let key = format!(\"{module}-{i}-{{}}\", input.trim());")
+}
+
+/// A match report of about `bytes` bytes whose `passage` sits at 70% of the page.
+pub fn report(team: &str, passage: &str, bytes: usize) -> String {
+    let mut html = format!(
+        "<!DOCTYPE html><html><head><title>Flamengo x {team}</title></head><body><h1>Flamengo x {team}: match report</h1>"
+    );
+    let mut n = 0;
+    let mut placed = false;
+    while html.len() < bytes {
+        n += 1;
+        if !placed && html.len() >= bytes * 7 / 10 {
+            html.push_str(&format!("<p>{passage}</p>\n"));
+            placed = true;
+        }
+        html.push_str(&format!(
+            "<p>Minute {m}: against {team}, play {n} went from the midfield to the wing and back while the crowd sang.</p>\n",
+            m = n % 90 + 1
+        ));
+    }
+    html.push_str("</body></html>");
+    html
+}
+
+/// The research scenario's passage for a team.
+fn referee_passage(team: &str, referee: &str) -> String {
+    format!("Officials: the game against {team} was refereed by {referee}")
+}
+
+/// Every page the local server answers, by path, at this size.
+pub fn pages(size: Size) -> Vec<(String, String)> {
+    let mut pages = vec![("/match-report".to_string(), page(size.page_bytes))];
+    for (path, team, referee) in REPORTS {
+        pages.push((
+            path.to_string(),
+            report(team, &referee_passage(team, referee), size.page_bytes),
+        ));
+    }
+    pages
 }
 
 /// The match report page: an HTML article of about `bytes` bytes.
@@ -104,9 +198,10 @@ pub fn page(bytes: usize) -> String {
     html
 }
 
-/// Serves the page at `/match-report` and SearXNG-style results at `/search` on loopback;
-/// returns the base URL. The server stops when the runtime does.
-pub async fn serve(page: String) -> std::io::Result<String> {
+/// Serves `pages` (path, HTML) and SearXNG-style results at `/search` on loopback; returns the
+/// base URL. The server stops when the runtime does.
+pub async fn serve(pages: Vec<(String, String)>) -> std::io::Result<String> {
+    let pages = std::sync::Arc::new(pages);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let results = json!({"results": [
@@ -119,7 +214,7 @@ pub async fn serve(page: String) -> std::io::Result<String> {
             let Ok((mut socket, _)) = listener.accept().await else {
                 return;
             };
-            let page = page.clone();
+            let pages = std::sync::Arc::clone(&pages);
             let results = results.clone();
             tokio::spawn(async move {
                 let mut head = Vec::new();
@@ -134,8 +229,8 @@ pub async fn serve(page: String) -> std::io::Result<String> {
                 let path = line.split_whitespace().nth(1).unwrap_or("/");
                 let (status, kind, body) = if path.starts_with("/search") {
                     ("200 OK", "application/json", results)
-                } else if path.starts_with("/match-report") {
-                    ("200 OK", "text/html; charset=utf-8", page)
+                } else if let Some((_, page)) = pages.iter().find(|(p, _)| p == path) {
+                    ("200 OK", "text/html; charset=utf-8", page.clone())
                 } else {
                     ("404 Not Found", "text/plain", "not found".to_string())
                 };
@@ -173,32 +268,125 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
                 ),
             ],
         )],
-        "coder" => vec![(
-            "rename parser_item_3 to parse_entry and eval_item_2 to eval_entry, then run the tests"
-                .into(),
-            vec![
-                Turn::calls(vec![("list_directory", json!({}))]),
+        "coder" => {
+            let lexer = || Source::File("src/lexer.rs".into());
+            vec![(
+                "rename parser_item_3 to parse_entry and eval_item_2 to eval_entry, run the tests, then document lexer_item_12"
+                    .into(),
+                vec![
+                    Turn::calls(vec![("list_directory", json!({}))]),
+                    Turn::calls(vec![(
+                        "search_files",
+                        json!({"term": "fn parser_item_3", "glob": "*.rs"}),
+                    )]),
+                    Turn::calls(vec![read("src/parser.rs")]),
+                    Turn::calls(vec![read("src/eval.rs")]),
+                    Turn::calls(vec![read("src/lexer.rs"), read("src/util.rs")]),
+                    Turn::calls(vec![(
+                        "patch_file",
+                        json!({"file": "src/parser.rs", "search": "pub fn parser_item_3(", "replace": "pub fn parse_entry("}),
+                    )])
+                    .needs(&signature("parser_item_3"), Source::File("src/parser.rs".into())),
+                    Turn::calls(vec![(
+                        "patch_file",
+                        json!({"file": "src/eval.rs", "search": "pub fn eval_item_2(", "replace": "pub fn eval_entry("}),
+                    )])
+                    .needs(&signature("eval_item_2"), Source::File("src/eval.rs".into())),
+                    Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
+                    Turn::calls(vec![read("src/render.rs")]),
+                    Turn::calls(vec![(
+                        "search_files",
+                        json!({"term": "eval_entry", "glob": "*.rs"}),
+                    )]),
+                    // Six turns after it was read, lexer_item_12 is needed again.
+                    Turn::calls(vec![(
+                        "patch_file",
+                        json!({"file": "src/lexer.rs", "search": "/// Handles lexer item 12.\n", "replace": "/// Handles lexer item 12: the entry token.\n"}),
+                    )])
+                    .needs(&signature("lexer_item_12"), lexer())
+                    .needs(&key_line("lexer", 12), lexer()),
+                    Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
+                    Turn::answer(
+                        "Renamed `parser_item_3` to `parse_entry` and `eval_item_2` to `eval_entry`, documented `lexer_item_12`; the 12 tests pass.",
+                    ),
+                ],
+            )]
+        }
+        "edit" => {
+            let eval = || Source::File("src/eval.rs".into());
+            let tests = || {
                 Turn::calls(vec![(
-                    "search_files",
-                    json!({"term": "fn parser_item_3", "glob": "*.rs"}),
-                )]),
-                Turn::calls(vec![read("src/parser.rs")]),
-                Turn::calls(vec![read("src/eval.rs")]),
-                Turn::calls(vec![read("src/lexer.rs"), read("src/util.rs")]),
-                Turn::calls(vec![(
-                    "patch_file",
-                    json!({"file": "src/parser.rs", "search": "pub fn parser_item_3(", "replace": "pub fn parse_entry("}),
-                )]),
-                Turn::calls(vec![(
-                    "patch_file",
-                    json!({"file": "src/eval.rs", "search": "pub fn eval_item_2(", "replace": "pub fn eval_entry("}),
-                )]),
-                Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
-                Turn::answer(
-                    "Renamed `parser_item_3` to `parse_entry` and `eval_item_2` to `eval_entry`; the 12 tests pass.",
-                ),
-            ],
-        )],
+                    "run_command",
+                    json!({"cmd": "sh run_edit_tests.sh"}),
+                )])
+            };
+            vec![(
+                "make eval_item_4 call the parser's entry point (rename parser_item_3 to parse_entry) and get run_edit_tests.sh green"
+                    .into(),
+                vec![
+                    Turn::calls(vec![read("src/eval.rs")]),
+                    Turn::calls(vec![read("src/parser.rs")]),
+                    Turn::calls(vec![(
+                        "search_files",
+                        json!({"term": "parser_item_3", "glob": "*.rs"}),
+                    )]),
+                    Turn::calls(vec![(
+                        "patch_file",
+                        json!({"file": "src/parser.rs", "search": "pub fn parser_item_3(", "replace": "pub fn parse_entry("}),
+                    )])
+                    .needs(&signature("parser_item_3"), Source::File("src/parser.rs".into())),
+                    tests(),
+                    Turn::calls(vec![(
+                        "patch_file",
+                        json!({"file": "src/eval.rs", "search": key_line("eval", 4), "replace": format!("{} let _ = crate::parser::parse_entry;", key_line("eval", 4))}),
+                    )])
+                    .needs(&signature("eval_item_4"), eval())
+                    .needs(&key_line("eval", 4), eval()),
+                    tests(),
+                    Turn::calls(vec![(
+                        "patch_file",
+                        json!({"file": "src/eval.rs", "search": "pub fn eval_item_2(", "replace": "pub fn eval_entry("}),
+                    )])
+                    .needs(&signature("eval_item_2"), eval()),
+                    tests(),
+                    Turn::calls(vec![read("src/util.rs")]),
+                    Turn::calls(vec![(
+                        "patch_file",
+                        json!({"file": "src/util.rs", "search": key_line("util", 1), "replace": format!("{} let _ = crate::eval::eval_entry;", key_line("util", 1))}),
+                    )])
+                    .needs(&key_line("util", 1), Source::File("src/util.rs".into())),
+                    tests(),
+                    Turn::answer(
+                        "`eval_item_4` now calls `parse_entry`, `eval_item_2` is `eval_entry` and `util_item_1` uses it; run_edit_tests.sh passes (121 tests).",
+                    ),
+                ],
+            )]
+        }
+        "research" => {
+            let mut turns: Vec<Turn> = REPORTS
+                .iter()
+                .map(|(path, _, _)| {
+                    Turn::calls(vec![(
+                        "web_fetch",
+                        json!({"url": format!("{web_base}{path}")}),
+                    )])
+                })
+                .collect();
+            let mut answer = Turn::answer(
+                "Santos: Wilton Pereira Sampaio; Gremio: Raphael Claus; Internacional: Anderson Daronco.",
+            );
+            for (path, team, referee) in REPORTS {
+                answer = answer.needs(
+                    &referee_passage(team, referee),
+                    Source::Web(format!("{web_base}{path}")),
+                );
+            }
+            turns.push(answer);
+            vec![(
+                "who refereed Flamengo's last three games? read the match reports".into(),
+                turns,
+            )]
+        }
         "stagnation" => {
             let ab = Turn::calls(vec![read("src/lexer.rs"), read("src/util.rs")]);
             let ba = Turn::calls(vec![read("src/util.rs"), read("src/lexer.rs")]);
@@ -208,34 +396,49 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
             vec![("find where tokens are normalised".into(), turns)]
         }
         "memory" => {
-            let recall =
-                |q: &str| Turn::calls(vec![("memory", json!({"action": "recall", "query": q}))]);
+            let answer = |text: &str, fact: &str, query: &str| {
+                Turn::answer(text).needs(fact, Source::Memory(query.into()))
+            };
             vec![
                 (
                     "how do we deploy the staging environment?".into(),
-                    vec![
-                        recall("staging deploy"),
-                        Turn::answer("With the Helm charts, after the Monday password rotation."),
-                    ],
+                    vec![answer(
+                        "With the Helm charts in deploy/charts.",
+                        "Deploy staging with the Helm charts",
+                        "staging deploy",
+                    )],
                 ),
                 (
                     "thanks, and which test runner do we prefer?".into(),
-                    vec![Turn::answer("cargo nextest.")],
+                    vec![answer(
+                        "cargo nextest.",
+                        "prefers cargo nextest",
+                        "test runner",
+                    )],
                 ),
                 (
                     "where do the database credentials live?".into(),
-                    vec![
-                        recall("database credentials vault"),
-                        Turn::answer("In Vault, rotated every Monday."),
-                    ],
+                    vec![answer(
+                        "In Vault, rotated every Monday.",
+                        "password rotates every Monday via Vault",
+                        "database credentials vault",
+                    )],
                 ),
                 (
                     "ok, summarise what you know about our CI".into(),
-                    vec![Turn::answer("CI runs nextest and clippy on every push.")],
+                    vec![answer(
+                        "CI runs nextest and clippy on every push.",
+                        "CI runs nextest and clippy",
+                        "CI pipeline",
+                    )],
                 ),
                 (
                     "and our code review rules?".into(),
-                    vec![Turn::answer("Small pull requests, one approval.")],
+                    vec![answer(
+                        "Small pull requests, one approval.",
+                        "Pull requests stay small",
+                        "code review",
+                    )],
                 ),
             ]
         }
@@ -250,10 +453,19 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
                     let f = files[turn % files.len()];
                     let t = match turn % 5 {
                         0 | 1 => Turn::calls(vec![read(&format!("src/{f}.rs"))]),
-                        2 => Turn::calls(vec![(
-                            "patch_file",
-                            json!({"file": format!("src/{f}.rs"), "search": format!("pub fn {f}_item_{turn}("), "replace": format!("pub fn {f}_step_{turn}(")}),
-                        )]),
+                        2 => {
+                            let patch = Turn::calls(vec![(
+                                "patch_file",
+                                json!({"file": format!("src/{f}.rs"), "search": format!("pub fn {f}_item_{turn}("), "replace": format!("pub fn {f}_step_{turn}(")}),
+                            )]);
+                            // A model patches only what it has seen.
+                            let sig = signature(&format!("{f}_item_{turn}"));
+                            if module_source(f, size).contains(&sig) {
+                                patch.needs(&sig, Source::File(format!("src/{f}.rs")))
+                            } else {
+                                patch
+                            }
+                        }
                         3 => Turn::calls(vec![(
                             "search_files",
                             json!({"term": format!("{f}_item_1"), "glob": "*.rs"}),

@@ -98,6 +98,8 @@ pub struct Http {
     pub idle_timeout: Duration,
     /// Largest request body sent, in bytes (`CHATCLI_MAX_REQUEST_BYTES`).
     pub max_request_bytes: usize,
+    /// Prompt-cache hints in requests (`CHATCLI_PROMPT_CACHE`); off strips them before sending.
+    pub prompt_cache: bool,
 }
 
 /// Default request body cap: 32 MiB.
@@ -122,6 +124,7 @@ impl Http {
             first_byte_timeout,
             idle_timeout,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            prompt_cache: true,
         }
     }
 
@@ -222,9 +225,13 @@ impl Http {
         let HttpRequest {
             provider,
             url,
-            headers,
-            body,
+            mut headers,
+            mut body,
         } = request;
+        if !self.prompt_cache {
+            super::cache_markers::strip_body(&mut body);
+            super::cache_markers::strip_headers(&mut headers);
+        }
         let bytes = serde_json::to_vec(&body).map_err(|e| ProviderError::Protocol {
             provider: provider.clone(),
             message: format!("cannot encode the request: {e}"),

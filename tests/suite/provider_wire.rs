@@ -862,3 +862,71 @@ async fn stackspot_token_then_chat_keeps_the_conversation_and_runs_as_chat_only(
     );
     assert_eq!(chats[1]["streaming"], true);
 }
+
+/// Runs the Anthropic round trip with `CHATCLI_PROMPT_CACHE` on or off; returns the bodies.
+async fn anthropic_bodies(prompt_cache: bool) -> Vec<Value> {
+    let server = MockServer::start().await;
+    mount_two(
+        &server,
+        "/v1/messages",
+        sse::anthropic(
+            "Reading.",
+            Some(("toolu_1", "read_file", r#"{"file":"notes.txt"}"#)),
+            1500,
+            0,
+            1200,
+            20,
+        ),
+        sse::anthropic("alpha, beta.", None, 40, 1200, 60, 12),
+    )
+    .await;
+    let mut http = Http::default();
+    http.prompt_cache = prompt_cache;
+    let provider = Arc::new(Anthropic::new(
+        http,
+        "anthropic",
+        server.uri(),
+        "test-key".into(),
+        "claude-sonnet-4-5".into(),
+        CacheTtl::OneHour,
+    ));
+    let (events, bodies) = converse(provider, &server).await;
+    no_errors(&events);
+    let headers = server.received_requests().await.unwrap_or_default();
+    for request in &headers {
+        assert_eq!(
+            request.headers.contains_key("anthropic-beta"),
+            prompt_cache,
+            "the extended-TTL beta header only steers the cache"
+        );
+    }
+    bodies
+}
+
+#[tokio::test]
+async fn prompt_cache_off_sends_the_same_request_without_cache_hints() {
+    let on = anthropic_bodies(true).await;
+    let off = anthropic_bodies(false).await;
+    assert_eq!((on.len(), off.len()), (2, 2));
+    for (on, off) in on.iter().zip(&off) {
+        assert!(count_markers(on) > 0);
+        assert_eq!(count_markers(off), 0, "{off}");
+        let mut stripped = on.clone();
+        chatcli::provider::cache_markers::strip_body(&mut stripped);
+        // The two runs differ only in their workspace folder and, across a minute, the clock.
+        let normal = |v: &Value| {
+            let text = v.to_string();
+            let text = regex::Regex::new(r"/tmp/\.tmp\w+")
+                .expect("regex")
+                .replace_all(&text, "[dir]")
+                .to_string();
+            regex::Regex::new(r"\d\d:\d\d local time")
+                .expect("regex")
+                .replace_all(&text, "[time]")
+                .to_string()
+        };
+        for field in ["model", "tools", "messages", "max_tokens", "stream"] {
+            assert_eq!(normal(&stripped[field]), normal(&off[field]), "{field}");
+        }
+    }
+}

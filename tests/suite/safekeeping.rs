@@ -261,6 +261,7 @@ async fn tool_results_memory_facts_and_microcompact_originals_hold_no_key() {
             head_chars: 10,
             tail_chars: 10,
             schedule: chatcli::agent::compaction::Schedule::Eager,
+            ..Default::default()
         };
         o.memory = Some(MemorySettings {
             dir: home.join("memory"),

@@ -1,0 +1,122 @@
+//! `CHATCLI_PROMPT_CACHE=off`: a request body and headers without any prompt-cache hint.
+//!
+//! Every wire family places its hints while building the body (Anthropic's `cache_control`,
+//! Bedrock's `cachePoint` blocks, OpenAI's `prompt_cache_key`, xAI's `x-grok-conv-id` header,
+//! Anthropic's extended-TTL beta header). Stripping them here, after the body is built, is what
+//! keeps the rest of the request byte-for-byte the same as with caching on: the one thing a
+//! newcomer would get wrong is to add an `if` in each builder and let the bodies drift apart.
+
+use serde_json::Value;
+
+/// Headers that only steer the prompt cache.
+const CACHE_HEADERS: [&str; 1] = ["x-grok-conv-id"];
+
+/// Removes every prompt-cache hint from `body`, in place.
+pub fn strip_body(body: &mut Value) {
+    match body {
+        Value::Object(map) => {
+            map.remove("cache_control");
+            map.remove("prompt_cache_key");
+            for value in map.values_mut() {
+                strip_body(value);
+            }
+        }
+        Value::Array(items) => {
+            items.retain(|item| !is_cache_point(item));
+            for item in items.iter_mut() {
+                strip_body(item);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Removes the headers that only steer the prompt cache.
+pub fn strip_headers(headers: &mut Vec<(String, String)>) {
+    headers.retain(|(name, value)| {
+        let name = name.to_ascii_lowercase();
+        let steers_cache = CACHE_HEADERS.contains(&name.as_str())
+            || (name == "anthropic-beta" && value.contains("extended-cache-ttl"));
+        !steers_cache
+    });
+}
+
+fn is_cache_point(item: &Value) -> bool {
+    item.as_object()
+        .is_some_and(|o| o.len() == 1 && o.contains_key("cachePoint"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{Message, ModelRequest, SystemBlock, ToolSpec};
+    use crate::provider::anthropic::CacheTtl;
+    use serde_json::json;
+
+    fn request() -> ModelRequest {
+        ModelRequest {
+            model: "m".into(),
+            system: vec![SystemBlock {
+                name: "base".into(),
+                text: "stable".into(),
+                stable: true,
+            }],
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "reads".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            messages: vec![Message::user_text("hi")],
+            max_output_tokens: 100,
+            session_id: "s1".into(),
+        }
+    }
+
+    fn mentions_cache(body: &Value) -> bool {
+        let text = body.to_string();
+        text.contains("cache_control")
+            || text.contains("cachePoint")
+            || text.contains("prompt_cache_key")
+    }
+
+    #[test]
+    fn every_family_loses_its_markers_and_keeps_everything_else() {
+        let r = request();
+        let bodies = [
+            crate::provider::anthropic::build_body(&r, CacheTtl::FiveMinutes),
+            crate::provider::bedrock::build_body(&r),
+            crate::provider::openai_responses::build_body(&r),
+        ];
+        for mut body in bodies {
+            assert!(mentions_cache(&body), "the builder places hints: {body}");
+            strip_body(&mut body);
+            assert!(!mentions_cache(&body), "{body}");
+            assert!(
+                body.to_string().contains("\"hi\""),
+                "the content stays: {body}"
+            );
+        }
+        let mut anthropic = crate::provider::anthropic::build_body(&r, CacheTtl::FiveMinutes);
+        strip_body(&mut anthropic);
+        // Only the markers went: the system block is the same object without its marker.
+        assert_eq!(
+            anthropic["system"],
+            json!([{"type": "text", "text": "stable"}])
+        );
+        assert_eq!(anthropic["model"], json!("m"));
+    }
+
+    #[test]
+    fn cache_headers_go_and_the_others_stay() {
+        let mut headers = vec![
+            ("x-api-key".to_string(), "k".to_string()),
+            ("x-grok-conv-id".to_string(), "s1".to_string()),
+            (
+                "anthropic-beta".to_string(),
+                "extended-cache-ttl-2025-04-11".to_string(),
+            ),
+        ];
+        strip_headers(&mut headers);
+        assert_eq!(headers, vec![("x-api-key".to_string(), "k".to_string())]);
+    }
+}
