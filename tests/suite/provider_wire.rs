@@ -908,22 +908,17 @@ async fn prompt_cache_off_sends_the_same_request_without_cache_hints() {
     let on = anthropic_bodies(true).await;
     let off = anthropic_bodies(false).await;
     assert_eq!((on.len(), off.len()), (2, 2));
+    // The two runs differ only in their workspace folder and, across a minute, the clock.
+    let dir = regex::Regex::new(r"/tmp/\.tmp\w+").expect("regex");
+    let time = regex::Regex::new(r"\d\d:\d\d local time").expect("regex");
     for (on, off) in on.iter().zip(&off) {
         assert!(count_markers(on) > 0);
         assert_eq!(count_markers(off), 0, "{off}");
         let mut stripped = on.clone();
         chatcli::provider::cache_markers::strip_body(&mut stripped);
-        // The two runs differ only in their workspace folder and, across a minute, the clock.
         let normal = |v: &Value| {
-            let text = v.to_string();
-            let text = regex::Regex::new(r"/tmp/\.tmp\w+")
-                .expect("regex")
-                .replace_all(&text, "[dir]")
-                .to_string();
-            regex::Regex::new(r"\d\d:\d\d local time")
-                .expect("regex")
-                .replace_all(&text, "[time]")
-                .to_string()
+            let text = dir.replace_all(&v.to_string(), "[dir]").to_string();
+            time.replace_all(&text, "[time]").to_string()
         };
         for field in ["model", "tools", "messages", "max_tokens", "stream"] {
             assert_eq!(normal(&stripped[field]), normal(&off[field]), "{field}");
