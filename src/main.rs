@@ -156,7 +156,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 args.json,
                 &mut stdout,
             )
-            .await?;
+            .await;
+            // Every group a run_command of this session started dies with the session.
+            chatcli::tools::run_command::kill_all_groups();
+            let outcome = outcome?;
             if !args.json {
                 for error in &outcome.errors {
                     eprintln!("chatcli: {error}");
@@ -183,7 +186,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ApprovalPolicy::Ask,
             );
             options.resume = resumed;
-            tui::run(provider, options).await?;
+            let ended = tui::run(provider, options).await;
+            chatcli::tools::run_command::kill_all_groups();
+            ended?;
             Ok(ExitCode::SUCCESS)
         }
     }
