@@ -3,6 +3,7 @@
 mod agent_channels;
 mod agent_loop;
 mod bench;
+mod containment;
 mod cost;
 mod exec_cli;
 mod fuzz;

@@ -1,0 +1,297 @@
+//! Containment (issue 17): no write escapes the workspace through a symlink, reads are bounded
+//! and refuse what is not a regular file, the repository's own config runs nothing, and the
+//! agent is never held hostage by a child process, a page or a stream. Each test is one case of
+//! the red-team list; the README's reliability section counts them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use chatcli::protocol::Mode;
+use chatcli::tools::{Scratch, ToolContext, ToolError, ToolOutput, ToolRegistry, WebSettings};
+use serde_json::{Value, json};
+
+fn ctx(workspace: &Path) -> ToolContext {
+    ToolContext::new(
+        workspace.canonicalize().expect("canonical"),
+        Scratch::private(workspace.join(".scratch")),
+        WebSettings::default(),
+    )
+}
+
+async fn call(ctx: &ToolContext, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+    let tools = ToolRegistry::for_mode(Mode::Agent);
+    let tool = tools.get(name).unwrap_or_else(|| panic!("no tool {name}"));
+    // Generous: a hang (a FIFO, a deadlock) fails the test instead of stalling the suite.
+    tokio::time::timeout(Duration::from_secs(120), tool.run(&args, ctx))
+        .await
+        .unwrap_or_else(|_| panic!("{name} {args} hung"))
+}
+
+/// A workspace `ws` and a sibling folder `outside`, with the workspace context.
+fn layout() -> (tempfile::TempDir, PathBuf, PathBuf, ToolContext) {
+    let outer = tempfile::tempdir().expect("tempdir");
+    let ws = outer.path().join("ws");
+    let outside = outer.path().join("outside");
+    std::fs::create_dir(&ws).expect("mkdir ws");
+    std::fs::create_dir(&outside).expect("mkdir outside");
+    let c = ctx(&ws);
+    (outer, ws, outside, c)
+}
+
+#[cfg(unix)]
+mod files {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[tokio::test]
+    async fn a_write_or_append_through_a_dangling_symlink_is_refused() {
+        let (_outer, ws, outside, c) = layout();
+        symlink(outside.join("planted.txt"), ws.join("dangling")).expect("symlink");
+        for args in [
+            json!({"file": "dangling", "content": "x"}),
+            json!({"file": "dangling", "content": "x", "append": true}),
+        ] {
+            let err = call(&c, "write_file", args.clone())
+                .await
+                .expect_err("refused");
+            assert!(matches!(err, ToolError::Confinement(_)), "{args}: {err}");
+            assert!(err.to_string().starts_with("refused:"), "{err}");
+        }
+        assert!(
+            !outside.join("planted.txt").exists(),
+            "nothing landed outside"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_symlink_the_agent_made_mid_session_is_not_written_through() {
+        let (_outer, ws, outside, c) = layout();
+        let made = call(
+            &c,
+            "run_command",
+            json!({"cmd": format!("ln -s {} made-by-agent", outside.join("t.txt").display())}),
+        )
+        .await
+        .expect("ln ran");
+        assert!(made.text.starts_with("exit code 0"), "{}", made.text);
+        assert!(ws.join("made-by-agent").is_symlink());
+        let err = call(
+            &c,
+            "write_file",
+            json!({"file": "made-by-agent", "content": "x"}),
+        )
+        .await
+        .expect_err("refused");
+        assert!(matches!(err, ToolError::Confinement(_)), "{err}");
+        assert!(!outside.join("t.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn a_link_inside_is_read_through_but_never_written_or_patched_through() {
+        let (_outer, ws, _outside, c) = layout();
+        std::fs::write(ws.join("real.txt"), "alpha\nbeta\n").expect("write");
+        symlink("real.txt", ws.join("alias.txt")).expect("symlink");
+        let read = call(&c, "read_file", json!({"file": "alias.txt"}))
+            .await
+            .expect("reading through a link that stays inside is allowed");
+        assert_eq!(read.text, "1  alpha\n2  beta\n");
+        let err = call(
+            &c,
+            "write_file",
+            json!({"file": "alias.txt", "content": "x"}),
+        )
+        .await
+        .expect_err("the last component is never followed on a write");
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        let err = call(
+            &c,
+            "patch_file",
+            json!({"file": "alias.txt", "search": "beta", "replace": "gamma"}),
+        )
+        .await
+        .expect_err("patching a link would replace the link");
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(ws.join("real.txt")).expect("read"),
+            "alpha\nbeta\n"
+        );
+        assert!(ws.join("alias.txt").is_symlink());
+    }
+
+    #[tokio::test]
+    async fn an_absolute_symlink_to_a_file_outside_is_refused_for_read_write_and_patch() {
+        let (_outer, ws, outside, c) = layout();
+        std::fs::write(outside.join("secret.txt"), "secret\n").expect("write");
+        symlink(outside.join("secret.txt"), ws.join("link.txt")).expect("symlink");
+        assert!(
+            call(&c, "read_file", json!({"file": "link.txt"}))
+                .await
+                .is_err()
+        );
+        assert!(
+            call(
+                &c,
+                "write_file",
+                json!({"file": "link.txt", "content": "pwned"})
+            )
+            .await
+            .is_err()
+        );
+        assert!(
+            call(
+                &c,
+                "patch_file",
+                json!({"file": "link.txt", "search": "secret", "replace": "pwned"})
+            )
+            .await
+            .is_err()
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret.txt")).expect("read"),
+            "secret\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_fifo_is_refused_before_it_is_opened() {
+        let (_outer, ws, _outside, c) = layout();
+        let fifo = ws.join("pipe");
+        let cpath = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstr");
+        // SAFETY: mkfifo reads a NUL-terminated path and creates a node; no memory is shared.
+        assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0, "mkfifo");
+        let err = call(&c, "read_file", json!({"file": "pipe"}))
+            .await
+            .expect_err("refused, not blocked");
+        assert_eq!(
+            err.to_string(),
+            "refused: pipe is a FIFO (named pipe); only regular files can be read or written"
+        );
+        let err = call(&c, "write_file", json!({"file": "pipe", "content": "x"}))
+            .await
+            .expect_err("refused, not blocked");
+        assert!(err.to_string().contains("FIFO"), "{err}");
+    }
+
+    /// The peak resident memory of this process, from /proc (Linux).
+    fn peak_rss_bytes() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    }
+
+    #[tokio::test]
+    async fn head_of_a_3_gib_sparse_file_reads_only_what_it_asks_for() {
+        let (_outer, ws, _outside, c) = layout();
+        let path = ws.join("huge.log");
+        let mut text = String::new();
+        for n in 1..=2000 {
+            text.push_str(&format!("log line {n}\n"));
+        }
+        std::fs::write(&path, &text).expect("write");
+        // The rest is a hole: 3 GiB on paper, nothing on disk.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_len(3 * 1024 * 1024 * 1024)
+            .expect("sparse");
+        let before = peak_rss_bytes();
+        let out = call(&c, "read_file", json!({"file": "huge.log", "head": 5}))
+            .await
+            .expect("read");
+        assert_eq!(
+            out.text,
+            "1  log line 1\n2  log line 2\n3  log line 3\n4  log line 4\n5  log line 5\n"
+        );
+        let out = call(
+            &c,
+            "read_file",
+            json!({"file": "huge.log", "start": 1999, "end": 2000}),
+        )
+        .await
+        .expect("read");
+        assert_eq!(out.text, "1999  log line 1999\n2000  log line 2000\n");
+        let err = call(&c, "read_file", json!({"file": "huge.log", "tail": 3}))
+            .await
+            .expect_err("a tail would need the whole 3 GiB counted");
+        assert!(
+            err.to_string()
+                .contains("read past 256 MiB with run_command"),
+            "{err}"
+        );
+        if let (Some(before), Some(after)) = (before, peak_rss_bytes()) {
+            // Generous: other tests run alongside; reading the file whole would add 3 GiB.
+            assert!(
+                after.saturating_sub(before) < 1024 * 1024 * 1024,
+                "peak memory grew by {} MiB",
+                after.saturating_sub(before) / (1024 * 1024)
+            );
+        }
+    }
+
+    /// Swaps `ws/dir` between a real folder and a symlink to `outside` until told to stop.
+    fn swapper(
+        ws: PathBuf,
+        outside: PathBuf,
+        stop: Arc<AtomicBool>,
+    ) -> std::thread::JoinHandle<u64> {
+        std::thread::spawn(move || {
+            let dir = ws.join("dir");
+            let parked = ws.join("dir.parked");
+            let mut swaps = 0;
+            while !stop.load(Ordering::Relaxed) {
+                if std::fs::rename(&dir, &parked).is_ok() {
+                    let _ = symlink(&outside, &dir);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&dir);
+                    let _ = std::fs::rename(&parked, &dir);
+                    swaps += 1;
+                }
+                std::thread::yield_now();
+            }
+            swaps
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_folder_swapped_for_a_symlink_mid_call_never_leads_outside() {
+        let (_outer, ws, outside, c) = layout();
+        std::fs::create_dir(ws.join("dir")).expect("mkdir");
+        std::fs::write(ws.join("dir/f.txt"), "inside\n").expect("write");
+        std::fs::write(outside.join("f.txt"), "OUTSIDE\n").expect("write");
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = swapper(ws.clone(), outside.clone(), stop.clone());
+        let (mut read_ok, mut escaped_reads) = (0, 0);
+        for _ in 0..600 {
+            if let Ok(out) = call(&c, "read_file", json!({"file": "dir/f.txt"})).await {
+                read_ok += 1;
+                if out.text.contains("OUTSIDE") {
+                    escaped_reads += 1;
+                }
+            }
+        }
+        let mut write_ok = 0;
+        for n in 0..150 {
+            let args = json!({"file": format!("dir/new-{n}.txt"), "content": "x"});
+            if call(&c, "write_file", args).await.is_ok() {
+                write_ok += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let swaps = thread.join().expect("swapper");
+        let landed_outside = std::fs::read_dir(&outside)
+            .expect("list")
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("new-"))
+            })
+            .count();
+        eprintln!("race: {swaps} swaps, {read_ok}/600 reads and {write_ok}/150 writes succeeded");
+        assert!(swaps > 0, "the swapper ran");
+        assert_eq!(escaped_reads, 0, "of {read_ok} successful reads");
+        assert_eq!(landed_outside, 0, "of {write_ok} successful writes");
+    }
+}
