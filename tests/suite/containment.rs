@@ -295,3 +295,185 @@ mod files {
         assert_eq!(landed_outside, 0, "of {write_ok} successful writes");
     }
 }
+
+/// The repository's own config names commands; none may run when the model looks at it.
+#[cfg(unix)]
+mod git {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// A repository with one committed file routed through driver `evil`, then modified, and
+    /// a marker path outside it that a hostile command would create.
+    fn hostile_repo() -> Option<(tempfile::TempDir, PathBuf, PathBuf, ToolContext)> {
+        if std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            assert!(std::env::var("CI").is_err(), "git is required in CI");
+            eprintln!("skipped: git is not installed");
+            return None;
+        }
+        let (outer, ws, _outside, c) = layout();
+        git(&ws, &["init", "-q"]);
+        std::fs::write(ws.join(".gitattributes"), "*.txt filter=evil diff=evil\n").expect("write");
+        std::fs::write(ws.join("f.txt"), "one\n").expect("write");
+        git(&ws, &["add", "."]);
+        git(&ws, &["commit", "-qm", "init"]);
+        std::fs::write(ws.join("f.txt"), "one\ntwo\n").expect("write");
+        let marker = outer.path().join("ran");
+        Some((outer, ws, marker, c))
+    }
+
+    /// A script that creates `marker`, for keys git runs directly rather than through a shell.
+    fn script(outer: &Path, marker: &Path) -> PathBuf {
+        let path = outer.join("hostile.sh");
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\ntouch '{}'\ncat\n", marker.display()),
+        )
+        .expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    async fn views(c: &ToolContext) -> Vec<String> {
+        let mut texts = Vec::new();
+        for (name, args) in [
+            ("git_status", json!({})),
+            ("git_diff", json!({})),
+            ("git_diff", json!({"staged": true})),
+            ("git_log", json!({})),
+        ] {
+            let out = call(c, name, args.clone())
+                .await
+                .unwrap_or_else(|e| panic!("{name} {args}: {e}"));
+            texts.push(out.text);
+        }
+        texts
+    }
+
+    /// Sets `key` to `value` in the repository's config and checks that no view runs it.
+    async fn holds(key: &str, value: impl Fn(&Path, &Path) -> String) {
+        let Some((outer, ws, marker, c)) = hostile_repo() else {
+            return;
+        };
+        let value = value(outer.path(), &marker);
+        git(&ws, &["config", key, &value]);
+        let texts = views(&c).await;
+        assert!(!marker.exists(), "{key} = {value} ran a command");
+        assert!(
+            texts[0].contains("M f.txt"),
+            "status still works: {}",
+            texts[0]
+        );
+        assert!(texts[1].contains("+two"), "diff still works: {}", texts[1]);
+    }
+
+    fn shell(_: &Path, marker: &Path) -> String {
+        format!("touch '{}'; false", marker.display())
+    }
+
+    #[tokio::test]
+    async fn core_fsmonitor_runs_nothing() {
+        holds("core.fsmonitor", shell).await;
+    }
+
+    #[tokio::test]
+    async fn diff_external_runs_nothing() {
+        holds("diff.external", |outer, marker| {
+            script(outer, marker).display().to_string()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_textconv_driver_runs_nothing() {
+        holds("diff.evil.textconv", |outer, marker| {
+            script(outer, marker).display().to_string()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_diff_driver_command_runs_nothing() {
+        holds("diff.evil.command", |outer, marker| {
+            script(outer, marker).display().to_string()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_clean_filter_runs_nothing() {
+        holds("filter.evil.clean", |outer, marker| {
+            script(outer, marker).display().to_string()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_process_filter_runs_nothing() {
+        holds("filter.evil.process", |outer, marker| {
+            script(outer, marker).display().to_string()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn core_hooks_path_post_index_change_runs_nothing() {
+        holds("core.hooksPath", |outer, marker| {
+            let hooks = outer.join("hooks");
+            std::fs::create_dir_all(&hooks).expect("mkdir");
+            let hook = script(outer, marker);
+            std::fs::copy(hook, hooks.join("post-index-change")).expect("copy");
+            hooks.display().to_string()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn log_show_signature_runs_no_gpg_program() {
+        let Some((outer, ws, marker, c)) = hostile_repo() else {
+            return;
+        };
+        // A commit carrying a (fake) signature: `log.showSignature` hands it to gpg.program.
+        let tree = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD^{tree}"])
+            .current_dir(&ws)
+            .output()
+            .expect("git");
+        let tree = String::from_utf8_lossy(&tree.stdout).trim().to_string();
+        let body = format!(
+            "tree {tree}\nauthor t <t@example.com> 1700000000 +0000\ncommitter t <t@example.com> 1700000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ==\n -----END PGP SIGNATURE-----\n\nsigned\n"
+        );
+        std::fs::write(outer.path().join("commit.txt"), body).expect("write");
+        let object = std::process::Command::new("git")
+            .args(["hash-object", "-t", "commit", "-w"])
+            .arg(outer.path().join("commit.txt"))
+            .current_dir(&ws)
+            .output()
+            .expect("git");
+        let object = String::from_utf8_lossy(&object.stdout).trim().to_string();
+        git(&ws, &["update-ref", "HEAD", &object]);
+        git(&ws, &["config", "log.showSignature", "true"]);
+        let program = script(outer.path(), &marker).display().to_string();
+        git(&ws, &["config", "gpg.program", &program]);
+        let out = call(&c, "git_log", json!({})).await.expect("log");
+        assert!(out.text.contains("signed"), "{}", out.text);
+        assert!(!marker.exists(), "gpg.program ran");
+    }
+}
