@@ -477,3 +477,202 @@ mod git {
         assert!(!marker.exists(), "gpg.program ran");
     }
 }
+
+/// Provider streams: keep-alives are not content, a response has a whole limit, a line has a
+/// cap, and an error body is read only so far.
+mod streams {
+    use super::*;
+    use chatcli::provider::ProviderError;
+    use chatcli::provider::anthropic::AnthropicParser;
+    use chatcli::provider::http::{Http, HttpRequest, MAX_ERROR_BODY_BYTES};
+    use futures_util::StreamExt;
+    use std::sync::atomic::AtomicU64;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A one-connection HTTP server on loopback: it reads the request, writes `head`, then
+    /// calls `body` with the socket until it returns false or the client goes away. Returns the
+    /// URL and a counter of body bytes written.
+    async fn serve<F>(head: &'static str, mut body: F) -> (String, Arc<AtomicU64>)
+    where
+        F: FnMut(u64) -> Option<(Vec<u8>, Duration)> + Send + 'static,
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!(
+            "http://{}/v1/messages",
+            listener.local_addr().expect("addr")
+        );
+        let written = Arc::new(AtomicU64::new(0));
+        let counter = written.clone();
+        tokio::spawn(async move {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 8192];
+            // Headers, then the body its content-length announces.
+            loop {
+                let Ok(n) = socket.read(&mut buf).await else {
+                    return;
+                };
+                if n == 0 {
+                    return;
+                }
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if request.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
+            if socket.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let mut n = 0;
+            while let Some((bytes, pause)) = body(n) {
+                n += 1;
+                if socket.write_all(&bytes).await.is_err() {
+                    return;
+                }
+                counter.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                if !pause.is_zero() {
+                    tokio::time::sleep(pause).await;
+                }
+            }
+        });
+        (url, written)
+    }
+
+    const SSE_HEAD: &str =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+
+    /// Streams from `url` with these limits and returns the first error (or panics after a
+    /// generous wait: a stream that never ends is the failure these tests catch).
+    async fn first_error(url: String, idle: Duration, response: Duration) -> ProviderError {
+        let mut http = Http::new(Duration::from_secs(30), idle);
+        http.response_timeout = response;
+        let request = HttpRequest {
+            provider: "anthropic".into(),
+            url,
+            headers: Vec::new(),
+            body: json!({"model": "m", "messages": []}),
+        };
+        let mut stream = http.stream_sse(request, AnthropicParser::new("anthropic"));
+        let waited = tokio::time::timeout(Duration::from_secs(120), async {
+            while let Some(item) = stream.next().await {
+                if let Err(e) = item {
+                    return Some(e);
+                }
+            }
+            None
+        })
+        .await;
+        match waited {
+            Ok(Some(e)) => e,
+            Ok(None) => panic!("the stream ended without an error"),
+            Err(_) => panic!("the stream held the agent for 120 s"),
+        }
+    }
+
+    const START: &str = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":1,\"output_tokens\":0}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+
+    #[tokio::test]
+    async fn pings_and_comments_without_content_end_in_an_idle_timeout() {
+        let (url, _) = serve(SSE_HEAD, |n| {
+            let bytes = if n == 0 {
+                START.as_bytes().to_vec()
+            } else if n % 2 == 0 {
+                b"event: ping\ndata: {\"type\": \"ping\"}\n\n".to_vec()
+            } else {
+                b": keep-alive\n\n".to_vec()
+            };
+            Some((bytes, Duration::from_millis(100)))
+        })
+        .await;
+        let err = first_error(url, Duration::from_secs(2), Duration::from_secs(600)).await;
+        assert_eq!(err.to_string(), "anthropic: no data for 2 s (idle timeout)");
+    }
+
+    #[tokio::test]
+    async fn a_response_that_never_finishes_stops_at_the_response_timeout() {
+        let (url, _) = serve(SSE_HEAD, |n| {
+            let bytes = if n == 0 {
+                START.to_string()
+            } else {
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"la \"}}\n\n".to_string()
+            };
+            Some((bytes.into_bytes(), Duration::from_millis(100)))
+        })
+        .await;
+        let err = first_error(url, Duration::from_secs(60), Duration::from_secs(3)).await;
+        assert!(
+            matches!(err, ProviderError::ResponseTimeout { .. }),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "anthropic: the response took longer than 3 s (CHATCLI_RESPONSE_TIMEOUT) and was stopped; raise it for very long answers"
+        );
+        assert!(!err.is_retryable());
+    }
+
+    #[tokio::test]
+    async fn a_300_mb_line_is_refused_past_16_mib_without_reading_it_all() {
+        let total_chunks = 300 * 16; // 300 MB in 64 KiB pieces
+        let (url, written) = serve(SSE_HEAD, move |n| {
+            if n == 0 {
+                return Some((
+                    b"event: content_block_delta\ndata: ".to_vec(),
+                    Duration::ZERO,
+                ));
+            }
+            (n <= total_chunks).then(|| (vec![b'a'; 64 * 1024], Duration::ZERO))
+        })
+        .await;
+        let err = first_error(url, Duration::from_secs(60), Duration::from_secs(600)).await;
+        assert_eq!(
+            err.to_string(),
+            "anthropic: unreadable response: a line longer than 16 MiB; the stream was stopped"
+        );
+        let sent = written.load(Ordering::Relaxed);
+        assert!(
+            sent < 200 * 1024 * 1024,
+            "{sent} bytes were sent before the stop"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_200_mb_error_body_is_read_only_to_64_kb() {
+        let head = "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n";
+        let (url, written) = serve(head, |n| {
+            if n == 0 {
+                return Some((b"upstream exploded\n".to_vec(), Duration::ZERO));
+            }
+            (n <= 200 * 16).then(|| (vec![b'x'; 64 * 1024], Duration::ZERO))
+        })
+        .await;
+        let err = first_error(url, Duration::from_secs(60), Duration::from_secs(600)).await;
+        match &err {
+            ProviderError::Http {
+                status, message, ..
+            } => {
+                assert_eq!(*status, 500);
+                assert_eq!(message, "upstream exploded");
+            }
+            other => panic!("{other}"),
+        }
+        let sent = written.load(Ordering::Relaxed);
+        // The socket buffers take some: far below 200 MB, far above 64 KB is fine.
+        assert!(
+            sent < 100 * 1024 * 1024,
+            "{sent} bytes were sent for a {MAX_ERROR_BODY_BYTES}-byte read"
+        );
+    }
+}
