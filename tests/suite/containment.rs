@@ -676,3 +676,174 @@ mod streams {
         );
     }
 }
+
+/// web_fetch: every hop's addresses are checked, bodies are decompressed but capped, and any
+/// HTML under the cap converts in bounded time.
+mod pages {
+    use super::*;
+    use chatcli::tools::web_fetch::{HostLookup, fetch_text, fetch_text_via};
+    use futures_util::FutureExt;
+    use futures_util::future::BoxFuture;
+    use std::io::Write;
+    use std::net::IpAddr;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    /// The test's own DNS: fixed answers, nothing from the network.
+    struct Names(Vec<(&'static str, IpAddr)>);
+
+    impl HostLookup for Names {
+        fn lookup(&self, host: &str) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+            let found: Vec<IpAddr> = self
+                .0
+                .iter()
+                .filter(|(name, _)| *name == host)
+                .map(|(_, ip)| *ip)
+                .collect();
+            async move {
+                if found.is_empty() {
+                    Err(std::io::Error::other("no such name"))
+                } else {
+                    Ok(found)
+                }
+            }
+            .boxed()
+        }
+    }
+
+    fn names() -> Arc<Names> {
+        Arc::new(Names(vec![
+            ("start.test", "127.0.0.1".parse().expect("ip")),
+            ("evil.test", "169.254.169.254".parse().expect("ip")),
+        ]))
+    }
+
+    async fn redirecting_to(location: String) -> MockServer {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/start"))
+            .respond_with(ResponseTemplate::new(302).insert_header("location", location.as_str()))
+            .mount(&server)
+            .await;
+        server
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_name_that_resolves_to_a_metadata_address_is_refused() {
+        let server = MockServer::start().await;
+        let port = server.address().port();
+        Mock::given(method("GET"))
+            .and(path("/start"))
+            .respond_with(ResponseTemplate::new(302).insert_header(
+                "location",
+                format!("http://evil.test:{port}/latest/meta-data/").as_str(),
+            ))
+            .mount(&server)
+            .await;
+        let err = fetch_text_via(&format!("http://start.test:{port}/start"), false, names())
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "refused: redirect to a cloud metadata address (169.254.169.254): evil.test resolves there, and tools may not reach it"
+        );
+        // The first hop itself goes through the same check.
+        let err = fetch_text_via(&format!("http://evil.test:{port}/"), false, names())
+            .await
+            .expect_err("refused");
+        assert!(
+            err.to_string()
+                .starts_with("refused: request to a cloud metadata address (169.254.169.254)"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_literal_metadata_address_says_so() {
+        let server = redirecting_to("http://169.254.169.254/latest/".into()).await;
+        let err = fetch_text(&format!("{}/start", server.uri()), false)
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "refused: redirect to a cloud metadata address (169.254.169.254)"
+        );
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(bytes).expect("compress");
+        encoder.finish().expect("compress")
+    }
+
+    async fn serve_encoded(body: Vec<u8>, content_type: &str) -> MockServer {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/page"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-encoding", "gzip")
+                    .set_body_raw(body, content_type),
+            )
+            .mount(&server)
+            .await;
+        server
+    }
+
+    #[tokio::test]
+    async fn a_gzip_page_arrives_as_text() {
+        let html = "<html><body><h1>Compressed</h1><p>The body was gzip.</p></body></html>";
+        let server = serve_encoded(gzip(html.as_bytes()), "text/html; charset=utf-8").await;
+        let text = fetch_text(&format!("{}/page", server.uri()), false)
+            .await
+            .expect("fetched");
+        assert!(text.contains("The body was gzip."), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_compression_bomb_stops_at_10_mb_with_a_note() {
+        // 40 MB of text in about 40 KB on the wire.
+        let bomb = gzip(&vec![b'a'; 40 * 1024 * 1024]);
+        assert!(bomb.len() < 1024 * 1024);
+        let server = serve_encoded(bomb, "text/plain").await;
+        let text = fetch_text(&format!("{}/page", server.uri()), false)
+            .await
+            .expect("fetched");
+        assert!(text.len() <= 10 * 1024 * 1024 + 200, "{} bytes", text.len());
+        assert!(text.starts_with("aaaa"));
+        assert!(
+            text.trim_end().ends_with(
+                "[... truncated: the body is larger than 10 MB (after decompression); only the first 10 MB were read ...]"
+            ),
+            "{}",
+            &text[text.len() - 200..]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hundred_thousand_nested_divs_convert_in_bounded_time() {
+        let depth = 100_000;
+        let html = format!(
+            "<html><body>{}<p>deep text</p>{}</body></html>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/deep"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(html, "text/html"))
+            .mount(&server)
+            .await;
+        let started = std::time::Instant::now();
+        // Generous: seconds are measured in the benchmark, this only catches the quadratic case.
+        let text = tokio::time::timeout(
+            Duration::from_secs(60),
+            fetch_text(&format!("{}/deep", server.uri()), false),
+        )
+        .await
+        .expect("converted within 60 s")
+        .expect("fetched");
+        eprintln!("100k nested divs: {:?}", started.elapsed());
+        assert_eq!(text.trim(), "deep text");
+    }
+}
