@@ -165,11 +165,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     eprintln!("chatcli: {error}");
                 }
             }
-            Ok(if outcome.ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            Ok(ExitCode::from(outcome.exit_code()))
         }
         None => {
             if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {

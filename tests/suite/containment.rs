@@ -847,3 +847,150 @@ mod pages {
         assert_eq!(text.trim(), "deep text");
     }
 }
+
+/// `chatcli exec` stopped by a signal while `run_command` runs: a real process, a real signal.
+#[cfg(unix)]
+mod signals {
+    use super::*;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    fn alive(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => false,
+            Ok(stat) => !stat.contains(") Z"),
+        }
+    }
+
+    fn read_pid(path: &Path) -> Option<i32> {
+        std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    }
+
+    async fn stopped_by(signal: i32, expected_code: i32) {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let home = tempfile::tempdir().expect("tempdir");
+        let ws_path = ws.path().canonicalize().expect("canonical");
+        let cmd = format!(
+            "sleep 1000 & echo $! > {child}; echo $$ > {shell}; wait",
+            child = ws_path.join("child.pid").display(),
+            shell = ws_path.join("shell.pid").display()
+        );
+        let args = json!({ "cmd": cmd }).to_string();
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-type", "text/event-stream")
+                    .set_body_string(crate::common::sse::openai_chat(
+                        "",
+                        Some(("call_1", "run_command", &args)),
+                        30,
+                        0,
+                        5,
+                    )),
+            )
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-type", "text/event-stream")
+                    .set_body_string(crate::common::sse::openai_chat("done", None, 30, 0, 5)),
+            )
+            .mount(&server)
+            .await;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("CHATCLI_HOME", home.path())
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+            .current_dir(&ws_path)
+            .args([
+                "exec",
+                "--json",
+                "--yes",
+                "--provider",
+                "openai",
+                "--mode",
+                "agent",
+                "go",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("chatcli starts");
+        let (mut shell, mut sleeper) = (None, None);
+        for _ in 0..1200 {
+            shell = read_pid(&ws_path.join("shell.pid"));
+            sleeper = read_pid(&ws_path.join("child.pid"));
+            if shell.is_some() && sleeper.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (Some(shell), Some(sleeper)) = (shell, sleeper) else {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "run_command never started: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        // SAFETY: kill sends a signal to the chatcli process this test started.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let mut status = None;
+        for _ in 0..1200 {
+            if let Some(s) = child.try_wait().expect("wait") {
+                status = Some(s);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let Some(status) = status else {
+            let _ = child.kill();
+            panic!("chatcli exec did not exit within 60 s of signal {signal}");
+        };
+        let out = child.wait_with_output().expect("output");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            status.code(),
+            Some(expected_code),
+            "stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("\"tool_call\""),
+            "the events were written: {stdout}"
+        );
+        for _ in 0..100 {
+            if !alive(shell) && !alive(sleeper) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(!alive(shell), "sh {shell} outlived exec");
+        assert!(
+            !alive(sleeper),
+            "the background sleep {sleeper} outlived exec"
+        );
+    }
+
+    #[tokio::test]
+    async fn sigterm_kills_the_command_and_exits_143() {
+        stopped_by(libc::SIGTERM, 143).await;
+    }
+
+    #[tokio::test]
+    async fn sigint_kills_the_command_and_exits_130() {
+        stopped_by(libc::SIGINT, 130).await;
+    }
+
+    #[tokio::test]
+    async fn sighup_kills_the_command_and_exits_129() {
+        stopped_by(libc::SIGHUP, 129).await;
+    }
+}
