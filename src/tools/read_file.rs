@@ -178,10 +178,8 @@ impl<R: Read> LineStream<R> {
         out.clear();
         let mut any = false;
         loop {
-            if self.pos == self.len {
-                if self.consumed > MAX_SCAN_BYTES || !self.fill()? {
-                    return Ok(any);
-                }
+            if self.pos == self.len && (self.consumed > MAX_SCAN_BYTES || !self.fill()?) {
+                return Ok(any);
             }
             any = true;
             let rest = &self.chunk[self.pos..self.len];

@@ -155,6 +155,59 @@ mod files {
     }
 
     #[tokio::test]
+    async fn what_held_before_still_holds() {
+        let (_outer, ws, outside, c) = layout();
+        std::fs::write(outside.join("secret.txt"), "secret\n").expect("write");
+        symlink(&outside, ws.join("folder-out")).expect("symlink");
+        let outside_abs = outside.join("secret.txt").display().to_string();
+        for file in [
+            "../outside/secret.txt",
+            outside_abs.as_str(),
+            "~/.chatcli-containment-probe",
+            "a\0b",
+            "/proc/self/environ",
+            "folder-out/secret.txt",
+            "folder-out/new.txt",
+        ] {
+            let read = call(&c, "read_file", json!({"file": file})).await;
+            assert!(read.is_err(), "read {file:?}: {read:?}");
+            let write = call(&c, "write_file", json!({"file": file, "content": "x"})).await;
+            assert!(write.is_err(), "write {file:?}: {write:?}");
+        }
+        assert!(!outside.join("new.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret.txt")).expect("read"),
+            "secret\n"
+        );
+        // And plain work inside still works: nested creation, overwrite, append, patch.
+        call(
+            &c,
+            "write_file",
+            json!({"file": "src/deep/new.rs", "content": "fn a() {}\n"}),
+        )
+        .await
+        .expect("create");
+        call(
+            &c,
+            "write_file",
+            json!({"file": "src/deep/new.rs", "content": "fn b() {}\n", "append": true}),
+        )
+        .await
+        .expect("append");
+        call(
+            &c,
+            "patch_file",
+            json!({"file": "src/deep/new.rs", "search": "fn b", "replace": "fn c"}),
+        )
+        .await
+        .expect("patch");
+        assert_eq!(
+            std::fs::read_to_string(ws.join("src/deep/new.rs")).expect("read"),
+            "fn a() {}\nfn c() {}\n"
+        );
+    }
+
+    #[tokio::test]
     async fn a_fifo_is_refused_before_it_is_opened() {
         let (_outer, ws, _outside, c) = layout();
         let fifo = ws.join("pipe");
