@@ -542,65 +542,69 @@ mod streams {
     use std::sync::atomic::AtomicU64;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// A one-connection HTTP server on loopback: it reads the request, writes `head`, then
-    /// calls `body` with the socket until it returns false or the client goes away. Returns the
-    /// URL and a counter of body bytes written.
+    /// An HTTP server on loopback, one connection at a time: it reads the request, writes
+    /// `head`, then whatever `body(connection, piece)` returns until `None` or the client goes
+    /// away. Returns the base URL and a counter of body bytes written.
     async fn serve<F>(head: &'static str, mut body: F) -> (String, Arc<AtomicU64>)
     where
-        F: FnMut(u64) -> Option<(Vec<u8>, Duration)> + Send + 'static,
+        F: FnMut(usize, u64) -> Option<(Vec<u8>, Duration)> + Send + 'static,
     {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let url = format!(
-            "http://{}/v1/messages",
-            listener.local_addr().expect("addr")
-        );
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
         let written = Arc::new(AtomicU64::new(0));
         let counter = written.clone();
         tokio::spawn(async move {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                return;
-            };
-            let mut request = Vec::new();
-            let mut buf = [0u8; 8192];
-            // Headers, then the body its content-length announces.
-            loop {
-                let Ok(n) = socket.read(&mut buf).await else {
+            for connection in 0.. {
+                let Ok((mut socket, _)) = listener.accept().await else {
                     return;
                 };
-                if n == 0 {
-                    return;
+                if !read_request(&mut socket).await
+                    || socket.write_all(head.as_bytes()).await.is_err()
+                {
+                    continue;
                 }
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let length = text
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok())
-                        .unwrap_or(0);
-                    if request.len() >= end + 4 + length {
+                let mut n = 0;
+                while let Some((bytes, pause)) = body(connection, n) {
+                    n += 1;
+                    if socket.write_all(&bytes).await.is_err() {
                         break;
+                    }
+                    counter.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    if !pause.is_zero() {
+                        tokio::time::sleep(pause).await;
                     }
                 }
             }
-            if socket.write_all(head.as_bytes()).await.is_err() {
-                return;
-            }
-            let mut n = 0;
-            while let Some((bytes, pause)) = body(n) {
-                n += 1;
-                if socket.write_all(&bytes).await.is_err() {
-                    return;
-                }
-                counter.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                if !pause.is_zero() {
-                    tokio::time::sleep(pause).await;
-                }
-            }
         });
-        (url, written)
+        (base, written)
+    }
+
+    /// Reads the headers and the body their content-length announces.
+    async fn read_request(socket: &mut tokio::net::TcpStream) -> bool {
+        let mut request = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            let Ok(n) = socket.read(&mut buf).await else {
+                return false;
+            };
+            if n == 0 {
+                return false;
+            }
+            request.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    return true;
+                }
+            }
+        }
     }
 
     const SSE_HEAD: &str =
@@ -611,13 +615,14 @@ mod streams {
     async fn first_error(url: String, idle: Duration, response: Duration) -> ProviderError {
         let mut http = Http::new(Duration::from_secs(30), idle);
         http.response_timeout = response;
-        let request = HttpRequest {
+        let request_to = |url: String| HttpRequest {
             provider: "anthropic".into(),
             url,
             headers: Vec::new(),
             body: json!({"model": "m", "messages": []}),
         };
-        let mut stream = http.stream_sse(request, AnthropicParser::new("anthropic"));
+        let url = format!("{url}/v1/messages");
+        let mut stream = http.stream_sse(request_to(url), AnthropicParser::new("anthropic"));
         let waited = tokio::time::timeout(Duration::from_secs(120), async {
             while let Some(item) = stream.next().await {
                 if let Err(e) = item {
@@ -638,7 +643,7 @@ mod streams {
 
     #[tokio::test]
     async fn pings_and_comments_without_content_end_in_an_idle_timeout() {
-        let (url, _) = serve(SSE_HEAD, |n| {
+        let (url, _) = serve(SSE_HEAD, |_, n| {
             let bytes = if n == 0 {
                 START.as_bytes().to_vec()
             } else if n % 2 == 0 {
@@ -654,8 +659,74 @@ mod streams {
     }
 
     #[tokio::test]
+    async fn a_turn_ended_by_pings_leaves_a_history_the_next_prompt_can_use() {
+        use chatcli::agent::{self, AgentOptions};
+        use chatcli::protocol::{AgentEvent, Op};
+        use chatcli::provider::anthropic::{Anthropic, CacheTtl};
+        let answer = crate::common::sse::anthropic("Back to normal.", None, 10, 0, 0, 3);
+        let (base, _) = serve(SSE_HEAD, move |connection, n| match connection {
+            0 => Some((
+                if n == 0 {
+                    START.as_bytes().to_vec()
+                } else {
+                    b"event: ping\ndata: {\"type\": \"ping\"}\n\n".to_vec()
+                },
+                Duration::from_millis(100),
+            )),
+            _ => (n == 0).then(|| (answer.clone().into_bytes(), Duration::ZERO)),
+        })
+        .await;
+        let provider = Arc::new(Anthropic::new(
+            Http::new(Duration::from_secs(30), Duration::from_secs(2)),
+            "anthropic",
+            base,
+            "k".into(),
+            "claude-sonnet-4-5".into(),
+            CacheTtl::FiveMinutes,
+        ));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut options = AgentOptions::new("s".into(), Mode::Chat, dir.path().to_path_buf());
+        options.smart_route = chatcli::agent::routing::RouteMode::Off;
+        options.max_retries = 0;
+        let mut handle = agent::spawn(provider, options);
+        let cost = |e: &AgentEvent| matches!(e, AgentEvent::Cost { .. });
+        for text in ["first", "second"] {
+            handle
+                .ops
+                .send(Op::Submit {
+                    text: text.into(),
+                    mode: Mode::Chat,
+                })
+                .expect("alive");
+            let events = tokio::time::timeout(
+                Duration::from_secs(120),
+                crate::common::events_until(&mut handle, cost),
+            )
+            .await
+            .expect("the turn ended");
+            let errors: Vec<&str> = events
+                .iter()
+                .filter_map(|e| match e {
+                    AgentEvent::Error { message } => Some(message.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let finished = events.iter().find_map(|e| match e {
+                AgentEvent::TurnFinished { text, .. } => Some(text.clone()),
+                _ => None,
+            });
+            if text == "first" {
+                assert_eq!(errors, vec!["anthropic: no data for 2 s (idle timeout)"]);
+            } else {
+                assert!(errors.is_empty(), "{errors:?}");
+                assert_eq!(finished.as_deref(), Some("Back to normal."));
+            }
+        }
+    }
+
+    #[tokio::test]
     async fn a_response_that_never_finishes_stops_at_the_response_timeout() {
-        let (url, _) = serve(SSE_HEAD, |n| {
+        let (url, _) = serve(SSE_HEAD, |_, n| {
             let bytes = if n == 0 {
                 START.to_string()
             } else {
@@ -679,7 +750,7 @@ mod streams {
     #[tokio::test]
     async fn a_300_mb_line_is_refused_past_16_mib_without_reading_it_all() {
         let total_chunks = 300 * 16; // 300 MB in 64 KiB pieces
-        let (url, written) = serve(SSE_HEAD, move |n| {
+        let (url, written) = serve(SSE_HEAD, move |_, n| {
             if n == 0 {
                 return Some((
                     b"event: content_block_delta\ndata: ".to_vec(),
@@ -704,7 +775,7 @@ mod streams {
     #[tokio::test]
     async fn a_200_mb_error_body_is_read_only_to_64_kb() {
         let head = "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n";
-        let (url, written) = serve(head, |n| {
+        let (url, written) = serve(head, |_, n| {
             if n == 0 {
                 return Some((b"upstream exploded\n".to_vec(), Duration::ZERO));
             }
