@@ -207,6 +207,8 @@ pub struct Config {
     pub max_retries: u32,
     /// Largest request body, in bytes (`CHATCLI_MAX_REQUEST_BYTES`).
     pub max_request_bytes: usize,
+    /// Longest a whole model response may stream, in seconds (`CHATCLI_RESPONSE_TIMEOUT`).
+    pub response_timeout_secs: u64,
     /// The session budget in USD (`CHATCLI_SESSION_BUDGET_USD`).
     pub budget_usd: Option<f64>,
     /// What the prompt carries of long-term memory (`CHATCLI_MEMORY_MODE`).
@@ -522,6 +524,13 @@ impl Config {
             "CHATCLI_MAX_REQUEST_BYTES",
             crate::provider::http::DEFAULT_MAX_REQUEST_BYTES,
         )?;
+        let response_timeout_secs = env_setting(
+            &env,
+            "CHATCLI_RESPONSE_TIMEOUT",
+            crate::provider::http::DEFAULT_RESPONSE_TIMEOUT.as_secs(),
+            "a positive number of seconds, e.g. 600",
+            |v| v.parse::<u64>().ok().filter(|n| *n > 0),
+        )?;
 
         let bootstrap_max_chars = positive(
             "CHATCLI_BOOTSTRAP_MAX_CHARS",
@@ -538,6 +547,7 @@ impl Config {
             context_max_tokens,
             max_retries,
             max_request_bytes,
+            response_timeout_secs,
             budget_usd,
             memory_mode,
             memory_autorecall,
@@ -662,6 +672,25 @@ mod tests {
         assert_eq!(config.provider, ProviderKind::Demo);
         assert!(!config.provider_explicit);
         assert_eq!(config.max_turns, DEFAULT_MAX_TURNS);
+    }
+
+    #[test]
+    fn the_response_timeout_is_seconds_600_by_default() {
+        let config = resolve(&[], Overrides::default()).expect("config");
+        assert_eq!(config.response_timeout_secs, 600);
+        let config = resolve(
+            &[("CHATCLI_RESPONSE_TIMEOUT", "1200")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(config.response_timeout_secs, 1200);
+        let err = resolve(&[("CHATCLI_RESPONSE_TIMEOUT", "10m")], Overrides::default())
+            .expect_err("refused");
+        assert!(
+            err.to_string().contains("CHATCLI_RESPONSE_TIMEOUT"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("seconds"), "{err}");
     }
 
     #[test]

@@ -2,12 +2,19 @@
 //!
 //! With `--json` every `AgentEvent` is one line of JSON on stdout, `cost` last; without it only
 //! the final answer is printed. Errors go to stderr as one line, and the exit code says whether
-//! the prompt finished (0) or not (1). A session log that cannot be written is said once on
-//! stderr (in both modes); when not one line of it could be written the exit code is 1 too, so a
-//! script learns that the session was not saved.
+//! the prompt finished (0), was interrupted (130) or not (1). A session log that cannot be
+//! written is said once on stderr (in both modes); when not one line of it could be written the
+//! exit code is 1 too, so a script learns that the session was not saved.
+//!
+//! SIGTERM, SIGINT and SIGHUP are handled, not left to their default: a `run_command` runs in its
+//! own process group, so dying by the signal would leave it (and whatever it started) running.
+//! On a signal every group the session started is killed, the turn is interrupted, the events
+//! that follow (the killed command's result) are still written and logged for a short grace,
+//! and the exit code is the shell's convention for the signal: 130, 143, 129.
 
 use std::io::Write;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::agent::{self, AgentOptions};
 use crate::protocol::{AgentEvent, Mode, Op};
@@ -23,16 +30,124 @@ pub struct ExecOutcome {
     pub stop_reason: Option<String>,
     /// Storage failures to say on stderr whatever the output mode.
     pub warnings: Vec<String>,
+    /// The signal that stopped the run, if one did.
+    pub signal: Option<StopSignal>,
 }
 
 impl ExecOutcome {
-    /// The process exit code: 0 when the prompt finished, 130 when it was interrupted (as a shell
-    /// reports SIGINT), 1 otherwise.
+    /// The process exit code: 128 + the signal's number when one stopped the run, 130 when the
+    /// turn was interrupted (as a shell reports SIGINT), 0 when it finished, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
-        match (self.ok, self.stop_reason.as_deref()) {
-            (_, Some("interrupted")) => 130,
-            (true, _) => 0,
-            (false, _) => 1,
+        match (self.signal, self.stop_reason.as_deref()) {
+            (Some(signal), _) => signal.exit_code(),
+            (None, Some("interrupted")) => 130,
+            (None, _) if self.ok => 0,
+            (None, _) => 1,
+        }
+    }
+}
+
+/// A signal that ends `exec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    Hangup,
+    Interrupt,
+    Terminate,
+}
+
+impl StopSignal {
+    /// 128 + the signal number, as a shell reports it.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            StopSignal::Hangup => 129,
+            StopSignal::Interrupt => 130,
+            StopSignal::Terminate => 143,
+        }
+    }
+
+    /// The signal's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Hangup => "SIGHUP",
+            StopSignal::Interrupt => "SIGINT",
+            StopSignal::Terminate => "SIGTERM",
+        }
+    }
+}
+
+/// How long the events after a signal (the killed command's result) may take to arrive.
+const SIGNAL_GRACE: Duration = Duration::from_secs(3);
+
+/// SIGTERM, SIGINT and SIGHUP as one stream.
+struct StopSignals {
+    #[cfg(unix)]
+    streams: Vec<(StopSignal, tokio::signal::unix::Signal)>,
+}
+
+impl StopSignals {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let streams = [
+                (StopSignal::Terminate, SignalKind::terminate()),
+                (StopSignal::Interrupt, SignalKind::interrupt()),
+                (StopSignal::Hangup, SignalKind::hangup()),
+            ]
+            .into_iter()
+            .filter_map(|(which, kind)| signal(kind).ok().map(|s| (which, s)))
+            .collect();
+            StopSignals { streams }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    async fn recv(&mut self) -> StopSignal {
+        #[cfg(unix)]
+        {
+            if self.streams.is_empty() {
+                return std::future::pending().await;
+            }
+            let waits = self.streams.iter_mut().map(|(which, stream)| {
+                let which = *which;
+                Box::pin(async move {
+                    stream.recv().await;
+                    which
+                })
+            });
+            futures_util::future::select_all(waits).await.0
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            StopSignal::Interrupt
+        }
+    }
+}
+
+/// What the run has gathered from its events so far.
+#[derive(Default)]
+struct Collected {
+    errors: Vec<String>,
+    warnings: Vec<String>,
+    /// Not one line of the session log could be written.
+    log_lost: bool,
+    finished: Option<String>,
+}
+
+impl Collected {
+    fn outcome(self, signal: Option<StopSignal>) -> ExecOutcome {
+        let ok = signal.is_none()
+            && self.errors.is_empty()
+            && !self.log_lost
+            && self.finished.as_deref().is_some_and(|r| r != "interrupted");
+        ExecOutcome {
+            ok,
+            errors: self.errors,
+            stop_reason: self.finished,
+            warnings: self.warnings,
+            signal,
         }
     }
 }
@@ -46,47 +161,89 @@ pub async fn run(
     json: bool,
     out: &mut (dyn Write + Send),
 ) -> std::io::Result<ExecOutcome> {
+    let mut signals = StopSignals::install();
     let mut handle = agent::spawn(provider, options);
     let _ = handle.ops.send(Op::Submit { text: prompt, mode });
-    let mut errors = Vec::new();
-    let mut warnings = Vec::new();
-    let mut log_lost = false;
-    let mut finished = None;
-    while let Some(event) = handle.events.recv().await {
-        if json {
-            let line = serde_json::to_string(&event).map_err(std::io::Error::other)?;
-            writeln!(out, "{line}")?;
-        }
-        match &event {
-            AgentEvent::Error { message } => errors.push(message.clone()),
-            AgentEvent::Notice { message } if message.starts_with(session_log::LOG_NOT_WRITTEN) => {
-                log_lost = true;
-                warnings.push(message.clone());
-            }
-            AgentEvent::Notice { message } if message.starts_with(session_log::LOG_STOPPED) => {
-                warnings.push(message.clone());
-            }
-            AgentEvent::TurnFinished { text, stop_reason } => {
-                finished = Some(stop_reason.clone());
-                if !json {
-                    writeln!(out, "{}", text.trim_end())?;
-                }
-            }
-            AgentEvent::Cost { .. } if finished.is_some() => {
-                let _ = handle.ops.send(Op::Shutdown);
-                break;
-            }
-            _ => {}
+    let mut seen = Collected::default();
+    loop {
+        let event = tokio::select! {
+            event = handle.events.recv() => event,
+            signal = signals.recv() => return stop(signal, &mut handle, json, out, seen).await,
+        };
+        let Some(event) = event else { break };
+        if write_event(&event, json, out, &mut seen)? {
+            let _ = handle.ops.send(Op::Shutdown);
+            break;
         }
     }
     out.flush()?;
     let _ = handle.join.await;
-    let ok =
-        errors.is_empty() && !log_lost && finished.as_deref().is_some_and(|r| r != "interrupted");
-    Ok(ExecOutcome {
-        ok,
-        errors,
-        warnings,
-        stop_reason: finished,
-    })
+    Ok(seen.outcome(None))
+}
+
+/// Writes one event; true when it is the run's last (the cost after the finished turn).
+fn write_event(
+    event: &AgentEvent,
+    json: bool,
+    out: &mut (dyn Write + Send),
+    seen: &mut Collected,
+) -> std::io::Result<bool> {
+    if json {
+        let line = serde_json::to_string(event).map_err(std::io::Error::other)?;
+        writeln!(out, "{line}")?;
+    }
+    match event {
+        AgentEvent::Error { message } => seen.errors.push(message.clone()),
+        AgentEvent::Notice { message } if message.starts_with(session_log::LOG_NOT_WRITTEN) => {
+            seen.log_lost = true;
+            seen.warnings.push(message.clone());
+        }
+        AgentEvent::Notice { message } if message.starts_with(session_log::LOG_STOPPED) => {
+            seen.warnings.push(message.clone());
+        }
+        AgentEvent::TurnFinished { text, stop_reason } => {
+            seen.finished = Some(stop_reason.clone());
+            if !json {
+                writeln!(out, "{}", text.trim_end())?;
+            }
+        }
+        AgentEvent::Cost { .. } if seen.finished.is_some() => return Ok(true),
+        _ => {}
+    }
+    Ok(false)
+}
+
+/// A signal arrived: kill every process group, interrupt the turn, write and log what follows
+/// for a short grace, and end the agent.
+async fn stop(
+    signal: StopSignal,
+    handle: &mut agent::AgentHandle,
+    json: bool,
+    out: &mut (dyn Write + Send),
+    mut seen: Collected,
+) -> std::io::Result<ExecOutcome> {
+    let killed = crate::tools::run_command::kill_all_groups();
+    tracing::warn!(
+        signal = signal.name(),
+        killed_groups = killed,
+        "exec stopped by a signal"
+    );
+    let _ = handle.ops.send(Op::Interrupt);
+    let deadline = tokio::time::Instant::now() + SIGNAL_GRACE;
+    while let Ok(Some(event)) = tokio::time::timeout_at(deadline, handle.events.recv()).await {
+        tracing::info!(event = ?event, "event after the signal");
+        // A closed stdout (the reader went away with the signal) must not stop the cleanup.
+        match write_event(&event, json, out, &mut seen) {
+            Ok(true) | Err(_) => break,
+            Ok(false) => {}
+        }
+    }
+    let _ = out.flush();
+    let _ = handle.ops.send(Op::Shutdown);
+    let _ = tokio::time::timeout(SIGNAL_GRACE, &mut handle.join).await;
+    seen.errors.push(format!(
+        "stopped by {}: {killed} process group(s) killed",
+        signal.name()
+    ));
+    Ok(seen.outcome(Some(signal)))
 }

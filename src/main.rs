@@ -176,7 +176,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 args.json,
                 &mut stdout,
             )
-            .await?;
+            .await;
+            // Every group a run_command of this session started dies with the session.
+            chatcli::tools::run_command::kill_all_groups();
+            let outcome = outcome?;
             for warning in &outcome.warnings {
                 eprintln!("chatcli: {warning}");
             }
@@ -239,7 +242,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 models: catalog.ids().into_iter().map(str::to_string).collect(),
                 switch: Some(switch),
             };
-            tui::run(provider, options, setup).await?;
+            let ended = tui::run(provider, options, setup).await;
+            // Every group a run_command of this session started dies with the session.
+            chatcli::tools::run_command::kill_all_groups();
+            ended?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -113,6 +113,12 @@ pub enum ProviderError {
     /// Nothing arrived for longer than the idle timeout.
     #[error("{provider}: no data for {} (idle timeout)", wait_text(*waited_ms))]
     Idle { provider: String, waited_ms: u64 },
+    /// The whole response took longer than `CHATCLI_RESPONSE_TIMEOUT`.
+    #[error(
+        "{provider}: the response took longer than {} (CHATCLI_RESPONSE_TIMEOUT) and was stopped; raise it for very long answers",
+        wait_text(*waited_ms)
+    )]
+    ResponseTimeout { provider: String, waited_ms: u64 },
     /// The provider sent something this client cannot read.
     #[error("{provider}: unreadable response: {message}")]
     Protocol { provider: String, message: String },
@@ -151,6 +157,7 @@ impl ProviderError {
             ProviderError::Transport { .. } | ProviderError::Idle { .. } => true,
             ProviderError::Remote { retryable, .. } => *retryable,
             ProviderError::Protocol { .. }
+            | ProviderError::ResponseTimeout { .. }
             | ProviderError::Truncated { .. }
             | ProviderError::Setup(_) => false,
         }

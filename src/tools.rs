@@ -21,7 +21,9 @@ pub mod workspace;
 pub mod write_file;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
 use crate::conversation::ToolSpec;
@@ -139,6 +141,65 @@ pub trait Tool: Send + Sync {
         args: &'a serde_json::Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    /// How long this call may take before the tool layer stops it (`run_command` grants the
+    /// timeout the call asks for, plus its own grace).
+    fn time_limit(&self, _args: &serde_json::Value) -> Duration {
+        DEFAULT_TIME_LIMIT
+    }
+}
+
+/// How long a tool call may run unless the tool says otherwise.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// A tool whose every call runs under its `time_limit`: a tool that hangs (a slow disk, a peer
+/// that never answers) ends as an error the model can read instead of holding the turn.
+struct Timed(Box<dyn Tool>);
+
+impl Tool for Timed {
+    fn spec(&self) -> ToolSpec {
+        self.0.spec()
+    }
+
+    fn read_only(&self) -> bool {
+        self.0.read_only()
+    }
+
+    fn time_limit(&self, args: &serde_json::Value) -> Duration {
+        self.0.time_limit(args)
+    }
+
+    // Every method the trait has must be forwarded: a default here silently hides the tool's own.
+    fn preview(&self, args: &serde_json::Value, ctx: &ToolContext) -> Option<String> {
+        self.0.preview(args, ctx)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        run_timed(self.0.as_ref(), args, ctx, self.0.time_limit(args))
+    }
+}
+
+/// Runs `tool` and stops it after `limit` with an error that names the tool and the limit.
+pub fn run_timed<'a>(
+    tool: &'a dyn Tool,
+    args: &'a serde_json::Value,
+    ctx: &'a ToolContext,
+    limit: Duration,
+) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    async move {
+        match tokio::time::timeout(limit, tool.run(args, ctx)).await {
+            Ok(out) => out,
+            Err(_) => Err(ToolError::Failed(format!(
+                "{} did not finish within {} and was stopped",
+                tool.spec().name,
+                crate::provider::wait_text(limit.as_millis() as u64)
+            ))),
+        }
+    }
+    .boxed()
 }
 
 /// The tools one mode offers, sorted by name.
@@ -170,7 +231,10 @@ impl ToolRegistry {
         };
         tools.sort_by_key(|t| t.spec().name);
         ToolRegistry {
-            tools: tools.into_iter().map(|t| (t.spec().name, t)).collect(),
+            tools: tools
+                .into_iter()
+                .map(|t| (t.spec().name, Box::new(Timed(t)) as Box<dyn Tool>))
+                .collect(),
         }
     }
 
@@ -306,5 +370,52 @@ mod tests {
         );
         assert!(coder.contains(&"patch_file".to_string()));
         assert!(ToolRegistry::for_mode(Mode::Chat).specs().is_empty());
+    }
+
+    struct Hangs;
+
+    impl Tool for Hangs {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: "hangs".into(),
+                description: String::new(),
+                parameters: serde_json::json!({}),
+            }
+        }
+        fn read_only(&self) -> bool {
+            true
+        }
+        fn run<'a>(
+            &'a self,
+            _: &'a serde_json::Value,
+            _: &'a ToolContext,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            futures_util::future::pending().boxed()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tool_that_hangs_is_stopped_at_its_time_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ctx = ToolContext::new(
+            dir.path().to_path_buf(),
+            Scratch::private(dir.path().join("s")),
+            WebSettings::default(),
+        );
+        let timed = Timed(Box::new(Hangs));
+        let err = timed
+            .run(&serde_json::json!({}), &ctx)
+            .await
+            .expect_err("stopped");
+        assert_eq!(
+            err.to_string(),
+            "hangs did not finish within 300 s and was stopped"
+        );
+        let run = ToolRegistry::for_mode(Mode::Coder);
+        let limit = run
+            .get("run_command")
+            .expect("offered")
+            .time_limit(&serde_json::json!({"cmd": "x", "timeout": 1000}));
+        assert!(limit > Duration::from_secs(1000), "{limit:?}");
     }
 }

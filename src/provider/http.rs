@@ -2,20 +2,33 @@
 //!
 //! A request is sent from a spawned task that feeds a channel; the `ProviderStream` handed to
 //! the agent is the receiving end, so dropping it cancels the request (the task's next send
-//! fails and it drops the connection). Two timeouts guard a stream: one for the response headers
-//! (first byte) and one between two SSE events (idle). Errors keep the provider's own message;
-//! an HTML page where JSON was expected (a proxy in the way) is reported as such.
+//! fails and it drops the connection). Three timeouts guard a stream: one for the response
+//! headers (first byte), one between two pieces of content (idle) and one for the whole response
+//! (`CHATCLI_RESPONSE_TIMEOUT`). Keep-alives (SSE comments, `ping` events) are not content: a
+//! server that only pings still times out. SSE is cut by `SseDecoder` in linear time, with a line
+//! or an event capped at `MAX_EVENT_BYTES`. Errors keep the provider's own message, reading at
+//! most `MAX_ERROR_BODY_BYTES` of an error or HTML body; an HTML page where JSON was expected (a
+//! proxy in the way) is reported as such.
 
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use super::{ProviderError, ProviderEvent, ProviderStream};
 
 /// Default wait for response headers, and between two events of a stream.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Default limit for a whole response, first byte to last (`CHATCLI_RESPONSE_TIMEOUT`).
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Longest SSE line or event (or NDJSON line) accepted.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Bytes of an error or HTML body read at most; the rest is never downloaded.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// Times a request that failed before any response is sent again at once.
 const CONNECTION_RETRIES: u32 = 2;
@@ -42,6 +55,21 @@ pub trait Decoder: Send + 'static {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, ProviderError>;
     /// The stream ended; returns what is left.
     fn end(&mut self) -> Result<Vec<SseEvent>, ProviderError>;
+    /// Bytes of the event still in progress (not keep-alives), for decoders that can tell:
+    /// growth counts as content. `None` makes every chunk count as content.
+    fn content_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
+fn too_long(what: &str) -> ProviderError {
+    ProviderError::Protocol {
+        provider: String::new(),
+        message: format!(
+            "{what} longer than {} MiB; the stream was stopped",
+            MAX_EVENT_BYTES / (1024 * 1024)
+        ),
+    }
 }
 
 /// Newline-delimited JSON: each non-empty line is one event.
@@ -52,16 +80,22 @@ pub struct LineDecoder {
 
 impl Decoder for LineDecoder {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, ProviderError> {
-        self.pending.extend_from_slice(bytes);
         let mut out = Vec::new();
-        while let Some(at) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=at).collect();
-            let text = String::from_utf8_lossy(&line).trim().to_string();
-            if !text.is_empty() {
-                out.push(SseEvent {
-                    event: String::new(),
-                    data: text,
-                });
+        // Only the new bytes are scanned: a long line arriving in pieces stays linear.
+        for piece in bytes.split_inclusive(|b| *b == b'\n') {
+            if self.pending.len() + piece.len() > MAX_EVENT_BYTES {
+                return Err(too_long("a line"));
+            }
+            self.pending.extend_from_slice(piece);
+            if piece.last() == Some(&b'\n') {
+                let line = std::mem::take(&mut self.pending);
+                let text = String::from_utf8_lossy(&line).trim().to_string();
+                if !text.is_empty() {
+                    out.push(SseEvent {
+                        event: String::new(),
+                        data: text,
+                    });
+                }
             }
         }
         Ok(out)
@@ -82,6 +116,131 @@ impl Decoder for LineDecoder {
     }
 }
 
+/// Server-sent events (the WHATWG `text/event-stream` format), cut in linear time: each byte is
+/// looked at once, a line or an event past `MAX_EVENT_BYTES` is an error, comments are dropped.
+#[derive(Default)]
+pub struct SseDecoder {
+    line: Vec<u8>,
+    /// The previous chunk ended with `\r`: a `\n` starting this one belongs to it.
+    after_cr: bool,
+    started: bool,
+    event: String,
+    data: String,
+    /// The line in progress is a comment (its bytes are not content).
+    in_comment: bool,
+}
+
+impl SseDecoder {
+    fn take_line(&mut self, out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+        let mut raw = std::mem::take(&mut self.line);
+        self.in_comment = false;
+        if !self.started {
+            self.started = true;
+            if raw.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                raw.drain(..3);
+            }
+        }
+        if raw.is_empty() {
+            if !self.data.is_empty() {
+                let mut data = std::mem::take(&mut self.data);
+                if data.ends_with('\n') {
+                    data.pop();
+                }
+                let event = match std::mem::take(&mut self.event) {
+                    e if e.is_empty() => "message".to_string(),
+                    e => e,
+                };
+                out.push(SseEvent { event, data });
+            } else {
+                self.event.clear();
+            }
+            return Ok(());
+        }
+        if raw[0] == b':' {
+            return Ok(());
+        }
+        let line = String::from_utf8_lossy(&raw);
+        let (field, value) = match line.find(':') {
+            Some(at) => {
+                let value = &line[at + 1..];
+                (&line[..at], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (&line[..], ""),
+        };
+        match field {
+            "event" => self.event = value.to_string(),
+            "data" => {
+                if self.data.len() + value.len() + 1 > MAX_EVENT_BYTES {
+                    return Err(too_long("an event"));
+                }
+                self.data.push_str(value);
+                self.data.push('\n');
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Decoder for SseDecoder {
+    fn push(&mut self, mut bytes: &[u8]) -> Result<Vec<SseEvent>, ProviderError> {
+        let mut out = Vec::new();
+        if self.after_cr && bytes.first() == Some(&b'\n') {
+            bytes = &bytes[1..];
+        }
+        self.after_cr = false;
+        while !bytes.is_empty() {
+            let end = bytes.iter().position(|b| *b == b'\n' || *b == b'\r');
+            let piece = &bytes[..end.unwrap_or(bytes.len())];
+            if self.line.is_empty() && piece.first() == Some(&b':') {
+                self.in_comment = true;
+            }
+            if self.line.len() + piece.len() > MAX_EVENT_BYTES {
+                return Err(too_long("a line"));
+            }
+            self.line.extend_from_slice(piece);
+            let Some(at) = end else { break };
+            let crlf = bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n');
+            if bytes[at] == b'\r' && at + 1 == bytes.len() {
+                self.after_cr = true;
+            }
+            self.take_line(&mut out)?;
+            bytes = &bytes[at + 1 + usize::from(crlf)..];
+        }
+        Ok(out)
+    }
+
+    fn end(&mut self) -> Result<Vec<SseEvent>, ProviderError> {
+        // An event without its blank line is incomplete (a cut stream): dropped, as the spec
+        // says; the parser's `finish` then reports the truncation.
+        self.line.clear();
+        self.data.clear();
+        self.event.clear();
+        Ok(Vec::new())
+    }
+
+    fn content_bytes(&self) -> Option<u64> {
+        let line = if self.in_comment { 0 } else { self.line.len() };
+        Some((line + self.data.len()) as u64)
+    }
+}
+
+/// Whether an event only keeps the connection alive (`ping` events, empty data).
+pub fn is_keep_alive(event: &SseEvent) -> bool {
+    let data = event.data.trim();
+    event.event == "ping"
+        || data.is_empty()
+        || (data.len() < 64
+            && (data.contains(r#""type":"ping""#) || data.contains(r#""type": "ping""#)))
+}
+
+/// How long a stream may take: between two pieces of content, and in all.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamLimits {
+    pub idle: Duration,
+    pub response: Duration,
+}
+
 /// A JSON POST about to be sent.
 pub struct HttpRequest {
     pub provider: String,
@@ -96,6 +255,8 @@ pub struct Http {
     client: reqwest::Client,
     pub first_byte_timeout: Duration,
     pub idle_timeout: Duration,
+    /// Longest a whole response may take (`CHATCLI_RESPONSE_TIMEOUT`).
+    pub response_timeout: Duration,
     /// Largest request body sent, in bytes (`CHATCLI_MAX_REQUEST_BYTES`).
     pub max_request_bytes: usize,
     /// Prompt-cache hints in requests (`CHATCLI_PROMPT_CACHE`); off strips them before sending.
@@ -123,6 +284,7 @@ impl Http {
             client,
             first_byte_timeout,
             idle_timeout,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             prompt_cache: true,
         }
@@ -130,67 +292,38 @@ impl Http {
 
     /// Sends the request and streams the parsed SSE response.
     pub fn stream_sse<P: StreamParser>(&self, request: HttpRequest, parser: P) -> ProviderStream {
-        let (tx, rx) = mpsc::channel::<Result<ProviderEvent, ProviderError>>(64);
-        let http = self.clone();
-        tokio::spawn(async move {
-            if let Err(error) = http.pump(request, parser, &tx).await {
-                let _ = tx.send(Err(error)).await;
-            }
-        });
-        Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
-        }))
+        self.stream_decoded(request, SseDecoder::default(), parser)
     }
 
-    /// Sends the request and streams a response that `decoder` cuts into events (NDJSON lines
-    /// for Ollama, AWS event-stream frames for Bedrock), each handed to `parser`.
+    /// Sends the request and streams a response that `decoder` cuts into events (SSE, NDJSON
+    /// lines for Ollama, AWS event-stream frames for Bedrock), each handed to `parser`.
     pub fn stream_decoded<D: Decoder, P: StreamParser>(
         &self,
         request: HttpRequest,
-        mut decoder: D,
-        mut parser: P,
+        decoder: D,
+        parser: P,
     ) -> ProviderStream {
         let (tx, rx) = mpsc::channel::<Result<ProviderEvent, ProviderError>>(64);
         let http = self.clone();
         tokio::spawn(async move {
             let provider = request.provider.clone();
+            let started = Instant::now();
+            let limits = StreamLimits {
+                idle: http.idle_timeout,
+                response: http.response_timeout,
+            };
             let result = async {
                 let response = http.send(request).await?;
-                let mut bytes = response.bytes_stream();
-                loop {
-                    let next = tokio::time::timeout(http.idle_timeout, bytes.next())
-                        .await
-                        .map_err(|_| ProviderError::Idle {
-                            provider: provider.clone(),
-                            waited_ms: http.idle_timeout.as_millis() as u64,
-                        })?;
-                    let (events, at_end) = match next {
-                        Some(Ok(chunk)) => (decoder.push(&chunk)?, false),
-                        Some(Err(e)) => {
-                            return Err(ProviderError::Transport {
-                                provider: provider.clone(),
-                                message: e.to_string(),
-                            });
-                        }
-                        None => (decoder.end()?, true),
-                    };
-                    let mut out = Vec::new();
-                    for event in &events {
-                        out.extend(parser.feed(event)?);
-                    }
-                    if at_end && !next_is_end(&out) {
-                        out.extend(parser.finish()?);
-                    }
-                    let ended = at_end || next_is_end(&out);
-                    for item in out {
-                        if tx.send(Ok(item)).await.is_err() {
-                            return Ok(());
-                        }
-                    }
-                    if ended {
-                        return Ok(());
-                    }
-                }
+                drive(
+                    response.bytes_stream(),
+                    &provider,
+                    limits,
+                    started,
+                    decoder,
+                    parser,
+                    &tx,
+                )
+                .await
             }
             .await;
             if let Err(error) = result {
@@ -200,24 +333,6 @@ impl Http {
         Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
             rx.recv().await.map(|item| (item, rx))
         }))
-    }
-
-    async fn pump<P: StreamParser>(
-        &self,
-        request: HttpRequest,
-        parser: P,
-        tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
-    ) -> Result<(), ProviderError> {
-        let provider = request.provider.clone();
-        let response = self.send(request).await?;
-        drive(
-            response.bytes_stream(),
-            &provider,
-            self.idle_timeout,
-            parser,
-            tx,
-        )
-        .await
     }
 
     /// POSTs the body; a non-success status becomes a `ProviderError::Http` with the server's message.
@@ -285,7 +400,7 @@ impl Http {
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.starts_with("text/html"));
             if is_html {
-                let text = response.text().await.unwrap_or_default();
+                let text = read_bounded(response, MAX_ERROR_BODY_BYTES).await;
                 return Err(ProviderError::Protocol {
                     provider,
                     message: format!(
@@ -303,7 +418,7 @@ impl Http {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        let text = response.text().await.unwrap_or_default();
+        let text = read_bounded(response, MAX_ERROR_BODY_BYTES).await;
         Err(ProviderError::Http {
             provider,
             status: status.as_u16(),
@@ -313,11 +428,30 @@ impl Http {
     }
 }
 
-/// Reads SSE from `bytes` into `parser`, sending what it yields, until the parser's `Stop`.
-async fn drive<S, B, E, P>(
-    bytes: S,
+/// The first `cap` bytes of a response body as text (lossy); the rest is never read.
+pub async fn read_bounded(response: reqwest::Response, cap: usize) -> String {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while body.len() < cap {
+        match stream.next().await {
+            Some(Ok(chunk)) => {
+                let room = cap - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Some(Err(_)) | None => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// Reads `bytes` through `decoder` into `parser`, sending what it yields, until the parser's
+/// `Stop`, an error, or a limit: `limits.idle` without content, `limits.response` since `started`.
+async fn drive<S, B, E, D, P>(
+    mut bytes: S,
     provider: &str,
-    idle: Duration,
+    limits: StreamLimits,
+    started: Instant,
+    mut decoder: D,
     mut parser: P,
     tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
 ) -> Result<(), ProviderError>
@@ -325,34 +459,68 @@ where
     S: futures_util::Stream<Item = Result<B, E>> + Unpin,
     B: AsRef<[u8]>,
     E: std::fmt::Display,
+    D: Decoder,
     P: StreamParser,
 {
-    let mut events = bytes.eventsource();
+    let response_deadline = started + limits.response;
+    let mut idle_deadline = Instant::now() + limits.idle;
+    let mut content_seen = decoder.content_bytes().unwrap_or(0);
+    let named = |e: ProviderError| match e {
+        ProviderError::Protocol {
+            provider: p,
+            message,
+        } if p.is_empty() => ProviderError::Protocol {
+            provider: provider.to_string(),
+            message,
+        },
+        other => other,
+    };
     loop {
-        let next = tokio::time::timeout(idle, events.next())
-            .await
-            .map_err(|_| ProviderError::Idle {
-                provider: provider.to_string(),
-                waited_ms: idle.as_millis() as u64,
-            })?;
-        let at_end = next.is_none();
-        let out = match next {
-            None => parser.finish()?,
-            Some(Ok(event)) => parser.feed(&SseEvent {
-                event: event.event,
-                data: event.data,
-            })?,
+        let deadline = idle_deadline.min(response_deadline);
+        let Ok(next) = tokio::time::timeout_at(deadline, bytes.next()).await else {
+            return Err(if deadline == response_deadline {
+                ProviderError::ResponseTimeout {
+                    provider: provider.to_string(),
+                    waited_ms: limits.response.as_millis() as u64,
+                }
+            } else {
+                ProviderError::Idle {
+                    provider: provider.to_string(),
+                    waited_ms: limits.idle.as_millis() as u64,
+                }
+            });
+        };
+        let (events, at_end) = match next {
+            Some(Ok(chunk)) => (decoder.push(chunk.as_ref()).map_err(named)?, false),
             Some(Err(e)) => {
                 return Err(ProviderError::Transport {
                     provider: provider.to_string(),
                     message: e.to_string(),
                 });
             }
+            None => (decoder.end().map_err(named)?, true),
         };
+        // Content moves the idle deadline; keep-alives (comments, pings) do not.
+        match decoder.content_bytes() {
+            None => idle_deadline = Instant::now() + limits.idle,
+            Some(seen) => {
+                if events.iter().any(|e| !is_keep_alive(e)) || seen > content_seen {
+                    idle_deadline = Instant::now() + limits.idle;
+                }
+                content_seen = seen;
+            }
+        }
+        let mut out = Vec::new();
+        for event in &events {
+            out.extend(parser.feed(event)?);
+        }
+        if at_end && !next_is_end(&out) {
+            out.extend(parser.finish()?);
+        }
         let ended = at_end || next_is_end(&out);
         for item in out {
             if tx.send(Ok(item)).await.is_err() {
-                // The agent dropped the stream: cancelled. Dropping `events` closes the connection.
+                // The agent dropped the stream: cancelled. Dropping `bytes` closes the connection.
                 return Ok(());
             }
         }
@@ -372,10 +540,16 @@ pub async fn replay<P: StreamParser>(
     let chunks: Vec<Result<Vec<u8>, std::convert::Infallible>> =
         body.chunks(chunk.max(1)).map(|c| Ok(c.to_vec())).collect();
     let (tx, mut rx) = mpsc::channel(body.len().max(16));
+    let limits = StreamLimits {
+        idle: DEFAULT_TIMEOUT,
+        response: DEFAULT_RESPONSE_TIMEOUT,
+    };
     let result = drive(
         futures_util::stream::iter(chunks),
         "replay",
-        DEFAULT_TIMEOUT,
+        limits,
+        Instant::now(),
+        SseDecoder::default(),
         parser,
         &tx,
     )
@@ -496,5 +670,81 @@ mod tests {
             "an HTML page instead of JSON (a proxy in the way?): <!DOCTYPE html>"
         );
         assert_eq!(error_message(""), "empty response body");
+    }
+
+    fn decode(chunks: &[&[u8]]) -> Result<Vec<(String, String)>, ProviderError> {
+        let mut decoder = SseDecoder::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            out.extend(decoder.push(chunk)?);
+        }
+        out.extend(decoder.end()?);
+        Ok(out.into_iter().map(|e| (e.event, e.data)).collect())
+    }
+
+    #[test]
+    fn sse_lines_end_in_lf_crlf_or_cr_even_split_across_chunks() {
+        let events = decode(&[
+            b"\xEF\xBB\xBFevent: a\r",
+            b"\ndata: one\r\ndata:two\r\r: comment\n",
+            b"data: {\"x\":1}\n\nid: 7\nretry: 5\nfield-only\ndata\n\n",
+        ])
+        .expect("decoded");
+        assert_eq!(
+            events,
+            vec![
+                ("a".to_string(), "one\ntwo".to_string()),
+                ("message".to_string(), "{\"x\":1}".to_string()),
+                ("message".to_string(), String::new()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_cut_by_the_end_of_the_stream_is_dropped() {
+        assert_eq!(decode(&[b"data: {\"partial"]).expect("decoded"), vec![]);
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_an_error_not_a_hang() {
+        let mut decoder = SseDecoder::default();
+        let piece = vec![b'a'; 1024 * 1024];
+        decoder.push(b"data: ").expect("start");
+        let mut result = Ok(Vec::new());
+        for _ in 0..17 {
+            result = decoder.push(&piece);
+            if result.is_err() {
+                break;
+            }
+        }
+        let err = result.expect_err("capped");
+        assert!(
+            err.to_string().contains("a line longer than 16 MiB"),
+            "{err}"
+        );
+        let mut lines = LineDecoder::default();
+        let mut result = Ok(Vec::new());
+        for _ in 0..17 {
+            result = lines.push(&piece);
+            if result.is_err() {
+                break;
+            }
+        }
+        assert!(result.is_err(), "NDJSON lines are capped too");
+    }
+
+    #[test]
+    fn keep_alives_are_told_from_content() {
+        let event = |event: &str, data: &str| SseEvent {
+            event: event.into(),
+            data: data.into(),
+        };
+        assert!(is_keep_alive(&event("ping", "{}")));
+        assert!(is_keep_alive(&event("message", r#"{"type": "ping"}"#)));
+        assert!(is_keep_alive(&event("message", "  ")));
+        assert!(!is_keep_alive(&event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta"}"#
+        )));
     }
 }

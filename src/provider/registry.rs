@@ -66,6 +66,7 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
     let mut http = Http::default();
     http.max_request_bytes = config.max_request_bytes;
     http.prompt_cache = config.prompt_cache;
+    http.response_timeout = Duration::from_secs(config.response_timeout_secs);
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Demo => Arc::new(DemoProvider::new(demo_delay)),
         ProviderKind::Anthropic | ProviderKind::Minimax => {

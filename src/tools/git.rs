@@ -1,5 +1,12 @@
 //! `git_status`, `git_diff`, `git_log`: read-only views of the workspace's repository through
 //! the `git` CLI, output capped like `run_command`'s.
+//!
+//! These run without approval, so they must not run anything the repository asks for: a cloned
+//! repository's own `.git/config` can name commands (`core.fsmonitor`, `diff.external`, textconv
+//! and filter drivers, hooks, a pager, a signature program) that git would run the moment the
+//! model looks at its status. Every call overrides each of them on the command line (`-c`, which
+//! wins over every config file), passes `--no-ext-diff --no-textconv`, takes no optional locks
+//! (no index write, so no `post-index-change` hook), reads no system config and has no pager.
 
 use std::time::Duration;
 
@@ -17,12 +24,77 @@ use crate::conversation::ToolSpec;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Config that would make git run a command, each set to a value that runs nothing.
+pub const NEUTRALISED: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "diff.external=",
+    "log.showSignature=false",
+    "status.submoduleSummary=false",
+];
+
+/// The filter drivers the repository's own config defines (`filter.<name>.clean`, `.smudge`,
+/// `.process`), as `-c` overrides that empty them. Reading config runs nothing.
+async fn neutralised_filters(ctx: &ToolContext) -> Vec<String> {
+    let listed = Command::new("git")
+        .args([
+            "config",
+            "--local",
+            "--includes",
+            "--name-only",
+            "--get-regexp",
+            r"^filter\..*\.(clean|smudge|process|required)$",
+        ])
+        .current_dir(&ctx.workspace)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let Ok(Ok(out)) = tokio::time::timeout(TIMEOUT, listed).await else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|key| !key.is_empty())
+        .map(|key| {
+            if key.ends_with(".required") {
+                format!("{key}=false")
+            } else {
+                format!("{key}=")
+            }
+        })
+        .collect()
+}
+
+/// The full argument list: the overrides, then `args`.
+async fn hardened_args(ctx: &ToolContext, args: &[String]) -> Vec<String> {
+    let mut argv = vec!["--no-pager".to_string(), "--no-optional-locks".to_string()];
+    for setting in NEUTRALISED
+        .iter()
+        .map(|s| s.to_string())
+        .chain(neutralised_filters(ctx).await)
+    {
+        argv.push("-c".into());
+        argv.push(setting);
+    }
+    argv.extend(args.iter().cloned());
+    argv
+}
+
 async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<ToolOutput, ToolError> {
+    let argv = hardened_args(ctx, &args).await;
     let run = Command::new("git")
-        .args(&args)
+        .args(&argv)
         .current_dir(&ctx.workspace)
         .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .env_remove("GIT_EDITOR")
+        .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();
     let output = tokio::time::timeout(TIMEOUT, run)
@@ -83,7 +155,12 @@ impl Tool for GitStatus {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         git(
             ctx,
-            vec!["status".into(), "--short".into(), "--branch".into()],
+            vec![
+                "status".into(),
+                "--short".into(),
+                "--branch".into(),
+                "--ignore-submodules=dirty".into(),
+            ],
         )
         .boxed()
     }
@@ -120,7 +197,13 @@ impl Tool for GitDiff {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
-            let mut argv = vec!["diff".to_string(), "--no-color".to_string()];
+            let mut argv = vec![
+                "diff".to_string(),
+                "--no-color".to_string(),
+                "--no-ext-diff".to_string(),
+                "--no-textconv".to_string(),
+                "--ignore-submodules=dirty".to_string(),
+            ];
             if optional_bool(args, "staged") {
                 argv.push("--staged".into());
             }
@@ -169,6 +252,7 @@ impl Tool for GitLog {
             let mut argv = vec![
                 "log".to_string(),
                 "--no-color".to_string(),
+                "--no-show-signature".to_string(),
                 "--format=%h %ad %an: %s".to_string(),
                 "--date=short".to_string(),
                 format!("-n{limit}"),

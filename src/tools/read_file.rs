@@ -3,12 +3,20 @@
 //! Lines are numbered from 1 so the model can ask for `start`/`end` ranges it saw. The output is
 //! capped at `MAX_CHARS` characters, cut on a line boundary with a marker that says how to read
 //! the rest, so one call never floods the context with a whole large file.
+//!
+//! The file is streamed, never loaded: `head=5` on a 3 GiB file reads a few kilobytes, a range
+//! reads up to its end, and nothing reads past `MAX_SCAN_BYTES`; a line is kept up to
+//! `MAX_LINE_BYTES`. Anything that is not a regular file (a FIFO would block forever, a device may
+//! never end) is refused before it is opened, and again on the opened handle, since the path can
+//! change in between. The open goes through the workspace handle (see `workspace`).
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 
-use super::workspace::confine;
+use std::io::{Read, Seek, SeekFrom};
+
+use super::workspace::{Rooted, open_error, open_options, open_root, require_regular, rooted};
 use super::{Tool, ToolContext, ToolError, ToolOutput, optional_usize, required_str};
 use crate::conversation::ToolSpec;
 
@@ -48,21 +56,18 @@ impl Tool for ReadFile {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
             let file = required_str(args, "file")?;
-            let path = confine(ctx, file)?;
-            let bytes = tokio::fs::read(&path)
-                .await
-                .map_err(|e| ToolError::Failed(format!("cannot read {file}: {e}")))?;
-            if bytes.iter().take(8192).any(|b| *b == 0) {
-                return Err(ToolError::Failed(format!("{file} is a binary file")));
-            }
-            let text = String::from_utf8_lossy(&bytes);
+            let target = rooted(ctx, file)?;
             let range = LineRange {
                 start: optional_usize(args, "start")?,
                 end: optional_usize(args, "end")?,
                 head: optional_usize(args, "head")?,
                 tail: optional_usize(args, "tail")?,
             };
-            Ok(ToolOutput::text(number_lines(&text, range)))
+            let shown = file.to_string();
+            let text = tokio::task::spawn_blocking(move || read_confined(&target, &shown, range))
+                .await
+                .map_err(|e| ToolError::Failed(format!("cannot read {file}: {e}")))??;
+            Ok(ToolOutput::text(text))
         }
         .boxed()
     }
@@ -77,42 +82,265 @@ pub struct LineRange {
     pub tail: Option<usize>,
 }
 
-/// The selected lines, numbered, capped at `MAX_CHARS` on a line boundary.
-pub fn number_lines(text: &str, range: LineRange) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let total = lines.len();
-    let (from, to) = if let Some(head) = range.head {
-        (1, head.min(total))
-    } else if let Some(tail) = range.tail {
-        (total.saturating_sub(tail) + 1, total)
-    } else {
-        (
-            range.start.unwrap_or(1).max(1),
-            range.end.unwrap_or(total).min(total),
-        )
+/// Bytes of one line kept at most (more than `MAX_CHARS` can show: the cap marker still fires).
+pub const MAX_LINE_BYTES: usize = MAX_CHARS * 4 + 4;
+/// Bytes read at most by one call (a range deep into a huge file, a tail's line count).
+pub const MAX_SCAN_BYTES: u64 = 256 * 1024 * 1024;
+/// A NUL byte in this many leading bytes marks a binary file.
+const BINARY_SNIFF: usize = 8192;
+
+/// Reads the selected lines of the file at `target`, confined to its root.
+pub fn read_confined(target: &Rooted, shown: &str, range: LineRange) -> Result<String, ToolError> {
+    let dir =
+        open_root(&target.root).map_err(|e| open_error(shown, "open the workspace for", e))?;
+    // Before opening: opening a FIFO for reading blocks until a writer comes.
+    let meta = dir
+        .metadata(&target.rel)
+        .map_err(|e| open_error(shown, "read", e))?;
+    require_regular(shown, meta.file_type())?;
+    let mut options = open_options(true);
+    options.read(true);
+    let file = dir
+        .open_with(&target.rel, &options)
+        .map_err(|e| open_error(shown, "read", e))?;
+    // And on the handle: the path may have been swapped since the check.
+    let meta = file.metadata().map_err(|e| open_error(shown, "read", e))?;
+    require_regular(shown, meta.file_type())?;
+    select_lines(file.into_std(), range).map_err(|e| match e {
+        SelectError::Binary => ToolError::Failed(format!("{shown} is a binary file")),
+        SelectError::Io(e) => ToolError::Failed(format!("cannot read {shown}: {e}")),
+        SelectError::TooFar(what) => ToolError::Failed(format!(
+            "{shown}: {what}; read past {} MiB with run_command (`sed -n`, `tail -n`)",
+            MAX_SCAN_BYTES / (1024 * 1024)
+        )),
+    })
+}
+
+/// Why lines could not be selected.
+#[derive(Debug)]
+pub enum SelectError {
+    /// A NUL byte near the start.
+    Binary,
+    /// Reading failed.
+    Io(std::io::Error),
+    /// The selection lies past `MAX_SCAN_BYTES`.
+    TooFar(String),
+}
+
+/// Lines of a byte stream, each kept up to `MAX_LINE_BYTES`, read in chunks with no more than one
+/// chunk and one line in memory.
+struct LineStream<R> {
+    reader: R,
+    chunk: Vec<u8>,
+    pos: usize,
+    len: usize,
+    consumed: u64,
+}
+
+impl<R: Read> LineStream<R> {
+    fn new(reader: R) -> Self {
+        LineStream {
+            reader,
+            chunk: vec![0; 64 * 1024],
+            pos: 0,
+            len: 0,
+            consumed: 0,
+        }
+    }
+
+    /// Refills the chunk; false at the end of the stream.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        loop {
+            match self.reader.read(&mut self.chunk) {
+                Ok(n) => {
+                    self.pos = 0;
+                    self.len = n;
+                    self.consumed += n as u64;
+                    return Ok(n > 0);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Whether the first bytes hold a NUL.
+    fn looks_binary(&mut self) -> std::io::Result<bool> {
+        if self.pos == self.len {
+            self.fill()?;
+        }
+        let end = self.len.min(self.pos + BINARY_SNIFF);
+        Ok(self.chunk[self.pos..end].contains(&0))
+    }
+
+    /// The next line into `out` (when `keep`, without its `\n` or `\r\n`); false at the end.
+    fn next_line(&mut self, keep: bool, out: &mut Vec<u8>) -> std::io::Result<bool> {
+        out.clear();
+        let mut any = false;
+        loop {
+            if self.pos == self.len && (self.consumed > MAX_SCAN_BYTES || !self.fill()?) {
+                return Ok(any);
+            }
+            any = true;
+            let rest = &self.chunk[self.pos..self.len];
+            let (piece, found) = match rest.iter().position(|b| *b == b'\n') {
+                Some(i) => (&rest[..i], true),
+                None => (rest, false),
+            };
+            if keep {
+                let room = MAX_LINE_BYTES.saturating_sub(out.len());
+                out.extend_from_slice(&piece[..piece.len().min(room)]);
+            }
+            self.pos += piece.len() + usize::from(found);
+            if found {
+                if out.last() == Some(&b'\r') {
+                    out.pop();
+                }
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Whether reading stopped at `MAX_SCAN_BYTES` rather than at the end.
+    fn stopped_early(&self) -> bool {
+        self.consumed > MAX_SCAN_BYTES
+    }
+}
+
+/// Files up to this size are counted first, to align the line numbers.
+const SMALL_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The number of lines in a (small) stream, as `str::lines` counts them.
+fn bytecount_lines(reader: &mut impl Read) -> std::io::Result<usize> {
+    let mut lines = LineStream::new(reader);
+    let mut scratch = Vec::new();
+    let mut total = 0;
+    while lines.next_line(false, &mut scratch)? {
+        total += 1;
+    }
+    Ok(total)
+}
+
+/// The selected lines of a seekable stream, numbered, capped at `MAX_CHARS` on a line boundary.
+pub fn select_lines(mut reader: impl Read + Seek, range: LineRange) -> Result<String, SelectError> {
+    let (from, to) = match (range.head, range.tail) {
+        (Some(head), _) => (1, Some(head)),
+        (None, Some(tail)) => {
+            // A tail needs the line count first: one pass counting, one reading.
+            let mut lines = LineStream::new(&mut reader);
+            if lines.looks_binary().map_err(SelectError::Io)? {
+                return Err(SelectError::Binary);
+            }
+            let mut total = 0usize;
+            let mut scratch = Vec::new();
+            while lines
+                .next_line(false, &mut scratch)
+                .map_err(SelectError::Io)?
+            {
+                total += 1;
+            }
+            if lines.stopped_early() {
+                return Err(SelectError::TooFar(format!(
+                    "the file is larger than {} MiB, too large to count its lines for `tail`",
+                    MAX_SCAN_BYTES / (1024 * 1024)
+                )));
+            }
+            reader.seek(SeekFrom::Start(0)).map_err(SelectError::Io)?;
+            (total.saturating_sub(tail) + 1, Some(total))
+        }
+        (None, None) => (range.start.unwrap_or(1).max(1), range.end),
     };
-    if total == 0 {
-        return "(empty file)".to_string();
+    // Numbers are right-aligned to the last one shown; for a small file count it (cheap), for a
+    // large one align to the range's end, or to seven digits.
+    let size = reader.seek(SeekFrom::End(0)).map_err(SelectError::Io)?;
+    reader.seek(SeekFrom::Start(0)).map_err(SelectError::Io)?;
+    let last_shown = if size <= SMALL_FILE_BYTES {
+        let total = bytecount_lines(&mut reader).map_err(SelectError::Io)?;
+        reader.seek(SeekFrom::Start(0)).map_err(SelectError::Io)?;
+        Some(to.map_or(total, |t| t.min(total)))
+    } else {
+        to
+    };
+    let width = last_shown.map_or(7, |t| t.to_string().len());
+    let mut lines = LineStream::new(reader);
+    if lines.looks_binary().map_err(SelectError::Io)? {
+        return Err(SelectError::Binary);
     }
-    if from > to {
-        return format!("(no lines in that range: the file has {total} lines)");
-    }
-    let width = to.to_string().len();
     let mut out = String::new();
-    let mut chars = 0;
-    for (i, line) in lines[from - 1..to].iter().enumerate() {
-        let n = from + i;
-        let numbered = format!("{n:>width$}  {line}\n");
-        chars += numbered.chars().count();
-        if chars > MAX_CHARS {
-            out.push_str(&format!(
-                "[... output capped at {MAX_CHARS} characters: lines {n}-{to} not shown; read them with start={n} ...]\n"
-            ));
+    let mut chars = 0usize;
+    let mut line = Vec::new();
+    let mut n = 0usize;
+    let mut capped_at = None;
+    let mut emitted = false;
+    while to.is_none_or(|t| n < t) {
+        if !lines
+            .next_line(n + 1 >= from, &mut line)
+            .map_err(SelectError::Io)?
+        {
             break;
         }
+        n += 1;
+        if n < from {
+            continue;
+        }
+        let numbered = format!("{n:>width$}  {}\n", String::from_utf8_lossy(&line));
+        chars += numbered.chars().count();
+        if chars > MAX_CHARS {
+            capped_at = Some(n);
+            break;
+        }
+        emitted = true;
         out.push_str(&numbered);
     }
-    out
+    let reached_end = to.is_none_or(|t| n < t) && capped_at.is_none();
+    if let Some(at) = capped_at {
+        let last = match to {
+            Some(t) => Some(t),
+            None => {
+                while lines.next_line(false, &mut line).map_err(SelectError::Io)? {
+                    n += 1;
+                }
+                (!lines.stopped_early()).then_some(n)
+            }
+        };
+        let which = match last {
+            Some(last) => format!("lines {at}-{last}"),
+            None => format!("lines {at} onward"),
+        };
+        out.push_str(&format!(
+            "[... output capped at {MAX_CHARS} characters: {which} not shown; read them with start={at} ...]\n"
+        ));
+        return Ok(out);
+    }
+    if reached_end && lines.stopped_early() && !emitted {
+        return Err(SelectError::TooFar(format!(
+            "line {from} lies past the first {} MiB",
+            MAX_SCAN_BYTES / (1024 * 1024)
+        )));
+    }
+    if emitted {
+        return Ok(out);
+    }
+    // Nothing selected: say how long the file is.
+    if !reached_end {
+        while lines.next_line(false, &mut line).map_err(SelectError::Io)? {
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return Ok("(empty file)".to_string());
+    }
+    Ok(format!("(no lines in that range: the file has {n} lines)"))
+}
+
+/// The selected lines of `text`, numbered, capped at `MAX_CHARS` on a line boundary.
+pub fn number_lines(text: &str, range: LineRange) -> String {
+    match select_lines(std::io::Cursor::new(text.as_bytes()), range) {
+        Ok(out) => out,
+        Err(SelectError::Binary) => "(binary text)".to_string(),
+        Err(SelectError::Io(e)) => format!("(unreadable: {e})"),
+        Err(SelectError::TooFar(what)) => format!("({what})"),
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,17 @@
 //! `run_command`: a shell command in the workspace. Asks first.
 //!
 //! The command runs in its own process group, so a timeout or an interrupt kills it with every
-//! child it started (a `cargo test` and its test binaries), not just the shell. Output is stdout
-//! then stderr, capped: the head and the tail are kept with a marker between them, cut on
-//! character boundaries.
+//! child it started (a `cargo test` and its test binaries), not just the shell. Both pipes are
+//! drained at the same time (a command that floods stderr while stdout stays open must not block),
+//! each keeping its head and tail. The call ends when the shell exits, not when the pipes close:
+//! a background child (`server &`) would hold them open forever. After a one-second grace for
+//! output in flight, whatever is left of the group is killed and the result says so. Every group
+//! still alive is listed in a process-wide registry so a session ending (or `exec` receiving a
+//! signal) kills them all: `kill_all_groups`.
 
+use std::collections::{HashSet, VecDeque};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -24,11 +30,50 @@ use crate::conversation::ToolSpec;
 /// Default and largest timeout, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 const MAX_TIMEOUT_SECS: u64 = 1800;
-/// Characters of output kept from the start and from the end.
+/// Characters of output kept from the start and from the end of each stream.
 const HEAD_CHARS: usize = 12_000;
 const TAIL_CHARS: usize = 4_000;
-/// Bytes read from each stream at most (the rest is drained and dropped).
-const READ_CAP: usize = 4 * 1024 * 1024;
+/// Bytes kept from the start and the end of each stream (a UTF-8 character is at most 4 bytes,
+/// so these always hold the characters above); the middle is drained and only counted.
+const HEAD_BYTES: usize = HEAD_CHARS * 4;
+const TAIL_BYTES: usize = TAIL_CHARS * 4;
+/// How long output in flight may still arrive after the shell exited.
+const EXIT_GRACE: Duration = Duration::from_secs(1);
+/// How long the pipes may take to close once the group was killed.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// The process groups started by this process and not yet known to be gone.
+static LIVE_GROUPS: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
+
+fn register_group(pgid: u32) {
+    if let Ok(mut groups) = LIVE_GROUPS.lock() {
+        groups.get_or_insert_with(HashSet::new).insert(pgid);
+    }
+}
+
+fn forget_group(pgid: u32) {
+    if let Ok(mut groups) = LIVE_GROUPS.lock()
+        && let Some(set) = groups.as_mut()
+    {
+        set.remove(&pgid);
+    }
+}
+
+/// Kills every process group a `run_command` of this process started and that may still be
+/// alive; returns how many were signalled. Called when a session ends and on SIGTERM/SIGINT/SIGHUP.
+pub fn kill_all_groups() -> usize {
+    let groups: Vec<u32> = match LIVE_GROUPS.lock() {
+        Ok(mut groups) => groups
+            .take()
+            .map(|s| s.into_iter().collect())
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    for pgid in &groups {
+        kill_group(*pgid);
+    }
+    groups.len()
+}
 
 /// The `run_command` tool.
 pub struct RunCommand;
@@ -56,6 +101,14 @@ impl Tool for RunCommand {
         false
     }
 
+    fn time_limit(&self, args: &serde_json::Value) -> Duration {
+        // The command's own timeout, then the kill and the pipes' grace, then a margin.
+        requested_timeout(args).unwrap_or(Duration::from_secs(MAX_TIMEOUT_SECS))
+            + EXIT_GRACE
+            + KILL_GRACE
+            + Duration::from_secs(30)
+    }
+
     fn run<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -64,11 +117,8 @@ impl Tool for RunCommand {
         async move {
             let cmd = required_str(args, "cmd")?;
             let dir = confine(ctx, optional_str(args, "dir").unwrap_or("."))?;
-            let timeout = optional_usize(args, "timeout")?
-                .map(|t| t as u64)
-                .unwrap_or(DEFAULT_TIMEOUT_SECS)
-                .clamp(1, MAX_TIMEOUT_SECS);
-            let out = run_shell(cmd, &dir, Duration::from_secs(timeout)).await?;
+            let timeout = requested_timeout(args)?;
+            let out = run_shell(cmd, &dir, timeout).await?;
             // The result's first line is `exit code N` (see `run_shell`).
             let exit_code = out
                 .lines()
@@ -84,6 +134,15 @@ impl Tool for RunCommand {
     }
 }
 
+/// The timeout the call asks for, clamped to 1 s..30 min.
+fn requested_timeout(args: &serde_json::Value) -> Result<Duration, ToolError> {
+    let secs = optional_usize(args, "timeout")?
+        .map(|t| t as u64)
+        .unwrap_or(DEFAULT_TIMEOUT_SECS)
+        .clamp(1, MAX_TIMEOUT_SECS);
+    Ok(Duration::from_secs(secs))
+}
+
 /// Kills the whole process group when dropped (timeout, interrupt, or the session ending).
 struct GroupGuard(Option<u32>);
 
@@ -91,6 +150,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if let Some(pid) = self.0.take() {
             kill_group(pid);
+            forget_group(pid);
         }
     }
 }
@@ -105,18 +165,84 @@ fn kill_group(pid: u32) {
     let _ = pid;
 }
 
-async fn read_capped(mut stream: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut chunk = [0u8; 8192];
+/// Whether any process of the group is still alive (the shell itself already reaped).
+fn group_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: signal 0 only checks that the group exists; nothing is delivered.
+        unsafe { libc::killpg(pid as libc::pid_t, 0) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// One stream's output: its first bytes, its last bytes, and how many there were in all.
+#[derive(Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: u64,
+}
+
+impl Capture {
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = HEAD_BYTES.saturating_sub(self.head.len());
+        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(to_head);
+        bytes = rest;
+        if bytes.len() >= TAIL_BYTES {
+            self.tail.clear();
+            bytes = &bytes[bytes.len() - TAIL_BYTES..];
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(TAIL_BYTES);
+        self.tail.drain(..overflow);
+        self.tail.extend(bytes);
+    }
+
+    /// The text kept: head and tail in characters, with a marker for what was dropped between.
+    fn text(&self) -> String {
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let dropped = self.total - self.head.len() as u64 - tail.len() as u64;
+        if dropped == 0 {
+            let mut all = self.head.clone();
+            all.extend_from_slice(&tail);
+            return cap_head_tail(&String::from_utf8_lossy(&all), HEAD_CHARS, TAIL_CHARS);
+        }
+        let head = String::from_utf8_lossy(&self.head);
+        let (head, _) = super::take_chars(&head, HEAD_CHARS);
+        // The tail may start inside a UTF-8 sequence: skip its continuation bytes.
+        let start = tail
+            .iter()
+            .position(|b| b & 0xC0 != 0x80)
+            .unwrap_or(tail.len());
+        let tail = String::from_utf8_lossy(&tail[start..]);
+        let tail = super::last_chars(&tail, TAIL_CHARS);
+        let omitted = self.total - head.len() as u64 - tail.len() as u64;
+        format!("{head}\n[... {omitted} bytes omitted ...]\n{tail}")
+    }
+}
+
+/// Drains `stream` into `capture` until it closes.
+async fn drain(mut stream: impl tokio::io::AsyncRead + Unpin, capture: Arc<Mutex<Capture>>) {
+    let mut chunk = vec![0u8; 64 * 1024];
     loop {
         match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return kept,
+            Ok(0) | Err(_) => return,
             Ok(n) => {
-                let room = READ_CAP.saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
+                if let Ok(mut c) = capture.lock() {
+                    c.push(&chunk[..n]);
+                }
             }
         }
     }
+}
+
+fn snapshot(capture: &Arc<Mutex<Capture>>) -> String {
+    capture.lock().map(|c| c.text()).unwrap_or_default()
 }
 
 /// Runs `cmd` with `sh -c` in `dir`; returns the exit line and capped output.
@@ -140,32 +266,49 @@ pub async fn run_shell(
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;
     let mut guard = GroupGuard(child.id());
-    let stdout = child.stdout.take().map(read_capped);
-    let stderr = child.stderr.take().map(read_capped);
-    let collect = async {
-        let out = match stdout {
-            Some(f) => f.await,
-            None => Vec::new(),
-        };
-        let err = match stderr {
-            Some(f) => f.await,
-            None => Vec::new(),
-        };
-        let status = child.wait().await;
-        (out, err, status)
-    };
-    let (out, err, status) = match tokio::time::timeout(timeout, collect).await {
-        Ok(done) => done,
+    if let Some(pgid) = guard.0 {
+        register_group(pgid);
+    }
+    let out = Arc::new(Mutex::new(Capture::default()));
+    let err = Arc::new(Mutex::new(Capture::default()));
+    let mut readers = tokio::task::JoinSet::new();
+    if let Some(stdout) = child.stdout.take() {
+        readers.spawn(drain(stdout, out.clone()));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        readers.spawn(drain(stderr, err.clone()));
+    }
+    // The readers are aborted when `readers` drops, on every path out of here.
+    let status = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => status,
         Err(_) => {
             drop(guard);
+            pipes_closed(&mut readers, KILL_GRACE).await;
             let after = crate::provider::wait_text(timeout.as_millis() as u64);
-            return Err(ToolError::Failed(format!(
-                "timed out after {after}: the command and its children were killed"
-            )));
+            let output = combine(&snapshot(&out), &snapshot(&err));
+            let mut message =
+                format!("timed out after {after}: the command and its children were killed");
+            if !output.trim().is_empty() {
+                message.push_str("\noutput so far:\n");
+                message.push_str(&output);
+            }
+            return Err(ToolError::Failed(message));
         }
     };
-    // Finished: nothing left to kill (and the pid may be reused soon).
-    guard.0 = None;
+    // The shell is gone; background children may still hold the pipes or run detached.
+    let closed = pipes_closed(&mut readers, EXIT_GRACE).await;
+    let left_running = guard.0.is_some_and(group_alive);
+    let mut note = String::new();
+    if !closed || left_running {
+        drop(guard);
+        pipes_closed(&mut readers, KILL_GRACE).await;
+        note = "[the shell exited but left child processes running; they were killed. \
+                Run a server or a watcher outside chatcli]\n"
+            .into();
+    } else if let Some(pgid) = guard.0.take() {
+        // Finished with nothing left: nothing to kill (and the pid may be reused soon).
+        forget_group(pgid);
+    }
     let code = match status {
         Ok(s) => s
             .code()
@@ -173,19 +316,29 @@ pub async fn run_shell(
             .unwrap_or_else(|| "killed by a signal".into()),
         Err(e) => format!("unknown exit status ({e})"),
     };
-    let mut text = String::from_utf8_lossy(&out).to_string();
-    let err = String::from_utf8_lossy(&err);
+    Ok(format!(
+        "{code}\n{note}{}",
+        combine(&snapshot(&out), &snapshot(&err))
+    ))
+}
+
+/// Whether both pipes closed within `within`.
+async fn pipes_closed(readers: &mut tokio::task::JoinSet<()>, within: Duration) -> bool {
+    let all = async { while readers.join_next().await.is_some() {} };
+    tokio::time::timeout(within, all).await.is_ok()
+}
+
+/// Stdout, then stderr under a `[stderr]` line when it has anything.
+fn combine(out: &str, err: &str) -> String {
+    let mut text = out.to_string();
     if !err.trim().is_empty() {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         text.push_str("[stderr]\n");
-        text.push_str(&err);
+        text.push_str(err);
     }
-    Ok(format!(
-        "{code}\n{}",
-        cap_head_tail(&text, HEAD_CHARS, TAIL_CHARS)
-    ))
+    text
 }
 
 #[cfg(test)]
@@ -220,6 +373,17 @@ mod tests {
             err.to_string(),
             "timed out after 300 ms: the command and its children were killed"
         );
+        let err = run_shell(
+            "echo partial; sleep 30",
+            dir.path(),
+            Duration::from_millis(500),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.to_string().ends_with("output so far:\npartial\n"),
+            "{err}"
+        );
         assert!(started.elapsed() < Duration::from_secs(5));
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert!(
@@ -235,7 +399,131 @@ mod tests {
             .await
             .expect("ran");
         assert!(out.starts_with("exit code 0\n1\n2\n"));
-        assert!(out.contains("characters omitted"));
+        assert!(out.contains("omitted ...]"));
         assert!(out.trim_end().ends_with("20000"));
+    }
+
+    #[tokio::test]
+    async fn a_stderr_flood_with_stdout_open_neither_blocks_nor_loses_output() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // 1 MB to stderr while stdout stays open, then a line on stdout: reading stdout to the
+        // end first would deadlock on the full stderr pipe until the timeout.
+        let cmd = "head -c 1000000 /dev/zero | tr '\\0' e >&2; echo stdout-done; echo err-end >&2";
+        let out = run_shell(cmd, dir.path(), Duration::from_secs(60))
+            .await
+            .expect("finished, not timed out");
+        assert!(
+            out.starts_with("exit code 0\nstdout-done\n[stderr]\neee"),
+            "{out}"
+        );
+        assert!(
+            out.contains("bytes omitted ...]"),
+            "the stderr middle is capped"
+        );
+        assert!(
+            out.trim_end().ends_with("eeeerr-end"),
+            "the stderr tail is kept"
+        );
+        assert!(out.len() < 100_000, "capped: {} bytes", out.len());
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_background_child_holding_the_pipe_does_not_hold_the_call() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let started = std::time::Instant::now();
+        let out = run_shell(
+            "sleep 1000 & echo started",
+            dir.path(),
+            Duration::from_secs(60),
+        )
+        .await
+        .expect("returns when the shell exits, not at the timeout");
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert!(
+            out.starts_with(
+                "exit code 0\n[the shell exited but left child processes running; they were killed."
+            ),
+            "{out}"
+        );
+        assert!(out.ends_with("started\n"), "{out}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_detached_child_is_killed_when_the_call_ends() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pidfile = dir.path().join("pid");
+        let cmd = format!(
+            "sleep 1000 >/dev/null 2>&1 & echo $! > {}",
+            pidfile.display()
+        );
+        let out = run_shell(&cmd, dir.path(), Duration::from_secs(60))
+            .await
+            .expect("ran");
+        assert!(
+            out.contains("left child processes running; they were killed"),
+            "{out}"
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .expect("pid file")
+            .trim()
+            .parse()
+            .expect("a pid");
+        assert!(!process_alive(pid), "the detached sleep {pid} was killed");
+    }
+
+    /// Whether `pid` is a live process (a zombie waiting for its parent counts as dead).
+    #[cfg(unix)]
+    fn process_alive(pid: i32) -> bool {
+        // The kill is asynchronous: give the kernel a moment, generously.
+        for _ in 0..100 {
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return false,
+                Ok(stat) if stat.contains(") Z") => return false,
+                Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        true
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_running_group_is_registered_until_its_call_ends() {
+        // `kill_all_groups` itself is exercised against a real `chatcli exec` process (signals
+        // suite): calling it here would kill the commands of tests running alongside.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pidfile = dir.path().join("pid");
+        let cmd = format!("echo $$ > {}; exec sleep 1000", pidfile.display());
+        let dir_path = dir.path().to_path_buf();
+        let call =
+            tokio::spawn(async move { run_shell(&cmd, &dir_path, Duration::from_secs(600)).await });
+        let mut pid = None;
+        for _ in 0..400 {
+            if let Some(p) = std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok())
+            {
+                pid = Some(p);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let pid = pid.expect("the command started");
+        let registered = |pid| {
+            LIVE_GROUPS
+                .lock()
+                .expect("lock")
+                .as_ref()
+                .is_some_and(|s| s.contains(&pid))
+        };
+        assert!(registered(pid));
+        call.abort();
+        let _ = call.await;
+        assert!(
+            !registered(pid),
+            "dropping the call kills and forgets its group"
+        );
+        assert!(!process_alive(pid as i32));
     }
 }

@@ -1,15 +1,22 @@
 //! `web_fetch`: a web page as readable text, without flooding the context.
 //!
-//! GET with a 30 s timeout, at most 5 redirects, a body cap of 10 MB; HTML becomes text with
-//! html2text (scripts and styles dropped), other bodies are decoded by their charset. `filter`,
+//! GET with a 30 s timeout, at most 5 redirects, a body cap of 10 MB counted after
+//! decompression (gzip, brotli, deflate, zstd), with a note when it cut; HTML becomes text with
+//! html2text (scripts and styles dropped) when it is shallow and small enough for it, and by a
+//! linear tag-stripping pass otherwise (html2text is quadratic in nesting depth: 100,000 nested
+//! `<div>` took 41 s); other bodies are decoded by their charset. `filter`,
 //! `exclude` and `from_line`/`to_line` select lines before truncation at `max_length` characters.
 //! The point of the tool: when no selection is given and the text is larger than
 //! `CHATCLI_WEBFETCH_AUTOSAVE_BYTES` (10,000), the whole text goes to a file in the scratch
 //! directory and the model gets a short preview and the path, in a fixed four-line shape, so a
 //! 140 KB page costs a few thousand tokens instead of tens of thousands, on every later request
-//! too. Cloud metadata addresses are refused, before and after DNS and at every redirect.
+//! too. Cloud metadata addresses are refused, before and after DNS and at every redirect: the
+//! client's own DNS resolver (`GuardedResolver`) checks every address of every hop before a
+//! connection is made and connects only to what it checked, so a redirect to a name that resolves
+//! to 169.254.169.254 is refused and the result says so.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -31,6 +38,12 @@ pub const PREVIEW_CHARS: usize = 5_000;
 const BODY_CAP: usize = 10 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_REDIRECTS: usize = 5;
+/// HTML deeper than this many nested elements, or larger than `HTML_RICH_BYTES`, is converted
+/// by stripping tags instead of by html2text.
+pub const HTML_MAX_DEPTH: usize = 128;
+const HTML_RICH_BYTES: usize = 2 * 1024 * 1024;
+/// How long html2text may take before the stripped text is used instead.
+const HTML_CONVERT_LIMIT: Duration = Duration::from_secs(10);
 
 /// The `web_fetch` tool.
 pub struct WebFetch;
@@ -114,8 +127,109 @@ fn refused(url: &str) -> ToolError {
     ))
 }
 
+/// Looks a host name up; the fetch's resolver checks what it answers. A seam for tests, which
+/// bring their own names.
+pub trait HostLookup: Send + Sync {
+    /// The addresses of `host`.
+    fn lookup(&self, host: &str) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>>;
+}
+
+/// The system's resolver.
+pub struct SystemLookup;
+
+impl HostLookup for SystemLookup {
+    fn lookup(&self, host: &str) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+        let host = host.to_string();
+        async move {
+            Ok(tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .map(|a| a.ip())
+                .collect())
+        }
+        .boxed()
+    }
+}
+
+/// A name that resolved to a metadata address: the connection is never made.
+#[derive(Debug, thiserror::Error)]
+#[error("{host} resolves to a cloud metadata address ({ip})")]
+pub struct MetadataRefused {
+    pub host: String,
+    pub ip: IpAddr,
+}
+
+/// reqwest's DNS resolver for web_fetch: every hop's name is resolved here, every address is
+/// checked, and the connection goes only to the addresses checked.
+pub struct GuardedResolver(pub Arc<dyn HostLookup>);
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let lookup = self.0.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let ips = lookup.lookup(&host).await?;
+            if let Some(ip) = ips.iter().copied().find(|ip| is_metadata_ip(*ip)) {
+                return Err(Box::new(MetadataRefused { host, ip }) as _);
+            }
+            let addrs: reqwest::dns::Addrs =
+                Box::new(ips.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
+    }
+}
+
+/// A redirect to a literal metadata address, refused by the redirect policy.
+#[derive(Debug, thiserror::Error)]
+#[error("redirect to a cloud metadata address ({0})")]
+struct MetadataRedirect(String);
+
+/// Why a send failed, in the words the model reads.
+fn describe_send_error(url: &str, first_host: &str, e: &reqwest::Error) -> ToolError {
+    use std::error::Error;
+    let mut source: Option<&(dyn Error + 'static)> = Some(e);
+    while let Some(inner) = source {
+        if let Some(m) = inner.downcast_ref::<MetadataRefused>() {
+            // The name that failed tells the hop: not the first host means a redirect led there.
+            let hop = if m.host.eq_ignore_ascii_case(first_host) {
+                "request"
+            } else {
+                "redirect"
+            };
+            return ToolError::Failed(format!(
+                "refused: {hop} to a cloud metadata address ({}): {} resolves there, and tools may not reach it",
+                m.ip, m.host
+            ));
+        }
+        if let Some(m) = inner.downcast_ref::<MetadataRedirect>() {
+            return ToolError::Failed(format!("refused: {m}"));
+        }
+        source = inner.source();
+    }
+    let reason = if e.is_timeout() {
+        "timed out after 30 s".to_string()
+    } else {
+        let mut message = e.to_string();
+        let mut source = e.source();
+        while let Some(inner) = source {
+            message = format!("{message}: {inner}");
+            source = inner.source();
+        }
+        message
+    };
+    ToolError::Failed(format!("fetching {url} failed: {reason}"))
+}
+
 /// Fetches `url` and returns its text: HTML converted unless `raw`.
 pub async fn fetch_text(url: &str, raw: bool) -> Result<String, ToolError> {
+    fetch_text_via(url, raw, Arc::new(SystemLookup)).await
+}
+
+/// `fetch_text` with names resolved by `lookup` (and checked as always).
+pub async fn fetch_text_via(
+    url: &str,
+    raw: bool,
+    lookup: Arc<dyn HostLookup>,
+) -> Result<String, ToolError> {
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| ToolError::InvalidArgs(format!("bad url {url}: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -126,41 +240,34 @@ pub async fn fetch_text(url: &str, raw: bool) -> Result<String, ToolError> {
     if metadata_host(&parsed) {
         return Err(refused(url));
     }
-    let mut builder = reqwest::Client::builder()
+    // Names of every hop go through the guarded resolver; literal addresses never reach a
+    // resolver, so the redirect policy checks those.
+    let client = reqwest::Client::builder()
         .timeout(TIMEOUT)
         .user_agent(concat!("chatcli/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(Arc::new(GuardedResolver(lookup)))
         .redirect(reqwest::redirect::Policy::custom(|attempt| {
             if attempt.previous().len() >= MAX_REDIRECTS {
                 attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
             } else if metadata_host(attempt.url()) {
-                attempt.error("redirected to a cloud metadata address")
+                let target = attempt
+                    .url()
+                    .host_str()
+                    .unwrap_or_default()
+                    .trim_matches(['[', ']'])
+                    .to_string();
+                attempt.error(MetadataRedirect(target))
             } else {
                 attempt.follow()
             }
-        }));
-    // Resolve once, check every address, and pin the connection to what was checked.
-    if let Some(url::Host::Domain(host)) = parsed.host() {
-        let port = parsed.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot resolve {host}: {e}")))?
-            .collect();
-        if addrs.iter().any(|a| is_metadata_ip(a.ip())) {
-            return Err(refused(url));
-        }
-        builder = builder.resolve_to_addrs(host, &addrs);
-    }
-    let client = builder
+        }))
         .build()
         .map_err(|e| ToolError::Failed(format!("cannot set up the HTTP client: {e}")))?;
-    let response = client.get(parsed.clone()).send().await.map_err(|e| {
-        let reason = if e.is_timeout() {
-            "timed out after 30 s".to_string()
-        } else {
-            e.to_string()
-        };
-        ToolError::Failed(format!("fetching {url} failed: {reason}"))
-    })?;
+    let response = client
+        .get(parsed.clone())
+        .send()
+        .await
+        .map_err(|e| describe_send_error(url, parsed.host_str().unwrap_or_default(), &e))?;
     let status = response.status();
     let content_type = response
         .headers()
@@ -168,16 +275,28 @@ pub async fn fetch_text(url: &str, raw: bool) -> Result<String, ToolError> {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_ascii_lowercase();
+    // The stream yields decompressed bytes: the cap holds against a compression bomb.
     let mut body = Vec::new();
+    let mut cut = false;
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| ToolError::Failed(format!("reading {url} failed: {e}")))?;
         let room = BODY_CAP.saturating_sub(body.len());
         body.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if room <= chunk.len() {
+            cut = room < chunk.len() || stream.next().await.is_some();
             break;
         }
     }
+    let note = if cut {
+        format!(
+            "\n[... truncated: the body is larger than {} MB (after decompression); only the first {} MB were read ...]\n",
+            BODY_CAP / (1024 * 1024),
+            BODY_CAP / (1024 * 1024)
+        )
+    } else {
+        String::new()
+    };
     let text = decode(&body, &content_type);
     if !status.is_success() {
         let first = text
@@ -197,11 +316,136 @@ pub async fn fetch_text(url: &str, raw: bool) -> Result<String, ToolError> {
                     || s.to_ascii_lowercase().starts_with("<html")
             }));
     if raw || !looks_html {
-        return Ok(text);
+        return Ok(text + &note);
     }
-    html2text::config::plain()
-        .string_from_read(text.as_bytes(), 160)
-        .map_err(|e| ToolError::Failed(format!("cannot read the HTML of {url}: {e}")))
+    Ok(html_to_text(text).await + &note)
+}
+
+/// HTML as text: html2text for pages it handles in reasonable time, tag stripping for pages too
+/// deep or too large for it (and for any that still takes longer than `HTML_CONVERT_LIMIT`).
+pub async fn html_to_text(html: String) -> String {
+    if html.len() > HTML_RICH_BYTES || nesting_depth(&html) > HTML_MAX_DEPTH {
+        return strip_tags(&html);
+    }
+    let shared = Arc::new(html);
+    let input = shared.clone();
+    let converted = tokio::task::spawn_blocking(move || {
+        html2text::config::plain().string_from_read(input.as_bytes(), 160)
+    });
+    match tokio::time::timeout(HTML_CONVERT_LIMIT, converted).await {
+        Ok(Ok(Ok(text))) => text,
+        _ => strip_tags(&shared),
+    }
+}
+
+/// Elements that never hold others (no closing tag).
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+/// The deepest element nesting in `html`, by a linear scan of its tags (an estimate: unclosed
+/// `<p>` and `<li>` count as open, which only errs towards stripping).
+pub fn nesting_depth(html: &str) -> usize {
+    let bytes = html.as_bytes();
+    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
+    while let Some(offset) = bytes[i..].iter().position(|b| *b == b'<') {
+        i += offset + 1;
+        let closing = bytes.get(i) == Some(&b'/');
+        let start = i + usize::from(closing);
+        let end = bytes[start..]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .map_or(bytes.len(), |n| start + n);
+        if end == start {
+            continue;
+        }
+        let name = html[start..end].to_ascii_lowercase();
+        let self_closing = bytes[end..]
+            .iter()
+            .position(|b| *b == b'>')
+            .is_some_and(|n| n > 0 && bytes[end + n - 1] == b'/');
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else if !self_closing && !VOID.contains(&name.as_str()) {
+            depth += 1;
+            deepest = deepest.max(depth);
+        }
+        i = end;
+    }
+    deepest
+}
+
+/// Text of `html` by dropping tags (and the content of `script`, `style`, `head`'s `title`
+/// aside), decoding the common entities and collapsing blank runs; linear in the input.
+pub fn strip_tags(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut i = 0;
+    while i < html.len() {
+        let Some(offset) = html[i..].find('<') else {
+            out.push_str(&html[i..]);
+            break;
+        };
+        out.push_str(&html[i..i + offset]);
+        i += offset;
+        let rest = &lower[i..];
+        let skip_to = ["script", "style", "noscript", "template"]
+            .iter()
+            .find(|t| {
+                rest[1..].starts_with(*t)
+                    && rest[1 + t.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c == '>' || c.is_whitespace())
+            })
+            .map(|t| format!("</{t}"));
+        if let Some(close) = skip_to {
+            i = match lower[i..].find(&close) {
+                Some(n) => i + n + close.len(),
+                None => html.len(),
+            };
+        }
+        let end = match html[i..].find('>') {
+            Some(n) => i + n + 1,
+            None => html.len(),
+        };
+        let tag = &lower[i..end];
+        let block = [
+            "<p", "</p", "<div", "</div", "<br", "<li", "<h", "</h", "<tr", "</tr",
+        ]
+        .iter()
+        .any(|t| tag.starts_with(t));
+        if block {
+            out.push('\n');
+        } else {
+            out.push(' ');
+        }
+        i = end.max(i + 1);
+    }
+    let decoded = out
+        .replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    let mut text = String::with_capacity(decoded.len());
+    let mut blank = true;
+    for line in decoded.lines() {
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.is_empty() {
+            if !blank {
+                text.push('\n');
+            }
+            blank = true;
+        } else {
+            text.push_str(&line);
+            text.push('\n');
+            blank = false;
+        }
+    }
+    text
 }
 
 /// Decodes a body by the charset its content type names (UTF-8 otherwise); bad bytes become U+FFFD.

@@ -1,9 +1,13 @@
 //! Path confinement: every path a tool touches stays inside the workspace or the scratch dir.
 //!
-//! A path is resolved against the workspace, then canonicalised (symlinks followed); for a file
-//! that does not exist yet its parent is canonicalised instead. Only then is it compared with the
-//! roots, so `../`, absolute paths elsewhere and symlinks that lead out are all refused by the
-//! same check. Comparing before canonicalising is the mistake to avoid.
+//! Two layers. `confine` resolves a path against the workspace, canonicalises it (symlinks
+//! followed) and compares it with the roots, so `../`, absolute paths elsewhere and symlinks that
+//! lead out are refused with a clear message. But a check followed by an open is a race: a folder
+//! swapped for a symlink in between sends the open elsewhere. So the file tools then open through
+//! `open_root`: a directory handle on the root, with every path resolved relative to it by the
+//! kernel (`cap-std`, `openat2` with `RESOLVE_BENEATH` where available), which refuses to leave
+//! it whatever the links say at that instant. Writes never follow a link in the last component,
+//! and creating a file is `O_EXCL`. Reads through a link that stays inside remain allowed.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -33,6 +37,124 @@ pub fn confine(ctx: &ToolContext, requested: &str) -> Result<PathBuf, ToolError>
             ctx.workspace.display()
         )))
     }
+}
+
+/// A confined path as the root it lives under and the path relative to that root.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rooted {
+    /// The workspace or the scratch directory.
+    pub root: PathBuf,
+    /// The path below `root`, as requested (links and `..` resolved by the kernel at open time).
+    pub rel: PathBuf,
+}
+
+/// Checks `requested` with `confine` and splits it into its root and the path below it, for
+/// opening through `open_root`.
+pub fn rooted(ctx: &ToolContext, requested: &str) -> Result<Rooted, ToolError> {
+    confine(ctx, requested)?;
+    let expanded = expand_home(requested.trim());
+    let scratch = ctx.scratch.dir();
+    let scratch_canonical = canonical_or_parent(scratch).unwrap_or_else(|_| scratch.to_path_buf());
+    let (root, rel) = if !expanded.is_absolute() {
+        (ctx.workspace.clone(), expanded)
+    } else if let Ok(rel) = expanded.strip_prefix(&ctx.workspace) {
+        (ctx.workspace.clone(), rel.to_path_buf())
+    } else if let Ok(rel) = expanded.strip_prefix(&scratch_canonical) {
+        (scratch_canonical.clone(), rel.to_path_buf())
+    } else if let Ok(rel) = expanded.strip_prefix(scratch) {
+        (scratch_canonical.clone(), rel.to_path_buf())
+    } else {
+        return Err(ToolError::Confinement(format!(
+            "{requested} reaches the workspace through another path; give it relative to the workspace {}",
+            ctx.workspace.display()
+        )));
+    };
+    if rel.as_os_str().is_empty() || rel.file_name().is_none() {
+        return Err(ToolError::InvalidArgs(format!(
+            "{requested} is a directory, not a file"
+        )));
+    }
+    Ok(Rooted { root, rel })
+}
+
+/// A directory handle on `root`: paths opened through it cannot resolve outside it.
+pub fn open_root(root: &Path) -> std::io::Result<cap_std::fs::Dir> {
+    cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())
+}
+
+/// The message for an I/O error of a confined open: escapes and links become refusals that say
+/// why; anything else is `cannot {verb} {requested}: {error}`.
+pub fn open_error(requested: &str, verb: &str, e: std::io::Error) -> ToolError {
+    #[cfg(unix)]
+    match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::EMLINK) => {
+            return ToolError::Confinement(format!(
+                "refused: {requested} is a symbolic link; files are not written through links (write the file it points to, by its own path)"
+            ));
+        }
+        Some(libc::EXDEV) => return escaped(requested),
+        _ => {}
+    }
+    if e.kind() == std::io::ErrorKind::PermissionDenied && e.to_string().contains("outside") {
+        return escaped(requested);
+    }
+    ToolError::Failed(format!("cannot {verb} {requested}: {e}"))
+}
+
+fn escaped(requested: &str) -> ToolError {
+    ToolError::Confinement(format!(
+        "refused: {requested} leads outside the workspace (through a symlink or `..`); tools may only touch files inside it"
+    ))
+}
+
+/// Refuses anything that is not a regular file (a FIFO would block a read forever, a device
+/// could be endless), naming what it is.
+pub fn require_regular(requested: &str, file_type: cap_std::fs::FileType) -> Result<(), ToolError> {
+    if file_type.is_file() {
+        return Ok(());
+    }
+    let what = if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_symlink() {
+        "a symbolic link"
+    } else {
+        #[cfg(unix)]
+        {
+            use cap_std::fs::FileTypeExt;
+            if file_type.is_fifo() {
+                "a FIFO (named pipe)"
+            } else if file_type.is_char_device() || file_type.is_block_device() {
+                "a device"
+            } else if file_type.is_socket() {
+                "a socket"
+            } else {
+                "not a regular file"
+            }
+        }
+        #[cfg(not(unix))]
+        "not a regular file"
+    };
+    Err(ToolError::Failed(format!(
+        "refused: {requested} is {what}; only regular files can be read or written"
+    )))
+}
+
+/// Open options that never block on a FIFO or take a terminal, and (for writes) never follow a
+/// link in the last component.
+pub fn open_options(follow_last_link: bool) -> cap_std::fs::OpenOptions {
+    use cap_fs_ext::OpenOptionsFollowExt;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.follow(if follow_last_link {
+        cap_fs_ext::FollowSymlinks::Yes
+    } else {
+        cap_fs_ext::FollowSymlinks::No
+    });
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    options
 }
 
 fn expand_home(path: &str) -> PathBuf {

@@ -3,6 +3,7 @@
 mod agent_channels;
 mod agent_loop;
 mod bench;
+mod containment;
 mod cost;
 mod daily_driver;
 mod exec_cli;

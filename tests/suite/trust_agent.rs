@@ -156,6 +156,7 @@ async fn ctrl_c_during_a_retry_back_off_ends_the_turn_as_interrupted() {
         errors: Vec::new(),
         stop_reason: Some("interrupted".into()),
         warnings: Vec::new(),
+        signal: None,
     };
     assert_eq!(outcome.exit_code(), 130, "exec exits 130 on an interrupt");
 }
