@@ -1,6 +1,7 @@
 //! Helpers shared by the suites: spawning an agent on the demo provider, draining its events,
 //! and drawing an `App` on a fixed-size test terminal.
 #![allow(dead_code)]
+pub mod keys;
 pub mod scripted;
 pub mod sse;
 

@@ -8,45 +8,20 @@ use chatcli::agent;
 use chatcli::protocol::{AgentEvent, Mode, Op, Permission};
 use chatcli::provider::Provider;
 use chatcli::ui::App;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::common::keys::{app_for, ctrl, drain, key, type_text};
 use crate::common::scripted::{Scripted, respond};
 use crate::common::{draw_at, events_until, options};
 
-const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
-
 fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<Op>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    (
-        App::new(tx, mode, "anthropic".into(), "claude-sonnet-4-5".into()),
-        rx,
-    )
+    app_for(mode, "anthropic", "claude-sonnet-4-5")
 }
 
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.handle_key(key(KeyCode::Char(c)));
-    }
-}
-
-fn drain(ops: &mut mpsc::UnboundedReceiver<Op>) -> Vec<Op> {
-    let mut out = Vec::new();
-    while let Ok(op) = ops.try_recv() {
-        out.push(op);
-    }
-    out
-}
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
 
 fn snapshot_sizes(name: &str, app: &mut App) {
     for (w, h) in SIZES {

@@ -13,37 +13,12 @@ use insta::assert_snapshot;
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::common::keys::{app_for, ctrl, drain, key, type_text};
 use crate::common::scripted::{Scripted, respond};
 use crate::common::{draw, events_until, options, screen_text, settle_approval};
 
 fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<Op>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    (
-        App::new(tx, mode, "demo (offline)".into(), "demo".into()),
-        rx,
-    )
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-fn drain(ops: &mut mpsc::UnboundedReceiver<Op>) -> Vec<Op> {
-    let mut out = Vec::new();
-    while let Ok(op) = ops.try_recv() {
-        out.push(op);
-    }
-    out
-}
-
-fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.handle_key(key(KeyCode::Char(c)));
-    }
+    app_for(mode, "demo (offline)", "demo")
 }
 
 const LONG_COMMAND: &str = "echo 'building the project with every optional feature enabled so that the whole thing is tested' && cargo build --all-features && cargo test --all-features && rm -rf ~/.ssh";

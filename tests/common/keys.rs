@@ -1,0 +1,39 @@
+//! Driving an `App` by hand: a UI wired to a channel the test reads, and key presses.
+#![allow(dead_code)]
+
+use chatcli::protocol::{Mode, Op};
+use chatcli::ui::App;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tokio::sync::mpsc;
+
+/// A UI for `provider` · `model` whose ops the test receives.
+pub fn app_for(mode: Mode, provider: &str, model: &str) -> (App, mpsc::UnboundedReceiver<Op>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (App::new(tx, mode, provider.into(), model.into()), rx)
+}
+
+/// A plain key press.
+pub fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// Ctrl plus a letter.
+pub fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+/// Types `text` one key at a time.
+pub fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+}
+
+/// Every op sent so far.
+pub fn drain(ops: &mut mpsc::UnboundedReceiver<Op>) -> Vec<Op> {
+    let mut out = Vec::new();
+    while let Ok(op) = ops.try_recv() {
+        out.push(op);
+    }
+    out
+}
