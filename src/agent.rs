@@ -11,6 +11,7 @@ pub mod accounting;
 pub mod compaction;
 mod context;
 pub mod early_exit;
+mod mcp_glue;
 pub mod retry;
 pub mod routing;
 pub mod sink;
@@ -92,6 +93,8 @@ pub struct AgentOptions {
     pub bootstrap_max_chars: usize,
     /// Context attached from the start (`exec --context`); its ceiling holds for `/context add`.
     pub attachments: prompt::attachments::Attachments,
+    /// The session's MCP servers; `None` has none.
+    pub mcp: Option<crate::mcp::McpHandle>,
 }
 
 /// A source of the current time.
@@ -141,6 +144,7 @@ impl AgentOptions {
             home: None,
             bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
             attachments: Default::default(),
+            mcp: None,
             session_id,
         }
     }
@@ -262,6 +266,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         digest,
         memory,
         prompt_memory: (None, None),
+        mcp_tools: None,
         options,
         history,
     };
@@ -304,6 +309,8 @@ struct Agent {
     call_ids: streaming::CallIds,
     /// The routing tip was shown in full once; later ones are a short marker.
     tip_shown: bool,
+    /// The MCP tools as offered, frozen until a server's tool list changes.
+    mcp_tools: Option<crate::mcp::McpToolSet>,
 }
 
 /// What one streamed response left behind.
@@ -425,8 +432,15 @@ impl Agent {
                         self.emit(AgentEvent::Notice { message });
                     }
                 }
+                Op::Mcp { approve } => {
+                    let message = self.mcp_command(approve);
+                    self.emit(AgentEvent::Notice { message });
+                }
                 Op::Shutdown => break,
             }
+        }
+        if let Some(mcp) = &self.options.mcp {
+            mcp.hub.shutdown();
         }
     }
 
@@ -494,6 +508,7 @@ impl Agent {
         }
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
+        self.refresh_mcp(mode).await;
         let tools = self.tools_for(mode);
         let mut guard =
             StagnationGuard::new(self.options.early_exit, self.options.early_exit_turns);
@@ -506,11 +521,12 @@ impl Agent {
             }
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
+            self.mcp_reports();
             self.refresh_bootstrap().await;
             let mut system = prompt::stable_blocks(
                 mode,
                 &self.tool_ctx.workspace,
-                &self.project_blocks(),
+                &self.prefix_blocks(mode),
                 self.memory_index(mode),
             );
             if self.options.naive {
@@ -608,7 +624,7 @@ impl Agent {
         let system = prompt::stable_blocks(
             self.mode,
             &self.tool_ctx.workspace,
-            &self.project_blocks(),
+            &self.prefix_blocks(self.mode),
             self.memory_index(self.mode),
         );
         let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());
@@ -617,6 +633,7 @@ impl Agent {
             mode: self.mode,
             tools_tokens,
             system_tokens: crate::tokens::count(&system_text.join("\n\n")),
+            mcp_catalog_tokens: self.mcp_catalog_tokens(),
             blocks: self.ledger.report(),
         }
     }

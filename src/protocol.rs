@@ -119,6 +119,9 @@ pub enum Op {
     SetBudget { usd: Option<f64> },
     /// Manage attached context and list the bootstrap files (`/context`); answered by a notice.
     Context { action: ContextAction },
+    /// List the MCP servers (`/mcp`), or approve a project server and start it
+    /// (`/mcp approve NAME`); answered by a notice.
+    Mcp { approve: Option<String> },
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -317,6 +320,9 @@ pub enum AgentEvent {
         mode: Mode,
         tools_tokens: u64,
         system_tokens: u64,
+        /// Tokens of the MCP catalog block within `system_tokens` (0 without deferred MCP tools).
+        #[serde(default)]
+        mcp_catalog_tokens: u64,
         blocks: Vec<crate::prompt::ledger::BlockReport>,
     },
     /// The session's bill, for `/cost`: totals, what the cache saved, and each model's share.

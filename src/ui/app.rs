@@ -454,6 +454,13 @@ impl App {
                 self.send(Op::CacheReport);
             }
             "files" => self.open_files(),
+            "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
+                [] => self.send(Op::Mcp { approve: None }),
+                ["approve", name] => self.send(Op::Mcp {
+                    approve: Some(name.to_string()),
+                }),
+                _ => self.notice("usage: /mcp, or /mcp approve NAME for a project server"),
+            },
             "context" => match crate::protocol::ContextAction::parse(rest) {
                 Ok(action) => self.send(Op::Context { action }),
                 Err(usage) => self.notice(usage),
@@ -621,12 +628,14 @@ impl App {
                 mode,
                 tools_tokens,
                 system_tokens,
+                mcp_catalog_tokens,
                 blocks,
             } => {
                 self.cache_view = Some(CacheView {
                     mode,
                     tools_tokens,
                     system_tokens,
+                    mcp_catalog_tokens,
                     blocks,
                 });
             }

@@ -58,6 +58,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "files attached to the cached prefix",
     },
     SlashCommand {
+        name: "mcp",
+        args: "[approve NAME]",
+        about: "MCP servers: status, tools, prompts; approve a project server",
+    },
+    SlashCommand {
         name: "cost",
         args: "",
         about: "session cost summary",

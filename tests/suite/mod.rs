@@ -6,6 +6,7 @@ mod bench;
 mod cost;
 mod exec_cli;
 mod fuzz;
+mod mcp;
 mod memory;
 mod peers;
 mod project_context;
