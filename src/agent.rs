@@ -267,6 +267,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         memory,
         prompt_memory: (None, None),
         mcp_tools: None,
+        mcp_asked: Vec::new(),
         options,
         history,
     };
@@ -311,6 +312,8 @@ struct Agent {
     tip_shown: bool,
     /// The MCP tools as offered, frozen until a server's tool list changes.
     mcp_tools: Option<crate::mcp::McpToolSet>,
+    /// Project MCP servers the user was asked about.
+    mcp_asked: Vec<String>,
 }
 
 /// What one streamed response left behind.
@@ -376,6 +379,7 @@ impl Agent {
                 ),
             });
         }
+        self.ask_project_server();
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -399,6 +403,9 @@ impl Agent {
                     self.emit(AgentEvent::ModeChanged { mode });
                 }
                 Op::Interrupt => {}
+                Op::Approve { id, decision } if id.starts_with(mcp_glue::PROJECT_APPROVAL) => {
+                    self.answer_project_server(&id, decision);
+                }
                 Op::Approve { id, .. } => {
                     tracing::debug!(%id, "approval for a call that is not waiting");
                 }
@@ -462,6 +469,9 @@ impl Agent {
                 _ = &mut prompt => break,
                 op = ops.recv(), if !shutdown => match op {
                     Some(Op::Interrupt) => cancel.cancel(),
+                    Some(op @ Op::Approve { .. }) if matches!(&op, Op::Approve { id, .. } if id.starts_with(mcp_glue::PROJECT_APPROVAL)) => {
+                        queued.push_back(op);
+                    }
                     Some(Op::Approve { id, decision }) => {
                         let _ = answers.send((id, decision));
                     }

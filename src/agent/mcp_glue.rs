@@ -8,7 +8,69 @@
 use super::*;
 use crate::mcp::{McpToolSet, config::ProjectApprovals};
 
+/// Approval ids of project servers start with this (answers come back as `Op::Approve`).
+pub(super) const PROJECT_APPROVAL: &str = "mcp-project:";
+
 impl Agent {
+    /// Asks the user (TUI policy only) about the next project server waiting for approval, one
+    /// dialog at a time; answers arrive through `answer_project_server`.
+    pub(super) fn ask_project_server(&mut self) {
+        if self.options.approval != ApprovalPolicy::Ask {
+            return;
+        }
+        let Some(handle) = self.options.mcp.clone() else {
+            return;
+        };
+        let waiting = handle.hub.report().into_iter().find(|r| {
+            r.status == crate::mcp::Status::NotApproved && !self.mcp_asked.contains(&r.name)
+        });
+        let Some(server) = waiting else {
+            return;
+        };
+        self.mcp_asked.push(server.name.clone());
+        let Some(config) = handle.hub.config(&server.name) else {
+            return;
+        };
+        let args = match &config.transport {
+            crate::mcp::config::Transport::Stdio { command, args, env } => serde_json::json!({
+                "server": config.name, "command": command, "args": args,
+                "env": env.keys().collect::<Vec<_>>(),
+            }),
+            crate::mcp::config::Transport::Http { url, headers } => serde_json::json!({
+                "server": config.name, "url": url,
+                "headers": headers.keys().collect::<Vec<_>>(),
+            }),
+        };
+        let root = prompt::bootstrap::project_root(&self.tool_ctx.workspace);
+        self.emit(AgentEvent::ApprovalRequest {
+            id: format!("{PROJECT_APPROVAL}{}", config.name),
+            name: "MCP project server".into(),
+            args,
+            preview: Some(format!(
+                "{}/.mcp.json asks to start the MCP server `{}`; it runs with your permissions. Approving remembers it for this workspace; denying leaves it off (/mcp approve {} later).",
+                root.display(),
+                config.name,
+                config.name
+            )),
+        });
+    }
+
+    /// The user's answer about a project server; then the next one is asked.
+    pub(super) fn answer_project_server(
+        &mut self,
+        id: &str,
+        decision: crate::protocol::ApprovalDecision,
+    ) {
+        let name = id.trim_start_matches(PROJECT_APPROVAL).to_string();
+        let message = if decision == crate::protocol::ApprovalDecision::Deny {
+            format!("MCP server `{name}` stays off (/mcp approve {name} starts it)")
+        } else {
+            self.mcp_command(Some(name))
+        };
+        self.emit(AgentEvent::Notice { message });
+        self.ask_project_server();
+    }
+
     /// Emits the MCP failures not yet reported, each once.
     pub(super) fn mcp_reports(&mut self) {
         let reports = self

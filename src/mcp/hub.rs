@@ -651,3 +651,48 @@ impl Drop for McpHub {
         self.shutdown();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::config::{Scope, ServerConfig, Transport};
+
+    fn idle_hub() -> Arc<McpHub> {
+        let config = ServerConfig {
+            name: "srv".into(),
+            scope: Scope::Project,
+            transport: Transport::Stdio {
+                command: "never-run".into(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+            fingerprint: "x".into(),
+        };
+        McpHub::start(vec![config], |_| false, PathBuf::new(), DEFAULT_STARTUP_TIMEOUT)
+    }
+
+    #[test]
+    fn the_channel_keeps_the_five_newest_within_the_character_budget_and_empties() {
+        let hub = idle_hub();
+        assert_eq!(hub.report()[0].status, Status::NotApproved);
+        assert_eq!(hub.drain_channel(), None);
+        for n in 0..7 {
+            hub.push_channel(0, None, format!("info: message {n}"));
+        }
+        let block = hub.drain_channel().expect("queued");
+        assert_eq!(block.lines().count(), CHANNEL_ITEMS);
+        assert!(block.starts_with("[srv] info: message 2"), "{block}");
+        assert!(block.ends_with("[srv] info: message 6"), "{block}");
+        assert_eq!(hub.drain_channel(), None, "sent once");
+
+        // Progress of one call replaces its earlier progress; long messages are cut, newest kept.
+        hub.push_channel(0, Some("progress 1".into()), "progress 1/3".into());
+        hub.push_channel(0, Some("progress 1".into()), "progress 3/3".into());
+        hub.push_channel(0, None, "x".repeat(3000));
+        hub.push_channel(0, None, "info: newest".into());
+        let block = hub.drain_channel().expect("queued");
+        assert!(block.chars().count() <= CHANNEL_CHARS + CHANNEL_ITEMS, "{}", block.len());
+        assert!(block.ends_with("[srv] info: newest"));
+        assert!(!block.contains("1/3"));
+    }
+}

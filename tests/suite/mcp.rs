@@ -534,7 +534,7 @@ async fn a_project_server_does_not_start_until_approved_for_the_workspace() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!marker.exists(), "nothing ran before approval");
 
-    // `/mcp approve proj` through the agent: remembered, and the server starts.
+    // The TUI's dialog: the agent asks once at session start, showing what would run.
     let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
     let mut handle = spawn(
         home.path(),
@@ -546,18 +546,24 @@ async fn a_project_server_does_not_start_until_approved_for_the_workspace() {
         },
         ApprovalPolicy::Ask,
     );
+    let events = events_until(&mut handle, |e| {
+        matches!(e, AgentEvent::ApprovalRequest { .. })
+    })
+    .await;
+    let Some(AgentEvent::ApprovalRequest { id, args, .. }) = events.last() else {
+        panic!("no approval request: {events:?}");
+    };
+    assert_eq!(args["server"], "proj");
+    assert_eq!(args["command"], "sh");
+    assert!(!marker.exists(), "asking runs nothing");
     handle
         .ops
-        .send(Op::Mcp {
-            approve: Some("proj".into()),
+        .send(Op::Approve {
+            id: id.clone(),
+            decision: chatcli::protocol::ApprovalDecision::AllowOnce,
         })
         .expect("agent alive");
-    let events = events_until(
-        &mut handle,
-        |e| matches!(e, AgentEvent::Notice { message } if message.contains("approved")),
-    )
-    .await;
-    assert!(!events.is_empty());
+    events_until(&mut handle, |e| matches!(e, AgentEvent::Notice { message } if message.contains("approved MCP server `proj`"))).await;
     hub.wait_started().await;
     assert_eq!(hub.report()[0].status, Status::Running);
     assert!(marker.exists());
