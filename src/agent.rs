@@ -380,6 +380,7 @@ impl Agent {
             });
         }
         self.ask_project_server();
+        self.announce_mcp();
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -437,6 +438,31 @@ impl Agent {
                     let cancel = CancellationToken::new();
                     if let Err(message) = self.summarize(&cancel).await {
                         self.emit(AgentEvent::Notice { message });
+                    }
+                }
+                Op::McpPrompt {
+                    server,
+                    prompt,
+                    args,
+                    mode,
+                } => {
+                    let text = match &self.options.mcp {
+                        Some(mcp) => mcp.hub.prompt_text(&server, &prompt, &args).await,
+                        None => Err("no MCP servers in this session".into()),
+                    };
+                    match text {
+                        Ok(text) => {
+                            if self
+                                .run_prompt_listening(text, mode, &mut ops, &answers, &mut queued)
+                                .await
+                            {
+                                break;
+                            }
+                        }
+                        Err(message) => {
+                            self.emit(AgentEvent::Notice { message });
+                            self.finish_prompt(String::new(), Ending::Failed);
+                        }
                     }
                 }
                 Op::Mcp { approve } => {

@@ -11,6 +11,16 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+/// An MCP prompt as a slash command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpPromptCommand {
+    /// `SERVER:PROMPT`, typed after the `/`.
+    pub name: String,
+    /// Its arguments, as help shows them.
+    pub args: String,
+    pub about: String,
+}
+
 /// How a prompt is handled: a plain chat request, or the tool loop with a given tool set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -122,6 +132,13 @@ pub enum Op {
     /// List the MCP servers (`/mcp`), or approve a project server and start it
     /// (`/mcp approve NAME`); answered by a notice.
     Mcp { approve: Option<String> },
+    /// Run an MCP server's prompt (`/SERVER:PROMPT ARGS`) as a prompt in `mode`.
+    McpPrompt {
+        server: String,
+        prompt: String,
+        args: String,
+        mode: Mode,
+    },
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -360,6 +377,8 @@ pub enum AgentEvent {
     Error { message: String },
     /// A short notice for the user (not an error).
     Notice { message: String },
+    /// The MCP servers' prompts, offered as `/SERVER:PROMPT` commands (sent once they started).
+    McpPrompts { commands: Vec<McpPromptCommand> },
     /// The prompt is finished; `text` is the final answer.
     TurnFinished { text: String, stop_reason: String },
     /// Session totals; the last event `exec` prints.

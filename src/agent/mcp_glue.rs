@@ -71,6 +71,42 @@ impl Agent {
         self.ask_project_server();
     }
 
+    /// Once every server has started or failed (off the agent task): the failures, and the
+    /// servers' prompts as `/SERVER:PROMPT` commands for the front end.
+    pub(super) fn announce_mcp(&self) {
+        let Some(handle) = self.options.mcp.clone() else {
+            return;
+        };
+        if handle.hub.is_empty() {
+            return;
+        }
+        let sink = self.sink.clone();
+        tokio::spawn(async move {
+            handle.hub.wait_started().await;
+            for message in handle.hub.take_reports() {
+                sink.emit(AgentEvent::Notice { message });
+            }
+            let commands: Vec<crate::protocol::McpPromptCommand> = handle
+                .hub
+                .report()
+                .into_iter()
+                .flat_map(|server| {
+                    server
+                        .prompts
+                        .into_iter()
+                        .map(move |p| crate::protocol::McpPromptCommand {
+                            name: format!("{}:{}", server.name, p.name),
+                            args: p.arguments.join(" "),
+                            about: p.description,
+                        })
+                })
+                .collect();
+            if !commands.is_empty() {
+                sink.emit(AgentEvent::McpPrompts { commands });
+            }
+        });
+    }
+
     /// Emits the MCP failures not yet reported, each once.
     pub(super) fn mcp_reports(&mut self) {
         let reports = self

@@ -64,6 +64,8 @@ impl Status {
 pub struct PromptInfo {
     pub name: String,
     pub description: String,
+    /// Its arguments' names, in the server's order.
+    pub arguments: Vec<String>,
 }
 
 /// What `/mcp` shows of one server.
@@ -395,6 +397,12 @@ impl McpHub {
                         .map(|p| PromptInfo {
                             name: p.name.to_string(),
                             description: p.description.map(|d| d.to_string()).unwrap_or_default(),
+                            arguments: p
+                                .arguments
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|a| a.name)
+                                .collect(),
                         })
                         .collect()
                 })
@@ -545,6 +553,63 @@ impl McpHub {
         }
     }
 
+    /// A server prompt's text (`/SERVER:PROMPT ARGS`): `ARGS` is `key=value` pairs, or for a
+    /// prompt with one argument the whole text. `Err` says why there is none.
+    pub async fn prompt_text(
+        &self,
+        server: &str,
+        prompt: &str,
+        args: &str,
+    ) -> Result<String, String> {
+        let Some(index) = self.servers.iter().position(|s| s.config.name == server) else {
+            return Err(format!("no MCP server named `{server}`"));
+        };
+        let (peer, info) = {
+            let state = self.servers[index]
+                .state
+                .lock()
+                .map_err(|_| "MCP state unavailable".to_string())?;
+            let info = state.prompts.iter().find(|p| p.name == prompt).cloned();
+            (state.peer.clone(), info)
+        };
+        let peer = peer.ok_or_else(|| format!("MCP server `{server}` is not running (/mcp)"))?;
+        let info = info.ok_or_else(|| format!("MCP server `{server}` has no prompt `{prompt}`"))?;
+        let mut arguments = serde_json::Map::new();
+        let args = args.trim();
+        if !args.is_empty() {
+            if info.arguments.len() == 1 && !args.contains('=') {
+                arguments.insert(info.arguments[0].clone(), args.into());
+            } else {
+                for pair in args.split_whitespace() {
+                    let Some((key, value)) = pair.split_once('=') else {
+                        return Err(format!(
+                            "/{server}:{prompt} takes key=value arguments ({})",
+                            info.arguments.join(", ")
+                        ));
+                    };
+                    arguments.insert(key.to_string(), value.into());
+                }
+            }
+        }
+        let params = rmcp::model::GetPromptRequestParams::new(prompt).with_arguments(arguments);
+        let result = peer
+            .get_prompt(params)
+            .await
+            .map_err(|e| format!("/{server}:{prompt} failed: {e}"))?;
+        let value = serde_json::to_value(&result).unwrap_or_default();
+        let texts: Vec<&str> = value
+            .get("messages")
+            .and_then(|m| m.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.pointer("/content/text").and_then(|t| t.as_str()))
+            .collect();
+        if texts.is_empty() {
+            return Err(format!("/{server}:{prompt} returned no text"));
+        }
+        Ok(texts.join("\n\n"))
+    }
+
     /// Queues a notification for the next request's `<context>` block.
     fn push_channel(&self, index: usize, key: Option<String>, text: String) {
         let server = &self.servers[index].config.name;
@@ -668,7 +733,12 @@ mod tests {
             },
             fingerprint: "x".into(),
         };
-        McpHub::start(vec![config], |_| false, PathBuf::new(), DEFAULT_STARTUP_TIMEOUT)
+        McpHub::start(
+            vec![config],
+            |_| false,
+            PathBuf::new(),
+            DEFAULT_STARTUP_TIMEOUT,
+        )
     }
 
     #[test]
@@ -691,7 +761,11 @@ mod tests {
         hub.push_channel(0, None, "x".repeat(3000));
         hub.push_channel(0, None, "info: newest".into());
         let block = hub.drain_channel().expect("queued");
-        assert!(block.chars().count() <= CHANNEL_CHARS + CHANNEL_ITEMS, "{}", block.len());
+        assert!(
+            block.chars().count() <= CHANNEL_CHARS + CHANNEL_ITEMS,
+            "{}",
+            block.len()
+        );
         assert!(block.ends_with("[srv] info: newest"));
         assert!(!block.contains("1/3"));
     }

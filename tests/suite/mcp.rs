@@ -577,3 +577,48 @@ async fn a_project_server_does_not_start_until_approved_for_the_workspace() {
     assert_eq!(again.report()[0].status, Status::Running);
     again.shutdown();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_prompts_become_commands_and_run_as_prompts() {
+    if !python_mcp() {
+        return;
+    }
+    let home = tempfile::tempdir().expect("home");
+    let ws = tempfile::tempdir().expect("workspace");
+    let mcp = start(
+        home.path(),
+        ws.path(),
+        json!({ "py": python_server(&[]) }),
+        mcp::DEFAULT_SCHEMA_BUDGET,
+    )
+    .await;
+    let provider = Scripted::new(vec![respond("Reviewed.", &[])], Duration::ZERO);
+    let mut handle = spawn(
+        home.path(),
+        ws.path(),
+        Arc::clone(&provider),
+        mcp,
+        ApprovalPolicy::Ask,
+    );
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::McpPrompts { .. })).await;
+    let Some(AgentEvent::McpPrompts { commands }) = events.last() else {
+        panic!("no prompts: {events:?}");
+    };
+    assert_eq!(commands.len(), 1);
+    assert_eq!(commands[0].name, "py:review");
+    assert_eq!(commands[0].args, "path");
+    handle
+        .ops
+        .send(Op::McpPrompt {
+            server: "py".into(),
+            prompt: "review".into(),
+            args: "src/main.rs".into(),
+            mode: Mode::Run,
+        })
+        .expect("agent alive");
+    events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 1);
+    let first = serde_json::to_string(&requests[0].messages[0]).expect("json");
+    assert!(first.contains("Please review src/main.rs."), "{first}");
+}
