@@ -460,6 +460,8 @@ impl McpHub {
         state.status = Some(Status::Failed(why.clone()));
         state.peer = None;
         drop(state);
+        // A server that broke its connection but still runs is not left behind.
+        self.kill(index);
         if let Ok(mut reports) = self.reports.lock() {
             reports.push(format!(
                 "MCP server `{}` {why}; the session goes on without its tools (/mcp shows the servers)",

@@ -60,7 +60,7 @@ pub const COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "mcp",
         args: "[approve NAME]",
-        about: "MCP servers: status, tools, prompts; approve a project server",
+        about: "MCP servers and their tools; approve a project server",
     },
     SlashCommand {
         name: "cost",
