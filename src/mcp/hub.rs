@@ -103,6 +103,16 @@ struct ChannelItem {
     text: String,
 }
 
+/// rmcp's HTTP client (reqwest 0.13, built without a TLS backend of its own) needs a process
+/// rustls provider; chatcli's other HTTP client already links ring, so that is the one.
+fn install_crypto() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // `Err` means another part of the process installed one first: that one is used.
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// The session's MCP servers.
 pub struct McpHub {
     servers: Vec<Server>,
@@ -233,11 +243,7 @@ impl McpHub {
         });
         for (index, allowed) in allowed.into_iter().enumerate() {
             if allowed {
-                let hub_ref = Arc::clone(&hub);
-                let workspace = workspace.clone();
-                tokio::spawn(async move {
-                    hub_ref.connect(index, workspace, timeout).await;
-                });
+                hub.spawn_connect(index);
             }
         }
         hub
@@ -270,10 +276,23 @@ impl McpHub {
             state.status = Some(Status::Starting);
         }
         self.pending.send_modify(|n| *n += 1);
+        self.spawn_connect(index);
+        Ok(())
+    }
+
+    /// Connects server `index` in its own task; whatever happens there, even a panic, the
+    /// server ends up running or failed and stops counting as pending.
+    fn spawn_connect(self: &Arc<Self>, index: usize) {
         let hub = Arc::clone(self);
         let (workspace, timeout) = (self.workspace.clone(), self.timeout);
-        tokio::spawn(async move { hub.connect(index, workspace, timeout).await });
-        Ok(())
+        tokio::spawn(async move {
+            let attempt = tokio::spawn(Arc::clone(&hub).connect(index, workspace, timeout)).await;
+            if let Err(e) = attempt {
+                hub.kill(index);
+                hub.fail(index, format!("failed to start: {e}"));
+            }
+            hub.pending.send_modify(|n| *n = n.saturating_sub(1));
+        });
     }
 
     /// The configuration of a server, by name.
@@ -314,7 +333,6 @@ impl McpHub {
             tracing::info!(server = %name, "MCP server running");
             self.generation.fetch_add(1, Ordering::SeqCst);
         }
-        self.pending.send_modify(|n| *n = n.saturating_sub(1));
     }
 
     /// Connects, lists, and leaves a watcher that reports the server's end.
@@ -357,6 +375,7 @@ impl McpHub {
             }
             Transport::Http { url, headers } => {
                 use rmcp::transport::StreamableHttpClientTransport;
+                install_crypto();
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 let mut custom = std::collections::HashMap::new();

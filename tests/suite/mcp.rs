@@ -622,3 +622,83 @@ async fn server_prompts_become_commands_and_run_as_prompts() {
     let first = serde_json::to_string(&requests[0].messages[0]).expect("json");
     assert!(first.contains("Please review src/main.rs."), "{first}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_server_over_streamable_http_lists_and_calls() {
+    if !npx() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut server = tokio::process::Command::new("npx")
+        .args([
+            "-y",
+            "@modelcontextprotocol/server-everything",
+            "streamableHttp",
+        ])
+        .env("PORT", port.to_string())
+        .env("npm_config_prefer_offline", "true")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("npx runs");
+    let _group = KillGroup(server.id().expect("a pid"));
+    let mut up = false;
+    for _ in 0..240 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(up, "server-everything listens on {port}");
+    let home = tempfile::tempdir().expect("home");
+    let ws = tempfile::tempdir().expect("workspace");
+    let mcp = start(
+        home.path(),
+        ws.path(),
+        json!({ "ev": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Chatcli-Test": "1"}} }),
+        u64::MAX,
+    )
+    .await;
+    let report = &mcp.hub.report()[0];
+    assert_eq!(report.transport, "http");
+    assert!(report.tools > 0 && !report.prompts.is_empty(), "{report:?}");
+    let set = mcp::McpToolSet::build(&mcp.hub, u64::MAX);
+    let tools = set.tools();
+    let echo = tools
+        .iter()
+        .find(|t| t.spec().name == "mcp__ev__echo")
+        .expect("echo offered");
+    let ctx = chatcli::tools::ToolContext::new(
+        ws.path().to_path_buf(),
+        chatcli::tools::Scratch::private(ws.path().join("scratch")),
+        Default::default(),
+    );
+    let out = echo
+        .run(&json!({"message": "over http"}), &ctx)
+        .await
+        .expect("echo answers");
+    assert!(out.text.contains("over http"), "{}", out.text);
+    mcp.hub.shutdown();
+}
+
+/// Kills the process group a test started, also when the test fails.
+struct KillGroup(u32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        // SAFETY: signals the process group the test started; no memory is touched.
+        unsafe {
+            libc::kill(-(self.0 as i32), libc::SIGKILL);
+        }
+    }
+}
