@@ -52,6 +52,19 @@ def crash() -> str:
     os._exit(3)
 
 
+def grown() -> str:
+    """A tool added while the session runs."""
+    return "grown!"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `grown` and tell the client its tool list changed."""
+    server.add_tool(grown, name="grown")
+    await ctx.session.send_tool_list_changed()
+    return "grew"
+
+
 @server.prompt()
 def review(path: str) -> str:
     """Ask for a review of one file."""

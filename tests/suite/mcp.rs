@@ -702,3 +702,65 @@ impl Drop for KillGroup {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_reaches_the_next_prompt_and_is_announced() {
+    if !python_mcp() {
+        return;
+    }
+    let home = tempfile::tempdir().expect("home");
+    let ws = tempfile::tempdir().expect("workspace");
+    let mcp = start(
+        home.path(),
+        ws.path(),
+        json!({ "py": python_server(&[]) }),
+        mcp::DEFAULT_SCHEMA_BUDGET,
+    )
+    .await;
+    let hub = Arc::clone(&mcp.hub);
+    let provider = Scripted::new(
+        vec![
+            respond("", &[("c1", "mcp__py__grow", json!({}))]),
+            respond("Grew.", &[]),
+            respond("Now there is more.", &[]),
+        ],
+        Duration::ZERO,
+    );
+    let mut handle = spawn(
+        home.path(),
+        ws.path(),
+        Arc::clone(&provider),
+        mcp,
+        ApprovalPolicy::AutoApprove,
+    );
+    let first = submit(&mut handle, "grow the server").await;
+    assert!(!first.iter().any(
+        |e| matches!(e, AgentEvent::Notice { message } if message.contains("tool list changed"))
+    ));
+    let grown = "mcp__py__grown".to_string();
+    for _ in 0..100 {
+        if mcp::McpToolSet::build(&hub, u64::MAX)
+            .entries()
+            .iter()
+            .any(|e| e.name == grown)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let second = submit(&mut handle, "and now?").await;
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        !tool_names(&requests[1]).contains(&grown),
+        "unchanged within a prompt"
+    );
+    assert!(
+        tool_names(&requests[2]).contains(&grown),
+        "{:?}",
+        tool_names(&requests[2])
+    );
+    assert!(second.iter().any(
+        |e| matches!(e, AgentEvent::Notice { message } if message.contains("MCP tool list changed"))
+    ));
+}
