@@ -632,7 +632,7 @@ async fn the_reference_server_over_streamable_http_lists_and_calls() {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let mut server = tokio::process::Command::new("npx")
+    let server = tokio::process::Command::new("npx")
         .args([
             "-y",
             "@modelcontextprotocol/server-everything",
