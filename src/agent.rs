@@ -11,6 +11,7 @@ pub mod accounting;
 pub mod compaction;
 mod context;
 pub mod early_exit;
+mod mcp_glue;
 pub mod retry;
 pub mod rewind;
 pub mod routing;
@@ -91,6 +92,8 @@ pub struct AgentOptions {
     pub bootstrap_max_chars: usize,
     /// Context attached from the start (`exec --context`); its ceiling holds for `/context add`.
     pub attachments: prompt::attachments::Attachments,
+    /// The session's MCP servers; `None` has none.
+    pub mcp: Option<crate::mcp::McpHandle>,
 }
 
 /// A source of the current time.
@@ -139,6 +142,7 @@ impl AgentOptions {
             home: None,
             bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
             attachments: Default::default(),
+            mcp: None,
             session_id,
         }
     }
@@ -270,6 +274,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         digest,
         memory,
         prompt_memory: (None, None),
+        mcp_tools: None,
+        mcp_asked: Vec::new(),
         options,
         history,
     };
@@ -316,6 +322,10 @@ struct Agent {
     snapshots: rewind::FileSnapshots,
     /// Where each prompt of the session starts in the history (`None`: it was refused).
     prompt_starts: Vec<Option<usize>>,
+    /// The MCP tools as offered, frozen until a server's tool list changes.
+    mcp_tools: Option<crate::mcp::McpToolSet>,
+    /// Project MCP servers the user was asked about.
+    mcp_asked: Vec<String>,
 }
 
 /// What one streamed response left behind.
@@ -381,6 +391,8 @@ impl Agent {
                 ),
             });
         }
+        self.ask_project_server();
+        self.announce_mcp();
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -404,6 +416,9 @@ impl Agent {
                     self.emit(AgentEvent::ModeChanged { mode });
                 }
                 Op::Interrupt => {}
+                Op::Approve { id, decision } if id.starts_with(mcp_glue::PROJECT_APPROVAL) => {
+                    self.answer_project_server(&id, decision);
+                }
                 Op::Approve { id, .. } => {
                     tracing::debug!(%id, "approval for a call that is not waiting");
                 }
@@ -441,8 +456,40 @@ impl Agent {
                         self.emit(AgentEvent::Notice { message });
                     }
                 }
+                Op::McpPrompt {
+                    server,
+                    prompt,
+                    args,
+                    mode,
+                } => {
+                    let text = match &self.options.mcp {
+                        Some(mcp) => mcp.hub.prompt_text(&server, &prompt, &args).await,
+                        None => Err("no MCP servers in this session".into()),
+                    };
+                    match text {
+                        Ok(text) => {
+                            if self
+                                .run_prompt_listening(text, mode, &mut ops, &answers, &mut queued)
+                                .await
+                            {
+                                break;
+                            }
+                        }
+                        Err(message) => {
+                            self.emit(AgentEvent::Notice { message });
+                            self.finish_prompt(String::new(), Ending::Failed);
+                        }
+                    }
+                }
+                Op::Mcp { approve } => {
+                    let message = self.mcp_command(approve);
+                    self.emit(AgentEvent::Notice { message });
+                }
                 Op::Shutdown => break,
             }
+        }
+        if let Some(mcp) = &self.options.mcp {
+            mcp.hub.shutdown();
         }
     }
 
@@ -464,6 +511,9 @@ impl Agent {
                 _ = &mut prompt => break,
                 op = ops.recv(), if !shutdown => match op {
                     Some(Op::Interrupt) => cancel.cancel(),
+                    Some(op @ Op::Approve { .. }) if matches!(&op, Op::Approve { id, .. } if id.starts_with(mcp_glue::PROJECT_APPROVAL)) => {
+                        queued.push_back(op);
+                    }
                     Some(Op::Approve { id, decision }) => {
                         let _ = answers.send((id, decision));
                     }
@@ -519,6 +569,7 @@ impl Agent {
         }
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
+        self.refresh_mcp(mode).await;
         let tools = self.tools_for(mode);
         let mut guard =
             StagnationGuard::new(self.options.early_exit, self.options.early_exit_turns);
@@ -531,11 +582,12 @@ impl Agent {
             }
             turn += 1;
             self.emit(AgentEvent::TurnStarted { turn });
+            self.mcp_reports();
             self.refresh_bootstrap().await;
             let system = prompt::stable_blocks(
                 mode,
                 &self.tool_ctx.workspace,
-                &self.project_blocks(),
+                &self.prefix_blocks(mode),
                 self.memory_index(mode),
             );
             self.attach_volatile();
@@ -630,7 +682,7 @@ impl Agent {
         let system = prompt::stable_blocks(
             self.mode,
             &self.tool_ctx.workspace,
-            &self.project_blocks(),
+            &self.prefix_blocks(self.mode),
             self.memory_index(self.mode),
         );
         let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());
@@ -639,6 +691,7 @@ impl Agent {
             mode: self.mode,
             tools_tokens,
             system_tokens: crate::tokens::count(&system_text.join("\n\n")),
+            mcp_catalog_tokens: self.mcp_catalog_tokens(),
             blocks: self.ledger.report(),
         }
     }

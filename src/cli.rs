@@ -35,6 +35,8 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_WEBFETCH_AUTOSAVE_BYTES  web pages larger than this are saved, not inlined (10000)
   CHATCLI_AGENT_TMPDIR     your own scratch directory for saved files (never deleted)
   CHATCLI_SEARXNG_URL, BRAVE_SEARCH_API_KEY  backend of the web_search tool
+  CHATCLI_MCP_STARTUP_TIMEOUT  seconds an MCP server may take to start (default 10)
+  CHATCLI_MCP_SCHEMA_BUDGET    tokens of MCP schemas sent directly before deferring (2000)
 
 Keys in the TUI: Enter send, Shift+Enter or Ctrl+J newline, Shift+Tab cycle mode,
 Ctrl+C interrupt (twice to quit), F1 help.";
@@ -90,6 +92,16 @@ pub enum Command {
     /// Long-term memory: add, list, forget and import facts; print the prompt digest.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// MCP servers from CHATCLI_HOME/mcp.json and the project's .mcp.json.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+/// `chatcli mcp` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start the servers, list them (status, transport, tools, prompts, resources, errors), stop them.
+    List,
 }
 
 /// `chatcli bench` flags.

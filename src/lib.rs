@@ -12,6 +12,7 @@ pub mod conversation;
 pub mod cost;
 pub mod exec;
 pub mod logging;
+pub mod mcp;
 pub mod memory;
 pub mod prompt;
 pub mod protocol;

@@ -137,6 +137,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Mcp(chatcli::cli::McpCommand::List)) => {
+            let mcp = session::start_mcp(&config, false)?;
+            mcp.hub.wait_started().await;
+            for notice in mcp.hub.take_reports() {
+                eprintln!("chatcli: {notice}");
+            }
+            println!("{}", chatcli::mcp::listing(&mcp.hub.report()));
+            mcp.hub.shutdown();
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Memory(command)) => {
             let mut stdout = std::io::stdout();
             chatcli::memory::cli::run(
@@ -157,6 +167,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut options =
                 session::agent_options(&config, provider.as_ref(), &catalog, session_id, approval);
             options.resume = resumed;
+            options.mcp = Some(session::start_mcp(&config, args.yes)?);
             if !args.context.is_empty() {
                 let outcome = options
                     .attachments
@@ -205,6 +216,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ApprovalPolicy::Ask,
             );
             options.resume = resumed;
+            options.mcp = Some(session::start_mcp(&config, false)?);
             let switch: tui::Switch = {
                 let config = config.clone();
                 let catalog = catalog.clone();

@@ -11,6 +11,16 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+/// An MCP prompt as a slash command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpPromptCommand {
+    /// `SERVER:PROMPT`, typed after the `/`.
+    pub name: String,
+    /// Its arguments, as help shows them.
+    pub args: String,
+    pub about: String,
+}
+
 /// How a prompt is handled: a plain chat request, or the tool loop with a given tool set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -172,6 +182,16 @@ pub enum Op {
     /// Return the conversation to before the `prompt`-th prompt of the session (from 0), and
     /// restore the files `write_file`/`patch_file` changed since (`/rewind`).
     Rewind { prompt: usize },
+    /// List the MCP servers (`/mcp`), or approve a project server and start it
+    /// (`/mcp approve NAME`); answered by a notice.
+    Mcp { approve: Option<String> },
+    /// Run an MCP server's prompt (`/SERVER:PROMPT ARGS`) as a prompt in `mode`.
+    McpPrompt {
+        server: String,
+        prompt: String,
+        args: String,
+        mode: Mode,
+    },
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -370,6 +390,9 @@ pub enum AgentEvent {
         mode: Mode,
         tools_tokens: u64,
         system_tokens: u64,
+        /// Tokens of the MCP catalog block within `system_tokens` (0 without deferred MCP tools).
+        #[serde(default)]
+        mcp_catalog_tokens: u64,
         blocks: Vec<crate::prompt::ledger::BlockReport>,
     },
     /// The session's bill, for `/cost`: totals, what the cache saved, and each model's share.
@@ -407,6 +430,8 @@ pub enum AgentEvent {
     Error { message: String },
     /// A short notice for the user (not an error).
     Notice { message: String },
+    /// The MCP servers' prompts, offered as `/SERVER:PROMPT` commands (sent once they started).
+    McpPrompts { commands: Vec<McpPromptCommand> },
     /// The prompt is finished; `text` is the final answer.
     TurnFinished { text: String, stop_reason: String },
     /// Session totals; the last event `exec` prints.

@@ -158,6 +158,27 @@ pub fn prune_old_sessions(config: &Config) -> usize {
     )
 }
 
+/// Starts the configured MCP servers (in the background) for a session; `approve_project`
+/// starts project servers not yet approved (`exec --yes`). Unusable entries and servers
+/// awaiting approval are reported through the hub, once.
+pub fn start_mcp(
+    config: &Config,
+    approve_project: bool,
+) -> Result<crate::mcp::McpHandle, crate::config::ConfigError> {
+    let settings = crate::mcp::McpSettings::from_env(&config.env)?;
+    let (hub, startup) = crate::mcp::start_session(
+        &config.home,
+        &config.workspace,
+        &config.env,
+        &settings,
+        approve_project,
+    );
+    for notice in startup.notices {
+        hub.report_later(notice);
+    }
+    Ok(crate::mcp::McpHandle { hub, settings })
+}
+
 /// Everything the agent task needs, for this config and provider.
 pub fn agent_options(
     config: &Config,
@@ -209,6 +230,7 @@ pub fn agent_options(
         home: Some(config.home.clone()),
         bootstrap_max_chars: config.bootstrap_max_chars,
         attachments: crate::prompt::attachments::Attachments::new(config.context_max_tokens),
+        mcp: None,
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

@@ -130,6 +130,15 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Whether it only reads: read-only tools never ask and may run in parallel.
     fn read_only(&self) -> bool;
+    /// Whether this call only reads (a tool that forwards to others decides per call).
+    fn read_only_call(&self, _args: &serde_json::Value) -> bool {
+        self.read_only()
+    }
+    /// What "allow always" covers for this call; `None` is the tool's name (MCP tools share one
+    /// key per server).
+    fn approval_key(&self, _args: &serde_json::Value) -> Option<String> {
+        None
+    }
     /// What the call would change, shown in the approval dialog and kept with the result (a
     /// diff for writes); `None` when the arguments say it all.
     fn preview(&self, _args: &serde_json::Value, _ctx: &ToolContext) -> Option<String> {
@@ -236,6 +245,14 @@ impl ToolRegistry {
                 .map(|t| (t.spec().name, Box::new(Timed(t)) as Box<dyn Tool>))
                 .collect(),
         }
+    }
+
+    /// The registry with `extra` appended after the built-in tools, in the order given (MCP
+    /// tools, sorted by their own rule), so built-ins keep their place in the cached prefix.
+    pub fn with_extra(mut self, extra: Vec<Box<dyn Tool>>) -> Self {
+        self.tools
+            .extend(extra.into_iter().map(|t| (t.spec().name, t)));
+        self
     }
 
     /// The registry without the named tool (memory when it is off).

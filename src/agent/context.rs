@@ -57,11 +57,12 @@ impl Agent {
     /// The tools a mode offers this session (no `memory` tool when memory is off).
     pub(super) fn tools_for(&self, mode: Mode) -> ToolRegistry {
         let tools = ToolRegistry::for_mode(mode);
-        if self.memory.is_some() {
+        let tools = if self.memory.is_some() {
             tools
         } else {
             tools.without("memory")
-        }
+        };
+        tools.with_extra(self.mcp_extra(mode))
     }
 
     /// The frozen digest, when the mode shows it (index mode, and never in chat mode).
@@ -467,6 +468,8 @@ impl Agent {
             &self.tool_ctx.workspace,
         );
         let (full, recall) = self.prompt_memory.clone();
-        prompt::volatile_blocks(dynamic, full, recall)
+        let mut blocks = prompt::volatile_blocks(dynamic, full, recall);
+        blocks.extend(self.mcp_channel());
+        blocks
     }
 }

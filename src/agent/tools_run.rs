@@ -58,6 +58,7 @@ impl Approvals {
     async fn decide(
         &mut self,
         (id, name, args): &Call,
+        key: &str,
         preview: Option<String>,
         cancel: &CancellationToken,
         events: &EventSink,
@@ -76,7 +77,7 @@ impl Approvals {
             {
                 return Ok(());
             }
-            ApprovalPolicy::Ask if self.always.contains(name) => return Ok(()),
+            ApprovalPolicy::Ask if self.always.contains(key) => return Ok(()),
             ApprovalPolicy::Ask => {}
         }
         events.emit(AgentEvent::ApprovalRequest {
@@ -95,7 +96,7 @@ impl Approvals {
                     return match decision {
                         ApprovalDecision::AllowOnce => Ok(()),
                         ApprovalDecision::AllowAlways => {
-                            self.always.insert(name.clone());
+                            self.always.insert(key.to_string());
                             Ok(())
                         }
                         ApprovalDecision::Deny => Err(DENIED),
@@ -121,7 +122,7 @@ pub async fn run_calls(
 ) -> Vec<(ContentBlock, Option<UsageRecord>)> {
     let all_read_only = calls
         .iter()
-        .all(|(_, name, _)| tools.get(name).is_none_or(|t| t.read_only()));
+        .all(|(_, name, args)| tools.get(name).is_none_or(|t| t.read_only_call(args)));
     if all_read_only {
         return join_all(calls.iter().map(|call| {
             announce(call, events);
@@ -133,14 +134,17 @@ pub async fn run_calls(
     for call in calls {
         announce(call, events);
         let tool = tools.get(&call.1);
-        let needs_approval = tool.is_some_and(|t| !t.read_only());
+        let needs_approval = tool.is_some_and(|t| !t.read_only_call(&call.2));
+        let key = tool
+            .and_then(|t| t.approval_key(&call.2))
+            .unwrap_or_else(|| call.1.clone());
         // Computed once, before the call runs: the dialog shows it, the result keeps it.
         let preview = tool
             .filter(|_| call.2.is_object())
             .and_then(|t| t.preview(&call.2, ctx));
         let verdict = if needs_approval && !cancel.is_cancelled() {
             approvals
-                .decide(call, preview.clone(), cancel, events)
+                .decide(call, &key, preview.clone(), cancel, events)
                 .await
         } else {
             Ok(())

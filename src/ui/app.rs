@@ -64,6 +64,8 @@ pub struct App {
     pub composer: Composer,
     pub overlay: Option<Overlay>,
     pub pending_approval: Option<PendingApproval>,
+    /// Slash commands added at run time: the MCP servers' prompts (`/SERVER:PROMPT`).
+    pub dynamic_commands: Vec<commands::DynamicCommand>,
     pub cache_view: Option<CacheView>,
     pub cost_view: Option<CostView>,
     /// Every request's usage, for the cache chart.
@@ -136,6 +138,7 @@ impl App {
             composer: Composer::default(),
             overlay: None,
             pending_approval: None,
+            dynamic_commands: Vec::new(),
             cache_view: None,
             cost_view: None,
             requests: Vec::new(),
@@ -486,8 +489,28 @@ impl App {
     }
 
     fn submit(&mut self, text: String) {
-        match commands::parse(&text) {
+        match commands::parse_with(&text, &self.dynamic_commands) {
             Some(Slash::Command { name, rest }) => self.run_command(name, rest),
+            Some(Slash::Dynamic { index, rest }) => {
+                let name = self.dynamic_commands[index].name.clone();
+                let (server, prompt) = name.split_once(':').unwrap_or((name.as_str(), ""));
+                let op = Op::McpPrompt {
+                    server: server.to_string(),
+                    prompt: prompt.to_string(),
+                    args: rest.to_string(),
+                    mode: self.status.mode,
+                };
+                if self.running {
+                    self.notice("still answering: wait, or Ctrl+C to stop it");
+                } else {
+                    self.composer.clear();
+                    self.chat.follow();
+                    self.chat.push(CellKind::User(text.clone()));
+                    self.running = true;
+                    self.status.busy = true;
+                    self.send(op);
+                }
+            }
             Some(Slash::Unknown(word)) => {
                 // Keep the text: a typo must not cost the user what they typed.
                 self.chat.push(CellKind::Notice(format!(
@@ -627,6 +650,13 @@ impl App {
                 self.rewind_picker = Some((prompts, last));
                 self.overlay = Some(Overlay::Rewind);
             }
+            "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
+                [] => self.send(Op::Mcp { approve: None }),
+                ["approve", name] => self.send(Op::Mcp {
+                    approve: Some(name.to_string()),
+                }),
+                _ => self.notice("usage: /mcp, or /mcp approve NAME for a project server"),
+            },
             "context" => match crate::protocol::ContextAction::parse(rest) {
                 Ok(action) => self.send(Op::Context { action }),
                 Err(usage) => self.notice(usage),
@@ -794,12 +824,14 @@ impl App {
                 mode,
                 tools_tokens,
                 system_tokens,
+                mcp_catalog_tokens,
                 blocks,
             } => {
                 self.cache_view = Some(CacheView {
                     mode,
                     tools_tokens,
                     system_tokens,
+                    mcp_catalog_tokens,
                     blocks,
                 });
             }
@@ -846,6 +878,7 @@ impl App {
                 self.wake_at = Some(until);
             }
             AgentEvent::Notice { message } => self.chat.push(CellKind::Notice(message)),
+            AgentEvent::McpPrompts { commands } => self.dynamic_commands = commands,
             AgentEvent::TurnFinished { stop_reason, .. } => {
                 self.chat.pop_last_if(is_empty_answer);
                 self.running = false;

@@ -18,6 +18,8 @@ pub struct CacheView {
     pub mode: Mode,
     pub tools_tokens: u64,
     pub system_tokens: u64,
+    /// Of `system_tokens`, the MCP catalog's (deferred MCP schemas).
+    pub mcp_catalog_tokens: u64,
     pub blocks: Vec<BlockReport>,
 }
 
@@ -47,6 +49,12 @@ pub fn render(view: Option<&CacheView>, area: Rect, buf: &mut Buffer) {
                     view.tools_tokens + view.system_tokens
                 )),
             ]));
+            if view.mcp_catalog_tokens > 0 {
+                lines.push(Line::raw(format!(
+                    "  of which MCP catalog {} tokens (schemas deferred, fetched by mcp_describe)",
+                    view.mcp_catalog_tokens
+                )));
+            }
             lines.push(Line::default());
             if view.blocks.is_empty() {
                 lines.push(Line::styled(

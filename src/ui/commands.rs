@@ -58,6 +58,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "files attached to the cached prefix",
     },
     SlashCommand {
+        name: "mcp",
+        args: "[approve NAME]",
+        about: "MCP servers and their tools; approve a project server",
+    },
+    SlashCommand {
         name: "cost",
         args: "",
         about: "session cost summary",
@@ -114,6 +119,9 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
 ];
 
+/// A command added while the session runs: an MCP server's prompt, typed `/SERVER:PROMPT`.
+pub type DynamicCommand = crate::protocol::McpPromptCommand;
+
 /// Names that run a registered command under another name.
 const ALIASES: &[(&str, &str)] = &[("exit", "quit"), ("clear", "new")];
 
@@ -124,8 +132,29 @@ pub enum Slash<'a> {
     Command { name: &'static str, rest: &'a str },
     /// Not a command: a prompt that starts with a path.
     Prompt,
+    /// A command added at run time (its index among the dynamic ones), with the text after it.
+    Dynamic { index: usize, rest: &'a str },
     /// A `/word` that names no command.
     Unknown(&'a str),
+}
+
+/// Like `parse`, also knowing the commands added at run time (`/SERVER:PROMPT`).
+pub fn parse_with<'a>(line: &'a str, dynamic: &[DynamicCommand]) -> Option<Slash<'a>> {
+    match parse(line)? {
+        Slash::Unknown(word) => {
+            let rest = line.trim()[1 + word.len()..].trim();
+            Some(
+                match dynamic
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(word))
+                {
+                    Some(index) => Slash::Dynamic { index, rest },
+                    None => Slash::Unknown(word),
+                },
+            )
+        }
+        other => Some(other),
+    }
 }
 
 /// Classifies a line that starts with `/` (after trimming); `None` when it does not.
@@ -186,5 +215,32 @@ mod tests {
         assert_eq!(parse("/tmp is it writable?"), Some(Slash::Prompt));
         assert_eq!(parse("/frobnicate now"), Some(Slash::Unknown("frobnicate")));
         assert_eq!(parse("no slash"), None);
+    }
+
+    #[test]
+    fn commands_added_at_run_time_are_recognised() {
+        let dynamic = vec![DynamicCommand {
+            name: "docs:review".into(),
+            args: "path".into(),
+            about: "review a file".into(),
+        }];
+        assert_eq!(
+            parse_with("/docs:review src/main.rs", &dynamic),
+            Some(Slash::Dynamic {
+                index: 0,
+                rest: "src/main.rs"
+            })
+        );
+        assert_eq!(
+            parse_with("/docs:other", &dynamic),
+            Some(Slash::Unknown("docs:other"))
+        );
+        assert_eq!(
+            parse_with("/cost", &dynamic),
+            Some(Slash::Command {
+                name: "cost",
+                rest: ""
+            })
+        );
     }
 }

@@ -24,23 +24,28 @@ pub const KEYS: &[(&str, &str)] = &[
 ];
 
 /// Every line of the overlay: the keys, then each slash command.
-fn entries() -> Vec<(String, &'static str)> {
-    let keys = KEYS.iter().map(|(k, w)| (k.to_string(), *w));
-    let commands = super::commands::COMMANDS.iter().map(|c| {
-        let key = if c.args.is_empty() {
-            format!("/{}", c.name)
+fn entries(dynamic: &[super::commands::DynamicCommand]) -> Vec<(String, String)> {
+    let keys = KEYS.iter().map(|(k, w)| (k.to_string(), w.to_string()));
+    let key = |name: &str, args: &str| {
+        if args.is_empty() {
+            format!("/{name}")
         } else {
-            format!("/{} {}", c.name, c.args)
-        };
-        (key, c.about)
-    });
-    keys.chain(commands).collect()
+            format!("/{name} {args}")
+        }
+    };
+    let commands = super::commands::COMMANDS
+        .iter()
+        .map(|c| (key(c.name, c.args), c.about.to_string()));
+    let added = dynamic
+        .iter()
+        .map(|c| (key(&c.name, &c.args), format!("MCP prompt: {}", c.about)));
+    keys.chain(commands).chain(added).collect()
 }
 
 /// Draws the overlay centred in `area`.
-pub fn render(area: Rect, buf: &mut Buffer) {
+pub fn render(area: Rect, buf: &mut Buffer, dynamic: &[super::commands::DynamicCommand]) {
     let width = 90.min(area.width);
-    let entries = entries();
+    let entries = entries(dynamic);
     let height = (entries.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);

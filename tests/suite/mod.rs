@@ -8,6 +8,7 @@ mod cost;
 mod daily_driver;
 mod exec_cli;
 mod fuzz;
+mod mcp;
 mod memory;
 mod peers;
 mod project_context;

@@ -607,16 +607,16 @@ fn a_disk_full_from_the_start_makes_exec_fail_after_answering() {
 #[test]
 fn a_read_only_home_is_said_once_and_exec_fails() {
     use std::os::unix::fs::PermissionsExt;
-    use std::os::unix::process::CommandExt;
     let home = tempfile::tempdir().expect("tempdir");
+    // SAFETY: geteuid has no side effects.
+    if unsafe { libc::geteuid() } == 0 {
+        // Root writes through any mode bits: make the sessions folder impossible to create
+        // instead (a file stands where it goes), which fails the same way a read-only home does.
+        std::fs::write(home.path().join("sessions"), "not a folder").expect("write");
+    }
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
     let mut cmd = chatcli(home.path());
     cmd.args(["exec", "--provider", "demo", "hello"]);
-    // SAFETY: geteuid has no side effects.
-    if unsafe { libc::geteuid() } == 0 {
-        // Root writes anywhere: run as nobody, for whom the home is read-only.
-        cmd.uid(65534).gid(65534);
-    }
     let out = cmd.output().expect("run");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
