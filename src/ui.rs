@@ -13,9 +13,11 @@ pub mod composer;
 pub mod cost;
 pub mod files;
 pub mod help;
+pub mod highlight;
 pub mod markdown;
 pub mod status;
 pub mod text;
+pub mod theme;
 pub mod tool_panel;
 pub mod transcript;
 

@@ -85,6 +85,8 @@ pub struct App {
     /// The sessions `/resume` lists, and which is selected.
     pub resume_picker: Option<(Vec<crate::session_log::SessionInfo>, usize)>,
     resume_request: Option<std::path::PathBuf>,
+    /// Draw without colours (`NO_COLOR`); read once when the app starts.
+    pub no_color: bool,
 }
 
 impl App {
@@ -116,6 +118,7 @@ impl App {
             sessions_dir: None,
             resume_picker: None,
             resume_request: None,
+            no_color: super::theme::no_color_requested(),
         }
     }
 
@@ -806,6 +809,9 @@ impl App {
                 }
             }
             None => {}
+        }
+        if self.no_color {
+            super::text::strip_colors(buf);
         }
     }
 }

@@ -7,6 +7,7 @@ mod cost;
 mod exec_cli;
 mod fuzz;
 mod memory;
+mod output;
 mod peers;
 mod project_context;
 mod prompt_cache;

@@ -1,0 +1,303 @@
+//! Code blocks as styled lines: diff colours for `diff`/`patch`, syntect's highlighting for a
+//! language it knows (its default syntaxes, a dark or light theme from `theme::background`),
+//! plain text otherwise.
+//!
+//! Mental model: the syntax set and the theme are loaded on the first highlighted block, not at
+//! startup (a `OnceLock`), so a session that never shows code pays nothing for them. Highlighting
+//! is the costly step of drawing an answer, and an answer is laid out again on every streamed
+//! delta: a small per-thread cache keeps each recent block's lines with syntect's state after its
+//! last complete line, so a block that is unchanged costs a copy and a block that grows (while it
+//! streams) is highlighted from where it stopped. Very large blocks (over `MAX_BYTES`, or with a
+//! line over `MAX_LINE_BYTES`) are drawn plain: regex highlighting of minified text is quadratic.
+
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Span;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, HighlightState, Theme, ThemeSet};
+use syntect::parsing::{ParseState, SyntaxReference, SyntaxSet};
+
+use super::text::diff_style;
+use super::theme::{self, Background};
+
+/// Blocks larger than this are drawn plain.
+const MAX_BYTES: usize = 256 * 1024;
+/// Blocks with a line longer than this are drawn plain.
+const MAX_LINE_BYTES: usize = 4 * 1024;
+/// Highlighted blocks kept per thread.
+const CACHE_ENTRIES: usize = 16;
+
+/// One line of a code block.
+pub type CodeLine = Vec<Span<'static>>;
+
+/// The language a fence's info string names: its first word (`rust,ignore` → `rust`).
+pub fn fence_language(info: &str) -> &str {
+    info.split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+        .next()
+        .unwrap_or("")
+}
+
+/// The lines of a code block in `lang`, styled; tabs become four spaces.
+pub fn highlight(lang: &str, code: &str) -> Vec<CodeLine> {
+    let lang = lang.trim();
+    if matches!(
+        lang.to_ascii_lowercase().as_str(),
+        "diff" | "patch" | "udiff"
+    ) {
+        return split_lines(code)
+            .map(|line| {
+                let line = untab(line);
+                let style = diff_style(&line).unwrap_or_default();
+                vec![Span::styled(line, style)]
+            })
+            .collect();
+    }
+    let too_big = code.len() > MAX_BYTES || code.lines().any(|l| l.len() > MAX_LINE_BYTES);
+    if lang.is_empty() || too_big {
+        return plain(code);
+    }
+    let Some(syntax) = syntax_for(lang) else {
+        return plain(code);
+    };
+    highlight_cached(syntax, code).unwrap_or_else(|| plain(code))
+}
+
+fn plain(code: &str) -> Vec<CodeLine> {
+    split_lines(code)
+        .map(|line| vec![Span::raw(untab(line))])
+        .collect()
+}
+
+/// The lines of a block's text (a final newline ends the last line, it does not start one).
+fn split_lines(code: &str) -> impl Iterator<Item = &str> {
+    code.strip_suffix('\n')
+        .unwrap_or(code)
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+}
+
+fn untab(line: &str) -> String {
+    line.replace('\t', "    ")
+}
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+fn theme() -> &'static Theme {
+    static THEME: OnceLock<Theme> = OnceLock::new();
+    THEME.get_or_init(|| {
+        let name = match theme::background() {
+            Background::Dark => "base16-ocean.dark",
+            Background::Light => "InspiredGitHub",
+        };
+        // Only the chosen theme is kept; the others are dropped with the set.
+        ThemeSet::load_defaults()
+            .themes
+            .remove(name)
+            .unwrap_or_default()
+    })
+}
+
+/// The syntax for a fence's language: by extension or name, then a few common aliases that the
+/// default set lacks (TypeScript is drawn as JavaScript, a shell session as Bash).
+fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
+    let set = syntaxes();
+    let lower = lang.to_ascii_lowercase();
+    set.find_syntax_by_token(&lower).or_else(|| {
+        let alias = match lower.as_str() {
+            "typescript" | "ts" | "tsx" | "jsx" | "javascript" | "node" => "js",
+            "shell" | "console" | "zsh" | "sh" | "bash" | "shellscript" => "sh",
+            "jsonc" | "json5" => "json",
+            "yml" => "yaml",
+            "golang" => "go",
+            "c++" => "cpp",
+            "objc" | "objective-c" => "m",
+            "py3" | "python3" => "py",
+            _ => return None,
+        };
+        set.find_syntax_by_token(alias)
+    })
+}
+
+/// A block highlighted earlier: its lines up to the end of `done`, and syntect's state there.
+struct Entry {
+    syntax: String,
+    done: String,
+    lines: Vec<CodeLine>,
+    state: (HighlightState, ParseState),
+}
+
+thread_local! {
+    static CACHE: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+fn highlight_cached(syntax: &SyntaxReference, code: &str) -> Option<Vec<CodeLine>> {
+    let set = syntaxes();
+    let theme = theme();
+    CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        // The longest earlier block in this syntax that this one starts with.
+        let found = cache
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.syntax == syntax.name && code.starts_with(e.done.as_str()))
+            .max_by_key(|(_, e)| e.done.len())
+            .map(|(i, _)| i);
+        let (mut done_len, mut lines, mut highlighter) = match found {
+            Some(i) => {
+                let entry = &cache[i];
+                let (hs, ps) = entry.state.clone();
+                (
+                    entry.done.len(),
+                    entry.lines.clone(),
+                    HighlightLines::from_state(theme, hs, ps),
+                )
+            }
+            None => (0, Vec::new(), HighlightLines::new(syntax, theme)),
+        };
+        let rest = &code[done_len..];
+        let mut pending: Option<&str> = None;
+        for line in rest.split_inclusive('\n') {
+            if !line.ends_with('\n') {
+                pending = Some(line);
+                break;
+            }
+            lines.push(styled_line(&mut highlighter, line, set)?);
+            done_len += line.len();
+        }
+        let state = highlighter.state();
+        let mut out = lines.clone();
+        if let Some(tail) = pending {
+            // The unfinished last line (still streaming): highlighted from a copy of the state,
+            // so the next delta continues from the last complete line.
+            let (hs, ps) = state.clone();
+            let mut h = HighlightLines::from_state(theme, hs, ps);
+            out.push(styled_line(&mut h, tail, set)?);
+        }
+        let entry = Entry {
+            syntax: syntax.name.clone(),
+            done: code[..done_len].to_string(),
+            lines,
+            state,
+        };
+        match found {
+            // The block grew (or is the same): its entry moves on, an older prefix is not wanted.
+            Some(i) => {
+                cache.remove(i);
+            }
+            None if cache.len() >= CACHE_ENTRIES => {
+                cache.remove(0);
+            }
+            None => {}
+        }
+        cache.push(entry);
+        Some(out)
+    })
+}
+
+/// One line highlighted; `None` when syntect fails (the block is then drawn plain).
+fn styled_line(h: &mut HighlightLines<'_>, line: &str, set: &SyntaxSet) -> Option<CodeLine> {
+    let ranges = h.highlight_line(line, set).ok()?;
+    let mut spans: CodeLine = Vec::with_capacity(ranges.len());
+    for (style, text) in ranges {
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.is_empty() {
+            continue;
+        }
+        let style = convert(style);
+        let text = untab(text);
+        match spans.last_mut() {
+            Some(last) if last.style == style => last.content.to_mut().push_str(&text),
+            _ => spans.push(Span::styled(text, style)),
+        }
+    }
+    Some(spans)
+}
+
+/// A syntect style as a ratatui one: the foreground only (the terminal keeps its background).
+fn convert(style: syntect::highlighting::Style) -> Style {
+    let fg = style.foreground;
+    let mut out = Style::new();
+    if fg.a > 0 {
+        out = out.fg(if theme::truecolor() {
+            Color::Rgb(fg.r, fg.g, fg.b)
+        } else {
+            Color::Indexed(theme::xterm_256(fg.r, fg.g, fg.b))
+        });
+    }
+    if style.font_style.contains(FontStyle::BOLD) {
+        out = out.add_modifier(Modifier::BOLD);
+    }
+    if style.font_style.contains(FontStyle::ITALIC) {
+        out = out.add_modifier(Modifier::ITALIC);
+    }
+    if style.font_style.contains(FontStyle::UNDERLINE) {
+        out = out.add_modifier(Modifier::UNDERLINED);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[CodeLine]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    fn fg_of(lines: &[CodeLine], line: usize, word: &str) -> Option<Color> {
+        lines[line]
+            .iter()
+            .find(|s| s.content.contains(word))
+            .and_then(|s| s.style.fg)
+    }
+
+    #[test]
+    fn rust_keywords_get_a_colour_other_than_identifiers() {
+        let lines = highlight("rust", "fn main() {\n\tlet x = 1;\n}\n");
+        assert_eq!(text(&lines), vec!["fn main() {", "    let x = 1;", "}"]);
+        let keyword = fg_of(&lines, 0, "fn").expect("fn is coloured");
+        assert_ne!(Some(keyword), fg_of(&lines, 0, "main"));
+        assert_eq!(fg_of(&lines, 1, "let"), Some(keyword));
+    }
+
+    #[test]
+    fn diff_blocks_use_the_diff_colours_and_unknown_languages_stay_plain() {
+        let lines = highlight("diff", "@@ -1 +1 @@\n-old\n+new\n ctx\n");
+        assert_eq!(lines[0][0].style, diff_style("@@").unwrap_or_default());
+        assert_eq!(lines[1][0].style.fg, Some(Color::Red));
+        assert_eq!(lines[2][0].style.fg, Some(Color::Green));
+        assert_eq!(lines[3][0].style, Style::new());
+        let lines = highlight("no-such-language", "x = 1\n");
+        assert_eq!(lines, vec![vec![Span::raw("x = 1")]]);
+    }
+
+    #[test]
+    fn a_growing_block_highlights_the_same_as_the_whole_block_at_once() {
+        let code = "fn a() -> u8 {\n    /* open\n still comment */ 1\n}\nstruct S;\n";
+        let whole = highlight("rs", code);
+        for cut in (0..code.len()).filter(|&i| code.is_char_boundary(i)) {
+            let _ = highlight("rs", &code[..cut]);
+        }
+        // The cache now holds the streamed state; the full block from it must match.
+        assert_eq!(highlight("rs", code), whole);
+        let streamed = highlight("rs", &code[..code.len() - 3]);
+        assert_eq!(streamed[..4], whole[..4]);
+    }
+
+    #[test]
+    fn fence_info_strings_name_their_language_by_the_first_word() {
+        assert_eq!(fence_language("rust,ignore"), "rust");
+        assert_eq!(fence_language("python title=\"x.py\""), "python");
+        assert_eq!(fence_language(""), "");
+        assert!(syntax_for("ts").is_some());
+        assert!(syntax_for("bash").is_some());
+    }
+}
