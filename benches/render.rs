@@ -3,6 +3,9 @@
 //! `steady`: the transcript is unchanged between frames (every cell's wrap is cached).
 //! `streaming`: a text delta lands in the last cell before each frame, as while an answer streams
 //! (the last cell is re-parsed and re-wrapped every frame; the rest comes from the cache).
+//! `streaming_code`: the delta is a line of Rust inside an open fence, so the last cell's code
+//! block is highlighted again every frame (from where it stopped, see `ui::highlight`).
+//! Every history message holds a list, a table and a highlighted Rust block.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
@@ -19,7 +22,7 @@ fn history_app(messages: usize) -> App {
         app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
         app.handle_agent_event(AgentEvent::TextDelta {
             text: format!(
-                "Answer **{i}**: here is a list\n\n- first point with `code`\n- second point that is long enough to wrap across the pane width once or twice\n\n```rust\nfn main() {{ println!(\"{i}\"); }}\n```\n"
+                "Answer **{i}**: here is a list\n\n- first point with `code`\n- second point that is long enough to wrap across the pane width once or twice\n\n| crate | version | why |\n|---|---:|---|\n| ratatui | 0.30 | drawing, with a cell that is long enough to be cut in a narrow pane |\n| syntect | 5.3 | highlighting {i} |\n\n```rust\nuse std::collections::HashMap;\n\n/// Counts words.\nfn main() {{\n    let mut counts: HashMap<&str, usize> = HashMap::new();\n    for w in \"a b a\".split(' ') {{ *counts.entry(w).or_insert(0) += 1; }}\n    println!(\"{i} {{counts:?}}\");\n}}\n```\n"
             ),
         });
         app.handle_agent_event(AgentEvent::Usage {
@@ -57,6 +60,23 @@ fn render(c: &mut Criterion) {
             }
             app.handle_agent_event(AgentEvent::TextDelta {
                 text: " more words".into(),
+            });
+            terminal.draw(|f| app.render(f)).expect("draw");
+        })
+    });
+    let mut lines = 0usize;
+    c.bench_function("frame_10k_history_streaming_code", |b| {
+        b.iter(|| {
+            // A new answer (an open rust fence) every 100 lines of code.
+            if lines.is_multiple_of(100) {
+                app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+                app.handle_agent_event(AgentEvent::TextDelta {
+                    text: "Here it is:\n\n```rust\n".into(),
+                });
+            }
+            lines += 1;
+            app.handle_agent_event(AgentEvent::TextDelta {
+                text: format!("    let value_{lines} = compute({lines}, \"text\"); // step\n"),
             });
             terminal.draw(|f| app.render(f)).expect("draw");
         })

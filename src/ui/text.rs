@@ -140,8 +140,15 @@ pub fn wrap_spans(spans: &[Span<'static>], width: usize, indent: usize) -> Vec<L
                 }
             }
             if used + trimmed_w <= width {
+                // Blanks that would run past the edge are dropped: a line never overflows, so
+                // a frame's right border drawn after it stays in place.
+                let word = if used + w > width {
+                    word.trim_end()
+                } else {
+                    word
+                };
                 current.push(Span::styled(word.to_string(), span.style));
-                used += w;
+                used += word.width();
                 continue;
             }
             // A word longer than a whole line: split it by columns.
@@ -149,6 +156,8 @@ pub fn wrap_spans(spans: &[Span<'static>], width: usize, indent: usize) -> Vec<L
                 let cw = ch.width().unwrap_or(0);
                 if used + cw > width {
                     flush(&mut current, &mut lines);
+                    // A wide character that does not fit after the indent starts the line.
+                    let indent = if indent + cw > width { 0 } else { indent };
                     current.push(Span::raw(" ".repeat(indent)));
                     used = indent;
                 }
@@ -247,6 +256,14 @@ mod tests {
         assert_eq!(buf[(1, 0)].bg, Color::Reset);
         assert!(buf[(1, 0)].modifier.contains(Modifier::REVERSED));
         assert!(!buf[(2, 0)].modifier.contains(Modifier::REVERSED));
+    }
+
+    #[test]
+    fn a_word_that_fills_the_line_drops_its_trailing_blank() {
+        let spans = vec![Span::raw("abcd efgh")];
+        let lines = wrap_spans(&spans, 4, 0);
+        assert_eq!(plain(&lines), vec!["abcd", "efgh"]);
+        assert!(lines.iter().all(|l| l.width() <= 4));
     }
 
     #[test]

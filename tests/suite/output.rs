@@ -209,3 +209,26 @@ fn no_color_leaves_every_cell_without_colour() {
     let screen = screen_text(&draw_at(&mut app, 120, 60));
     assert!(screen.contains("╭─ rust ─") && screen.contains("Concept"));
 }
+
+proptest::proptest! {
+    /// Whatever the table cells, code and pane width, no drawn line is wider than the pane (a
+    /// line that overflowed would push the frame's right border off).
+    #[test]
+    fn rendered_markdown_never_exceeds_the_width(
+        cells in proptest::collection::vec("[a-z `*日本|-]{0,30}", 1..6),
+        code in "[ -~\t日]{0,80}",
+        lang in "(rust|diff|python|)",
+        width in 2usize..70,
+    ) {
+        let rule = vec!["---"; cells.len()].join("|");
+        let reversed: Vec<&str> = cells.iter().rev().map(String::as_str).collect();
+        let md = format!(
+            "> | {} |\n> |{rule}|\n> | {} |\n\n- item\n\n  ```{lang}\n  {code}\n  ```\n",
+            cells.join(" | "),
+            reversed.join(" | "),
+        );
+        for line in chatcli::ui::markdown::render(&md, width, ratatui::style::Style::new()) {
+            proptest::prop_assert!(line.width() <= width, "{width}: {line:?}");
+        }
+    }
+}
