@@ -44,7 +44,16 @@ fn history_app(messages: usize) -> App {
 fn render(c: &mut Criterion) {
     let mut app = history_app(10_000);
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("test terminal");
+    // The first frame with code loads syntect's syntaxes and theme: measured once, here.
+    let rss_before = rss_kb();
+    let started = std::time::Instant::now();
     terminal.draw(|f| app.render(f)).expect("draw");
+    eprintln!(
+        "first frame (loads the highlighter): {:.1} ms; resident memory {} -> {} MB",
+        started.elapsed().as_secs_f64() * 1000.0,
+        rss_before / 1024,
+        rss_kb() / 1024
+    );
     c.bench_function("frame_10k_history_steady", |b| {
         b.iter(|| {
             terminal.draw(|f| app.render(f)).expect("draw");
@@ -81,6 +90,14 @@ fn render(c: &mut Criterion) {
             terminal.draw(|f| app.render(f)).expect("draw");
         })
     });
+}
+
+/// Resident memory in KiB (Linux `/proc/self/statm`), 0 elsewhere.
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4)
 }
 
 criterion_group!(benches, render);
