@@ -6,18 +6,21 @@
 //! startup (a `OnceLock`), so a session that never shows code pays nothing for them. Highlighting
 //! is the costly step of drawing an answer, and an answer is laid out again on every streamed
 //! delta: a small per-thread cache keeps each recent block's lines with syntect's state after its
-//! last complete line, so a block that is unchanged costs a copy and a block that grows (while it
-//! streams) is highlighted from where it stopped. Very large blocks (over `MAX_BYTES`, or with a
-//! line over `MAX_LINE_BYTES`) are drawn plain: regex highlighting of minified text is quadratic.
+//! last complete line, so a block that is unchanged is shared (an `Rc`), and a block that grows
+//! (while it streams) is highlighted from where it stopped. With the pure-Rust regex engine a
+//! line costs a few hundred microseconds, so this matters. Very large blocks (over `MAX_BYTES`,
+//! or with a line over `MAX_LINE_BYTES`) are drawn plain: minified text can take seconds.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, HighlightState, Theme, ThemeSet};
-use syntect::parsing::{ParseState, SyntaxReference, SyntaxSet};
+use syntect::highlighting::{
+    FontStyle, HighlightIterator, HighlightState, Highlighter, Theme, ThemeSet,
+};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 use super::text::diff_style;
 use super::theme::{self, Background};
@@ -39,20 +42,23 @@ pub fn fence_language(info: &str) -> &str {
         .unwrap_or("")
 }
 
-/// The lines of a code block in `lang`, styled; tabs become four spaces.
-pub fn highlight(lang: &str, code: &str) -> Vec<CodeLine> {
+/// The lines of a code block in `lang`, styled; tabs become four spaces. Shared with the cache
+/// (see the module note), hence the `Rc`.
+pub fn highlight(lang: &str, code: &str) -> Rc<Vec<CodeLine>> {
     let lang = lang.trim();
     if matches!(
         lang.to_ascii_lowercase().as_str(),
         "diff" | "patch" | "udiff"
     ) {
-        return split_lines(code)
-            .map(|line| {
-                let line = untab(line);
-                let style = diff_style(&line).unwrap_or_default();
-                vec![Span::styled(line, style)]
-            })
-            .collect();
+        return Rc::new(
+            split_lines(code)
+                .map(|line| {
+                    let line = untab(line);
+                    let style = diff_style(&line).unwrap_or_default();
+                    vec![Span::styled(line, style)]
+                })
+                .collect(),
+        );
     }
     let too_big = code.len() > MAX_BYTES || code.lines().any(|l| l.len() > MAX_LINE_BYTES);
     if lang.is_empty() || too_big {
@@ -64,10 +70,12 @@ pub fn highlight(lang: &str, code: &str) -> Vec<CodeLine> {
     highlight_cached(syntax, code).unwrap_or_else(|| plain(code))
 }
 
-fn plain(code: &str) -> Vec<CodeLine> {
-    split_lines(code)
-        .map(|line| vec![Span::raw(untab(line))])
-        .collect()
+fn plain(code: &str) -> Rc<Vec<CodeLine>> {
+    Rc::new(
+        split_lines(code)
+            .map(|line| vec![Span::raw(untab(line))])
+            .collect(),
+    )
 }
 
 /// The lines of a block's text (a final newline ends the last line, it does not start one).
@@ -123,21 +131,26 @@ fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
     })
 }
 
-/// A block highlighted earlier: its lines up to the end of `done`, and syntect's state there.
+/// A block highlighted earlier: its lines, the text of its complete lines (`done`) with
+/// syntect's state after them, and its unfinished last line (`tail`, drawn but not in `done`).
 struct Entry {
     syntax: String,
     done: String,
-    lines: Vec<CodeLine>,
-    state: (HighlightState, ParseState),
+    tail: String,
+    lines: Rc<Vec<CodeLine>>,
+    state: Option<(ParseState, HighlightState)>,
 }
 
 thread_local! {
     static CACHE: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
 }
 
-fn highlight_cached(syntax: &SyntaxReference, code: &str) -> Option<Vec<CodeLine>> {
-    let set = syntaxes();
-    let theme = theme();
+fn highlighter() -> &'static Highlighter<'static> {
+    static HIGHLIGHTER: OnceLock<Highlighter<'static>> = OnceLock::new();
+    HIGHLIGHTER.get_or_init(|| Highlighter::new(theme()))
+}
+
+fn highlight_cached(syntax: &SyntaxReference, code: &str) -> Option<Rc<Vec<CodeLine>>> {
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         // The longest earlier block in this syntax that this one starts with.
@@ -147,63 +160,77 @@ fn highlight_cached(syntax: &SyntaxReference, code: &str) -> Option<Vec<CodeLine
             .filter(|(_, e)| e.syntax == syntax.name && code.starts_with(e.done.as_str()))
             .max_by_key(|(_, e)| e.done.len())
             .map(|(i, _)| i);
-        let (mut done_len, mut lines, mut highlighter) = match found {
-            Some(i) => {
-                let entry = &cache[i];
-                let (hs, ps) = entry.state.clone();
-                (
-                    entry.done.len(),
-                    entry.lines.clone(),
-                    HighlightLines::from_state(theme, hs, ps),
-                )
+        let mut entry = match found {
+            Some(i) => cache.remove(i),
+            None => {
+                if cache.len() >= CACHE_ENTRIES {
+                    cache.remove(0);
+                }
+                Entry {
+                    syntax: syntax.name.clone(),
+                    done: String::new(),
+                    tail: String::new(),
+                    lines: Rc::new(Vec::new()),
+                    state: None,
+                }
             }
-            None => (0, Vec::new(), HighlightLines::new(syntax, theme)),
         };
-        let rest = &code[done_len..];
-        let mut pending: Option<&str> = None;
-        for line in rest.split_inclusive('\n') {
-            if !line.ends_with('\n') {
-                pending = Some(line);
-                break;
-            }
-            lines.push(styled_line(&mut highlighter, line, set)?);
-            done_len += line.len();
+        if code.len() == entry.done.len() + entry.tail.len() && code.ends_with(&entry.tail) {
+            let lines = Rc::clone(&entry.lines);
+            cache.push(entry);
+            return Some(lines);
         }
-        let state = highlighter.state();
-        let mut out = lines.clone();
-        if let Some(tail) = pending {
-            // The unfinished last line (still streaming): highlighted from a copy of the state,
-            // so the next delta continues from the last complete line.
-            let (hs, ps) = state.clone();
-            let mut h = HighlightLines::from_state(theme, hs, ps);
-            out.push(styled_line(&mut h, tail, set)?);
-        }
-        let entry = Entry {
-            syntax: syntax.name.clone(),
-            done: code[..done_len].to_string(),
-            lines,
-            state,
-        };
-        match found {
-            // The block grew (or is the same): its entry moves on, an older prefix is not wanted.
-            Some(i) => {
-                cache.remove(i);
-            }
-            None if cache.len() >= CACHE_ENTRIES => {
-                cache.remove(0);
-            }
-            None => {}
-        }
+        extend(&mut entry, syntax, code)?;
+        let lines = Rc::clone(&entry.lines);
+        // The block grew (or is new): its entry moves on, an older prefix is not wanted.
         cache.push(entry);
-        Some(out)
+        Some(lines)
     })
 }
 
+/// Highlights what `code` has past `entry.done`, from the state saved there.
+fn extend(entry: &mut Entry, syntax: &SyntaxReference, code: &str) -> Option<()> {
+    let set = syntaxes();
+    let highlighter = highlighter();
+    let lines = Rc::make_mut(&mut entry.lines);
+    if !entry.tail.is_empty() {
+        lines.pop();
+        entry.tail.clear();
+    }
+    let (mut parse, mut style) = entry.state.take().unwrap_or_else(|| {
+        (
+            ParseState::new(syntax),
+            HighlightState::new(highlighter, ScopeStack::new()),
+        )
+    });
+    let rest = &code[entry.done.len()..];
+    for line in rest.split_inclusive('\n') {
+        if line.ends_with('\n') {
+            lines.push(styled_line(&mut parse, &mut style, line, set, highlighter)?);
+            entry.done.push_str(line);
+        } else {
+            // The unfinished last line (still streaming): highlighted from a copy of the state,
+            // so the next delta continues from the last complete line.
+            let (mut p, mut s) = (parse.clone(), style.clone());
+            lines.push(styled_line(&mut p, &mut s, line, set, highlighter)?);
+            entry.tail.push_str(line);
+        }
+    }
+    entry.state = Some((parse, style));
+    Some(())
+}
+
 /// One line highlighted; `None` when syntect fails (the block is then drawn plain).
-fn styled_line(h: &mut HighlightLines<'_>, line: &str, set: &SyntaxSet) -> Option<CodeLine> {
-    let ranges = h.highlight_line(line, set).ok()?;
-    let mut spans: CodeLine = Vec::with_capacity(ranges.len());
-    for (style, text) in ranges {
+fn styled_line(
+    parse: &mut ParseState,
+    state: &mut HighlightState,
+    line: &str,
+    set: &SyntaxSet,
+    highlighter: &Highlighter<'_>,
+) -> Option<CodeLine> {
+    let ops = parse.parse_line(line, set).ok()?;
+    let mut spans: CodeLine = Vec::new();
+    for (style, text) in HighlightIterator::new(state, &ops, line, highlighter) {
         let text = text.trim_end_matches(['\n', '\r']);
         if text.is_empty() {
             continue;
@@ -276,7 +303,7 @@ mod tests {
         assert_eq!(lines[2][0].style.fg, Some(Color::Green));
         assert_eq!(lines[3][0].style, Style::new());
         let lines = highlight("no-such-language", "x = 1\n");
-        assert_eq!(lines, vec![vec![Span::raw("x = 1")]]);
+        assert_eq!(*lines, vec![vec![Span::raw("x = 1")]]);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct CodeBlock {
     pub prefix: String,
     /// The fence's language (`rust`), empty when it names none.
     pub lang: String,
-    pub lines: Vec<CodeLine>,
+    pub lines: std::rc::Rc<Vec<CodeLine>>,
 }
 
 /// A table: its header cells, its rows, and each column's alignment.
