@@ -131,14 +131,20 @@ fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
     })
 }
 
+/// syntect's state between two lines.
+type State = (ParseState, HighlightState);
+
 /// A block highlighted earlier: its lines, the text of its complete lines (`done`) with
-/// syntect's state after them, and its unfinished last line (`tail`, drawn but not in `done`).
+/// syntect's state after them, and its unfinished last line (`tail`, drawn but not in `done`)
+/// with the state after it as if it ended there (`tail_state`): while code streams, the tail of
+/// one frame is most often finished, unchanged, by the next.
 struct Entry {
     syntax: String,
     done: String,
     tail: String,
     lines: Rc<Vec<CodeLine>>,
-    state: Option<(ParseState, HighlightState)>,
+    state: Option<State>,
+    tail_state: Option<State>,
 }
 
 thread_local! {
@@ -172,6 +178,7 @@ fn highlight_cached(syntax: &SyntaxReference, code: &str) -> Option<Rc<Vec<CodeL
                     tail: String::new(),
                     lines: Rc::new(Vec::new()),
                     state: None,
+                    tail_state: None,
                 }
             }
         };
@@ -194,10 +201,24 @@ fn extend(entry: &mut Entry, syntax: &SyntaxReference, code: &str) -> Option<()>
     let highlighter = highlighter();
     let lines = Rc::make_mut(&mut entry.lines);
     if !entry.tail.is_empty() {
-        lines.pop();
+        let after = &code[entry.done.len()..];
+        let finished = after
+            .strip_prefix(entry.tail.as_str())
+            .is_some_and(|rest| rest.starts_with('\n'));
+        match entry.tail_state.take() {
+            Some(state) if finished => {
+                entry.done.push_str(&entry.tail);
+                entry.done.push('\n');
+                entry.state = Some(state);
+            }
+            _ => {
+                lines.pop();
+            }
+        }
         entry.tail.clear();
     }
-    let (mut parse, mut style) = entry.state.take().unwrap_or_else(|| {
+    entry.tail_state = None;
+    let (mut parse, mut style): State = entry.state.take().unwrap_or_else(|| {
         (
             ParseState::new(syntax),
             HighlightState::new(highlighter, ScopeStack::new()),
@@ -209,11 +230,13 @@ fn extend(entry: &mut Entry, syntax: &SyntaxReference, code: &str) -> Option<()>
             lines.push(styled_line(&mut parse, &mut style, line, set, highlighter)?);
             entry.done.push_str(line);
         } else {
-            // The unfinished last line (still streaming): highlighted from a copy of the state,
-            // so the next delta continues from the last complete line.
+            // The unfinished last line (still streaming): highlighted as if it ended here, from
+            // a copy of the state, so the next delta continues from the last complete line.
             let (mut p, mut s) = (parse.clone(), style.clone());
-            lines.push(styled_line(&mut p, &mut s, line, set, highlighter)?);
+            let ended = format!("{line}\n");
+            lines.push(styled_line(&mut p, &mut s, &ended, set, highlighter)?);
             entry.tail.push_str(line);
+            entry.tail_state = Some((p, s));
         }
     }
     entry.state = Some((parse, style));
