@@ -14,11 +14,13 @@ pub mod cost;
 pub mod editor;
 pub mod files;
 pub mod help;
+pub mod highlight;
 pub mod history;
 pub mod markdown;
 pub mod popup;
 pub mod status;
 pub mod text;
+pub mod theme;
 pub mod tool_panel;
 pub mod transcript;
 

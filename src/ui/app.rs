@@ -126,6 +126,8 @@ pub struct App {
     pub models: Vec<String>,
     /// `/provider NAME` or `/model ID`: (provider, model) to switch to, taken by the front end.
     switch_request: Option<(Option<String>, Option<String>)>,
+    /// Draw without colours (`NO_COLOR`); read once when the app starts.
+    pub no_color: bool,
 }
 
 impl App {
@@ -174,6 +176,7 @@ impl App {
             workspace_label: String::new(),
             models: Vec::new(),
             switch_request: None,
+            no_color: super::theme::no_color_requested(),
         }
     }
 

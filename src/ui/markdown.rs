@@ -1,15 +1,21 @@
 //! Markdown to styled, wrapped lines (pulldown-cmark), for the chat pane.
 //!
-//! Rendering happens in two steps: `parse` turns the source into logical lines of styled spans
-//! (one per paragraph line, list item, code line), each with the indent its continuation lines
-//! take; `wrap` cuts them to a width. The chat pane caches the result per width, so a message is
-//! parsed again only when its text changes (while it streams).
+//! Rendering happens in two steps: `parse` turns the source into blocks — prose lines (one per
+//! paragraph line, list item, heading) with the indent their continuation lines take, code blocks
+//! (highlighted once, see `highlight`), and tables (each cell as styled spans); `render` fits them
+//! to a width. Prose is word-wrapped; code is never re-flowed (indentation is meaning): a line
+//! wider than the block is cut with a `…`; a table's columns take their content's width and,
+//! when the table is wider than the pane, the widest shrink first and their cells are cut with
+//! `…`. The chat pane caches the result per width, so a message is parsed again only when its
+//! text changes (while it streams) or the pane is resized.
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
 
-use super::text::wrap_spans;
+use super::highlight::{self, CodeLine};
+use super::text::{spans_width, truncate, truncate_spans, wrap_spans};
 
 /// A line before wrapping: its spans, and the indent of its continuation lines.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,59 +24,265 @@ pub struct LogicalLine {
     pub indent: usize,
 }
 
-/// Renders markdown to lines wrapped at `width` columns.
+/// A fenced or indented code block, highlighted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeBlock {
+    /// What stands before each of its lines (quote bars, list indent).
+    pub prefix: String,
+    /// The fence's language (`rust`), empty when it names none.
+    pub lang: String,
+    pub lines: std::rc::Rc<Vec<CodeLine>>,
+}
+
+/// A table: its header cells, its rows, and each column's alignment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub prefix: String,
+    pub aligns: Vec<Alignment>,
+    pub header: Vec<Vec<Span<'static>>>,
+    pub rows: Vec<Vec<Vec<Span<'static>>>>,
+}
+
+/// One parsed piece of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Prose(LogicalLine),
+    Code(CodeBlock),
+    Table(Table),
+}
+
+/// Renders markdown to lines fitted to `width` columns.
 pub fn render(source: &str, width: usize, base: Style) -> Vec<Line<'static>> {
-    parse(source, base)
+    let width = width.max(1);
+    let mut out = Vec::new();
+    for block in parse(source, base) {
+        match block {
+            Block::Prose(l) => out.extend(wrap_spans(&l.spans, width, l.indent)),
+            Block::Code(code) => layout_code(&code, width, &mut out),
+            Block::Table(table) => layout_table(&table, width, &mut out),
+        }
+    }
+    out
+}
+
+const DIM: Style = Style::new().fg(Color::DarkGray);
+
+/// The code block in a rounded frame with its language in the top border; lines too wide are
+/// cut with `…`. Below 8 columns the frame is left out.
+fn layout_code(block: &CodeBlock, width: usize, out: &mut Vec<Line<'static>>) {
+    let prefix_width = block.prefix.width();
+    let avail = width.saturating_sub(prefix_width);
+    let lead = || -> Vec<Span<'static>> {
+        if block.prefix.is_empty() {
+            Vec::new()
+        } else {
+            vec![Span::styled(block.prefix.clone(), DIM)]
+        }
+    };
+    let blank = [CodeLine::new()];
+    let lines: &[CodeLine] = if block.lines.is_empty() {
+        &blank
+    } else {
+        &block.lines
+    };
+    if avail < 8 {
+        for line in lines {
+            let mut spans = lead();
+            spans.extend(truncate_spans(line, avail, DIM));
+            out.push(Line::from(spans));
+        }
+        return;
+    }
+    let inner = avail - 4;
+    let label = if block.lang.is_empty() {
+        String::new()
+    } else {
+        format!(" {} ", truncate(&block.lang, avail - 6))
+    };
+    let fill = avail.saturating_sub(3 + label.width());
+    let mut top = lead();
+    top.push(Span::styled("╭─", DIM));
+    top.push(Span::styled(label, DIM.add_modifier(Modifier::ITALIC)));
+    top.push(Span::styled(format!("{}╮", "─".repeat(fill)), DIM));
+    out.push(Line::from(top));
+    for line in lines {
+        let cut = truncate_spans(line, inner, DIM);
+        let pad = inner.saturating_sub(spans_width(&cut));
+        let mut spans = lead();
+        spans.push(Span::styled("│ ", DIM));
+        spans.extend(cut);
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(Span::styled(" │", DIM));
+        out.push(Line::from(spans));
+    }
+    let mut bottom = lead();
+    bottom.push(Span::styled(format!("╰{}╯", "─".repeat(avail - 2)), DIM));
+    out.push(Line::from(bottom));
+}
+
+/// The table with its columns aligned, a bold header, a rule under it, and ` │ ` between cells.
+fn layout_table(table: &Table, width: usize, out: &mut Vec<Line<'static>>) {
+    let columns = table
+        .rows
         .iter()
-        .flat_map(|l| wrap_spans(&l.spans, width, l.indent))
-        .collect()
+        .map(Vec::len)
+        .chain([table.header.len()])
+        .max()
+        .unwrap_or(0);
+    if columns == 0 {
+        return;
+    }
+    let mut natural = vec![1usize; columns];
+    for row in table.rows.iter().chain([&table.header]) {
+        for (i, cell) in row.iter().enumerate() {
+            natural[i] = natural[i].max(spans_width(cell));
+        }
+    }
+    let avail = width.saturating_sub(table.prefix.width());
+    let widths = fit_columns(&natural, avail.saturating_sub(3 * (columns - 1)));
+    let lead = || -> Vec<Span<'static>> {
+        if table.prefix.is_empty() {
+            Vec::new()
+        } else {
+            vec![Span::styled(table.prefix.clone(), DIM)]
+        }
+    };
+    let row_line = |row: &[Vec<Span<'static>>], bold: bool| -> Line<'static> {
+        let mut spans = lead();
+        for (i, &w) in widths.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(" │ ", DIM));
+            }
+            let mut cell: Vec<Span<'static>> = row.get(i).cloned().unwrap_or_default();
+            if bold {
+                for span in &mut cell {
+                    span.style = span.style.add_modifier(Modifier::BOLD);
+                }
+            }
+            let cell = truncate_spans(&cell, w, DIM);
+            let pad = w.saturating_sub(spans_width(&cell));
+            let (left, right) = match table.aligns.get(i) {
+                Some(Alignment::Right) => (pad, 0),
+                Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                _ => (0, pad),
+            };
+            if left > 0 {
+                spans.push(Span::raw(" ".repeat(left)));
+            }
+            spans.extend(cell);
+            // The last column's padding is left out: trailing blanks only get in the way.
+            if right > 0 && i + 1 < widths.len() {
+                spans.push(Span::raw(" ".repeat(right)));
+            }
+        }
+        // Only when not even one column each fits: cut the row at the pane.
+        Line::from(truncate_spans(&spans, width, DIM))
+    };
+    out.push(row_line(&table.header, true));
+    let rule: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
+    let mut spans = lead();
+    spans.push(Span::styled(rule.join("─┼─"), DIM));
+    out.push(Line::from(truncate_spans(&spans, width, DIM)));
+    for row in &table.rows {
+        out.push(row_line(row, false));
+    }
+}
+
+/// Column widths that fit `room`: each column its natural width when all fit, else the widest
+/// columns shrink first (every column at most one cap, the cap as large as fits) down to one.
+fn fit_columns(natural: &[usize], room: usize) -> Vec<usize> {
+    let total: usize = natural.iter().sum();
+    if total <= room {
+        return natural.to_vec();
+    }
+    if room <= natural.len() {
+        return vec![1; natural.len()];
+    }
+    let capped = |cap: usize| natural.iter().map(|&w| w.min(cap)).sum::<usize>();
+    let (mut lo, mut hi) = (1, natural.iter().copied().max().unwrap_or(1));
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if capped(mid) <= room {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut widths: Vec<usize> = natural.iter().map(|&w| w.min(lo)).collect();
+    // The columns left over go one each to the shrunk columns, left to right.
+    let mut spare = room - capped(lo);
+    for (w, &n) in widths.iter_mut().zip(natural) {
+        if spare == 0 {
+            break;
+        }
+        if *w < n {
+            *w += 1;
+            spare -= 1;
+        }
+    }
+    widths
 }
 
 struct List {
     next: Option<u64>,
 }
 
-/// Parses markdown into logical lines.
-pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
+/// A table while its events arrive.
+struct TableBuild {
+    table: Table,
+    row: Vec<Vec<Span<'static>>>,
+}
+
+/// Parses markdown into blocks.
+pub fn parse(source: &str, base: Style) -> Vec<Block> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    let mut out: Vec<LogicalLine> = Vec::new();
+    let mut out: Vec<Block> = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
     let mut styles: Vec<Style> = vec![base];
     let mut lists: Vec<List> = Vec::new();
     let mut quote = 0usize;
-    let mut in_code = false;
+    let mut code: Option<(String, String)> = None;
+    let mut table: Option<TableBuild> = None;
     let mut prefix_len = 0usize;
     let mut pending_blank = false;
     let mut link_url: Option<String> = None;
 
     let style = |styles: &Vec<Style>| styles.last().copied().unwrap_or(base);
+    let container = |quote: usize, lists: &Vec<List>| {
+        format!("{}{}", "▌ ".repeat(quote), "  ".repeat(lists.len()))
+    };
 
     macro_rules! flush {
         () => {
             if !current.is_empty() {
-                out.push(LogicalLine {
+                out.push(Block::Prose(LogicalLine {
                     spans: std::mem::take(&mut current),
                     indent: prefix_len,
-                });
+                }));
             }
+        };
+    }
+    macro_rules! blank_if_pending {
+        () => {
+            if pending_blank && !out.is_empty() {
+                out.push(Block::Prose(LogicalLine {
+                    spans: Vec::new(),
+                    indent: 0,
+                }));
+            }
+            pending_blank = false;
         };
     }
     macro_rules! start_block {
         ($prefix:expr, $len:expr) => {{
-            if pending_blank && !out.is_empty() {
-                out.push(LogicalLine {
-                    spans: Vec::new(),
-                    indent: 0,
-                });
-            }
-            pending_blank = false;
+            blank_if_pending!();
             let quote_prefix = "▌ ".repeat(quote);
             let mut p = quote_prefix.clone();
             p.push_str($prefix);
             prefix_len = quote * 2 + $len;
             if !p.is_empty() {
-                current.push(Span::styled(p, Style::new().fg(Color::DarkGray)));
+                current.push(Span::styled(p, DIM));
             }
         }};
     }
@@ -90,7 +302,7 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
                         HeadingLevel::H2 => "## ",
                         _ => "### ",
                     };
-                    current.push(Span::styled(marker, Style::new().fg(Color::DarkGray)));
+                    current.push(Span::styled(marker, DIM));
                     styles.push(
                         style(&styles)
                             .add_modifier(Modifier::BOLD)
@@ -103,21 +315,12 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
                 }
                 Tag::CodeBlock(kind) => {
                     flush!();
-                    start_block!("", 0);
-                    in_code = true;
-                    if let CodeBlockKind::Fenced(lang) = kind
-                        && !lang.is_empty()
-                    {
-                        current.push(Span::styled(
-                            format!("  {lang}"),
-                            Style::new()
-                                .fg(Color::DarkGray)
-                                .add_modifier(Modifier::ITALIC),
-                        ));
-                        flush!();
-                    } else {
-                        current.clear();
-                    }
+                    blank_if_pending!();
+                    let lang = match &kind {
+                        CodeBlockKind::Fenced(info) => highlight::fence_language(info).to_string(),
+                        CodeBlockKind::Indented => String::new(),
+                    };
+                    code = Some((lang, String::new()));
                 }
                 Tag::List(start) => {
                     flush!();
@@ -154,13 +357,20 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
                             .add_modifier(Modifier::UNDERLINED),
                     );
                 }
-                Tag::Table(_) | Tag::TableHead | Tag::TableRow => {
+                Tag::Table(aligns) => {
                     flush!();
-                    start_block!("", 0);
+                    blank_if_pending!();
+                    table = Some(TableBuild {
+                        table: Table {
+                            prefix: container(quote, &lists),
+                            aligns,
+                            header: Vec::new(),
+                            rows: Vec::new(),
+                        },
+                        row: Vec::new(),
+                    });
                 }
-                Tag::TableCell if current.len() > 1 => {
-                    current.push(Span::styled(" │ ", Style::new().fg(Color::DarkGray)));
-                }
+                Tag::TableCell => current.clear(),
                 _ => {}
             },
             Event::End(end) => match end {
@@ -179,8 +389,13 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
                     pending_blank = true;
                 }
                 TagEnd::CodeBlock => {
-                    flush!();
-                    in_code = false;
+                    if let Some((lang, text)) = code.take() {
+                        out.push(Block::Code(CodeBlock {
+                            prefix: container(quote, &lists),
+                            lines: highlight::highlight(&lang, &text),
+                            lang,
+                        }));
+                    }
                     pending_blank = true;
                 }
                 TagEnd::List(_) => {
@@ -197,33 +412,37 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
                     if let Some(url) = link_url.take()
                         && !current.iter().any(|s| s.content.contains(url.as_str()))
                     {
-                        current.push(Span::styled(
-                            format!(" ({url})"),
-                            Style::new().fg(Color::DarkGray),
-                        ));
+                        current.push(Span::styled(format!(" ({url})"), DIM));
                     }
                 }
-                TagEnd::TableHead | TagEnd::TableRow => flush!(),
+                TagEnd::TableCell => {
+                    if let Some(build) = table.as_mut() {
+                        build.row.push(std::mem::take(&mut current));
+                    }
+                }
+                TagEnd::TableHead => {
+                    if let Some(build) = table.as_mut() {
+                        build.table.header = std::mem::take(&mut build.row);
+                    }
+                }
+                TagEnd::TableRow => {
+                    if let Some(build) = table.as_mut() {
+                        let row = std::mem::take(&mut build.row);
+                        build.table.rows.push(row);
+                    }
+                }
                 TagEnd::Table => {
-                    flush!();
+                    if let Some(build) = table.take() {
+                        out.push(Block::Table(build.table));
+                    }
                     pending_blank = true;
                 }
                 _ => {}
             },
-            Event::Text(text) if in_code => {
-                let code_style = Style::new().fg(Color::LightYellow);
-                let mut lines = text.split('\n').peekable();
-                while let Some(line) = lines.next() {
-                    if lines.peek().is_none() && line.is_empty() {
-                        break;
-                    }
-                    current.push(Span::styled("  ", Style::new()));
-                    current.push(Span::styled(line.replace('\t', "    "), code_style));
-                    prefix_len = 2;
-                    flush!();
-                }
-            }
-            Event::Text(text) => current.push(Span::styled(text.to_string(), style(&styles))),
+            Event::Text(text) => match code.as_mut() {
+                Some((_, body)) => body.push_str(&text),
+                None => current.push(Span::styled(text.to_string(), style(&styles))),
+            },
             Event::Code(code) => current.push(Span::styled(
                 code.to_string(),
                 style(&styles).fg(Color::Cyan),
@@ -233,18 +452,15 @@ pub fn parse(source: &str, base: Style) -> Vec<LogicalLine> {
             Event::Rule => {
                 flush!();
                 if !out.is_empty() {
-                    out.push(LogicalLine {
+                    out.push(Block::Prose(LogicalLine {
                         spans: Vec::new(),
                         indent: 0,
-                    });
+                    }));
                 }
-                out.push(LogicalLine {
-                    spans: vec![Span::styled(
-                        "────────────",
-                        Style::new().fg(Color::DarkGray),
-                    )],
+                out.push(Block::Prose(LogicalLine {
+                    spans: vec![Span::styled("────────────", DIM)],
                     indent: 0,
-                });
+                }));
                 pending_blank = true;
             }
             Event::TaskListMarker(done) => current.push(Span::styled(
@@ -288,9 +504,83 @@ mod tests {
                 "• one",
                 "• two",
                 "",
-                "  rust",
-                "  fn main() {}"
+                "╭─ rust ───────────────────────────────╮",
+                "│ fn main() {}                         │",
+                "╰──────────────────────────────────────╯",
             ]
+        );
+    }
+
+    #[test]
+    fn tables_align_their_columns_under_a_bold_header_and_a_rule() {
+        let md = "| Concept | Rust | Go |\n|---|:---:|---:|\n| Ownership | yes | no |\n| GC | no | yes |\n";
+        assert_eq!(
+            plain(md, 60),
+            vec![
+                "Concept   │ Rust │  Go",
+                "──────────┼──────┼────",
+                "Ownership │ yes  │  no",
+                "GC        │  no  │ yes",
+            ]
+        );
+        let lines = render(md, 60, Style::new());
+        let header = &lines[0].spans[0];
+        assert_eq!(header.content, "Concept");
+        assert!(header.style.add_modifier.contains(Modifier::BOLD));
+        assert!(
+            !lines[2].spans[0]
+                .style
+                .add_modifier
+                .contains(Modifier::BOLD)
+        );
+    }
+
+    #[test]
+    fn a_table_wider_than_the_pane_shrinks_its_widest_column_and_cuts_cells() {
+        let md = "| a | description |\n|---|---|\n| x | a very long cell that cannot fit |\n";
+        let lines = plain(md, 20);
+        assert_eq!(
+            lines,
+            vec![
+                "a │ description",
+                "──┼─────────────────",
+                "x │ a very long cel…",
+            ]
+        );
+        assert!(render(md, 20, Style::new()).iter().all(|l| l.width() <= 20));
+        // Too narrow for one column each: every row is still cut at the pane.
+        assert!(render(md, 3, Style::new()).iter().all(|l| l.width() <= 3));
+    }
+
+    #[test]
+    fn long_code_lines_are_cut_not_wrapped() {
+        let md = "```\nlet s = \"a long line of code that goes on\";\nx\n```";
+        assert_eq!(
+            plain(md, 24),
+            vec![
+                "╭──────────────────────╮",
+                "│ let s = \"a long lin… │",
+                "│ x                    │",
+                "╰──────────────────────╯",
+            ]
+        );
+        assert_eq!(plain(md, 6), vec!["let s…", "x"]);
+    }
+
+    #[test]
+    fn columns_fit_the_room_widest_first() {
+        assert_eq!(fit_columns(&[3, 10, 4], 30), vec![3, 10, 4]);
+        assert_eq!(fit_columns(&[3, 10, 4], 12), vec![3, 5, 4]);
+        assert_eq!(fit_columns(&[3, 10, 9], 12), vec![3, 5, 4]);
+        assert_eq!(fit_columns(&[3, 10, 4], 2), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn quotes_links_and_headings() {
+        let md = "## Notes\n\n> quoted [docs](https://example.com)\n";
+        assert_eq!(
+            plain(md, 60),
+            vec!["## Notes", "", "▌ quoted docs (https://example.com)"]
         );
     }
 

@@ -135,8 +135,10 @@ fn record_lines(record: &ToolRecord) -> Vec<(String, bool)> {
             },
             false,
         ));
+        // `git_diff`'s result (or any output that is a unified diff) is coloured like one.
+        let is_diff = record.name == "git_diff" || looks_like_diff(&o.output);
         for line in o.output.lines() {
-            out.push((line.to_string(), false));
+            out.push((line.to_string(), is_diff));
         }
         if let Some(d) = &o.diff {
             out.push(("── applied".to_string(), false));
@@ -146,4 +148,17 @@ fn record_lines(record: &ToolRecord) -> Vec<(String, bool)> {
         }
     }
     out
+}
+
+/// Whether a result reads as a unified diff: it starts with `diff --git` or a `--- ` header
+/// followed by `+++ `.
+fn looks_like_diff(output: &str) -> bool {
+    let mut lines = output.lines().skip_while(|l| l.trim().is_empty());
+    match lines.next() {
+        Some(first) if first.starts_with("diff --git ") => true,
+        Some(first) if first.starts_with("--- ") => {
+            lines.next().is_some_and(|l| l.starts_with("+++ "))
+        }
+        _ => false,
+    }
 }

@@ -68,16 +68,42 @@ pub fn kind(event: &AgentEvent) -> String {
 
 /// Draws the app on a 100x30 test terminal and returns the terminal.
 pub fn draw(app: &mut App) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("test terminal");
+    draw_at(app, 100, 30)
+}
+
+/// Draws the app on a `width`x`height` test terminal and returns the terminal.
+pub fn draw_at(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
     terminal.draw(|frame| app.render(frame)).expect("draw");
     terminal
 }
 
 /// Draws the app on a `width` x `height` test terminal and returns the screen as text.
-pub fn draw_at(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-    terminal.draw(|frame| app.render(frame)).expect("draw");
-    screen_text(&terminal)
+pub fn screen_at(app: &mut App, width: u16, height: u16) -> String {
+    screen_text(&draw_at(app, width, height))
+}
+
+/// The style of the cell where `needle` first starts on screen, or `None` when it is not shown.
+pub fn style_at(terminal: &Terminal<TestBackend>, needle: &str) -> Option<ratatui::style::Style> {
+    let buffer = terminal.backend().buffer();
+    for y in 0..buffer.area.height {
+        // Each cell's symbol, with the cell it came from, so a byte offset maps back to a column.
+        let mut row = String::new();
+        let mut starts = Vec::new();
+        for x in 0..buffer.area.width {
+            starts.push((row.len(), x));
+            row.push_str(buffer[(x, y)].symbol());
+        }
+        if let Some(offset) = row.find(needle) {
+            let x = starts
+                .iter()
+                .rev()
+                .find(|(start, _)| *start <= offset)
+                .map_or(0, |(_, x)| *x);
+            return Some(buffer[(x, y)].style());
+        }
+    }
+    None
 }
 
 /// The screen as plain text, one line per row.

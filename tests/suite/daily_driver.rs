@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::common::keys::{app_for, ctrl, drain, key, type_text};
 use crate::common::scripted::{Scripted, respond};
-use crate::common::{draw_at, events_until, options};
+use crate::common::{events_until, options, screen_at};
 
 fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<Op>) {
     app_for(mode, "anthropic", "claude-sonnet-4-5")
@@ -25,7 +25,7 @@ const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
 
 fn snapshot_sizes(name: &str, app: &mut App) {
     for (w, h) in SIZES {
-        let screen = draw_at(app, w, h);
+        let screen = screen_at(app, w, h);
         assert_snapshot!(format!("{name}_{w}x{h}"), screen);
     }
 }
@@ -34,7 +34,7 @@ fn snapshot_sizes(name: &str, app: &mut App) {
 fn the_palette_after_co_lists_the_matching_commands() {
     let (mut app, _ops) = app(Mode::Agent);
     type_text(&mut app, "/co");
-    let screen = draw_at(&mut app, 80, 24);
+    let screen = screen_at(&mut app, 80, 24);
     for command in ["/coder", "/compact", "/context", "/cost", "/config"] {
         assert!(screen.contains(command), "{command} missing:\n{screen}");
     }
@@ -67,7 +67,7 @@ fn the_mention_picker_lists_workspace_files_and_inserts_one() {
     let (mut app, _ops) = app(Mode::Coder);
     app.files_index = chatcli::ui::popup::FileIndex::new(dir.path());
     type_text(&mut app, "explain @uiap");
-    let screen = draw_at(&mut app, 80, 24);
+    let screen = screen_at(&mut app, 80, 24);
     assert!(screen.contains("@src/ui/app.rs"), "{screen}");
     snapshot_sizes("mention_picker", &mut app);
     app.handle_key(key(KeyCode::Enter));
@@ -87,7 +87,7 @@ fn enter_while_a_turn_runs_queues_and_esc_removes_the_newest() {
     type_text(&mut app, "third");
     app.handle_key(key(KeyCode::Enter));
     assert!(drain(&mut ops).is_empty(), "nothing sent while a turn runs");
-    let screen = draw_at(&mut app, 80, 24);
+    let screen = screen_at(&mut app, 80, 24);
     assert!(
         screen.contains("queued: second") && screen.contains("queued: third"),
         "{screen}"
@@ -161,7 +161,7 @@ fn up_and_down_walk_history_keeping_the_draft_and_ctrl_r_searches() {
     assert_eq!(app.composer.text(), "draft", "the draft comes back");
     app.handle_key(ctrl('r'));
     type_text(&mut app, "pars");
-    let screen = draw_at(&mut app, 80, 24);
+    let screen = screen_at(&mut app, 80, 24);
     assert!(screen.contains("explain the parser"), "{screen}");
     app.handle_key(key(KeyCode::Enter));
     assert_eq!(app.composer.text(), "explain the parser");
@@ -189,7 +189,7 @@ fn esc_then_page_up_never_types_an_escape_sequence() {
         app.chat
             .push(chatcli::ui::chat::CellKind::Notice(format!("line {i}")));
     }
-    draw_at(&mut app, 80, 24);
+    screen_at(&mut app, 80, 24);
     app.handle_key(key(KeyCode::Esc));
     type_text(&mut app, "[5~");
     assert!(app.composer.is_empty(), "got {:?}", app.composer.text());
@@ -208,7 +208,7 @@ fn below_100_columns_the_panel_folds_into_a_strip() {
     app.handle_agent_event(AgentEvent::TextDelta {
         text: "A line of prose that is long enough to need more than one row at eighty columns, so it wraps.".into(),
     });
-    let narrow = draw_at(&mut app, 80, 24);
+    let narrow = screen_at(&mut app, 80, 24);
     assert!(
         !narrow.contains("┌ Tools"),
         "no side panel at 80 columns:\n{narrow}"
@@ -229,10 +229,10 @@ fn below_100_columns_the_panel_folds_into_a_strip() {
     snapshot_sizes("folded", &mut app);
     app.handle_key(ctrl('b'));
     assert!(
-        draw_at(&mut app, 80, 24).contains("Tools (1)"),
+        screen_at(&mut app, 80, 24).contains("Tools (1)"),
         "Ctrl+B shows the panel"
     );
-    let tiny = draw_at(&mut app, 40, 12);
+    let tiny = screen_at(&mut app, 40, 12);
     let chat_rows = tiny.lines().take_while(|l| !l.contains("MODE")).count();
     assert!(chat_rows >= 5, "the chat keeps 5 rows at 40×12:\n{tiny}");
 }
@@ -245,7 +245,7 @@ fn a_line_that_fills_the_width_keeps_its_border() {
     app.handle_agent_event(AgentEvent::TextDelta {
         text: "x".repeat(74),
     });
-    let screen = draw_at(&mut app, 80, 24);
+    let screen = screen_at(&mut app, 80, 24);
     for line in screen.lines().filter(|l| l.contains("xxxx")) {
         assert!(line.trim_end().ends_with('│'), "border lost: {line:?}");
     }
@@ -257,7 +257,7 @@ fn the_status_bar_keeps_the_meters_while_working_and_names_the_branch() {
     app.status.workspace = "chatcli ⎇ main".into();
     type_text(&mut app, "go");
     app.handle_key(key(KeyCode::Enter));
-    let screen = draw_at(&mut app, 120, 40);
+    let screen = screen_at(&mut app, 120, 40);
     let status = screen
         .lines()
         .find(|l| l.contains("MODE"))
@@ -302,7 +302,7 @@ fn permissions_read_only_refuses_a_write_without_a_dialog() {
             permission: Permission::ReadOnly
         }]
     );
-    assert!(draw_at(&mut ui, 120, 40).contains("perm read-only"));
+    assert!(screen_at(&mut ui, 120, 40).contains("perm read-only"));
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ mod exec_cli;
 mod fuzz;
 mod mcp;
 mod memory;
+mod output;
 mod peers;
 mod project_context;
 mod prompt_cache;

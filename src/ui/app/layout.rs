@@ -120,6 +120,9 @@ impl App {
             buf.set_line(area.x, y, &line, area.width);
         }
         self.render_overlay(area, buf);
+        if self.no_color {
+            crate::ui::text::strip_colors(buf);
+        }
     }
 
     fn render_panel(&mut self, area: Rect, buf: &mut Buffer) {
