@@ -91,6 +91,8 @@ pub struct AgentOptions {
     pub bootstrap_max_chars: usize,
     /// Context attached from the start (`exec --context`); its ceiling holds for `/context add`.
     pub attachments: prompt::attachments::Attachments,
+    /// Size limits of the skill blocks (`CHATCLI_SKILLS_*_MAX_CHARS`).
+    pub skills: crate::skills::Limits,
 }
 
 /// A source of the current time.
@@ -139,6 +141,7 @@ impl AgentOptions {
             home: None,
             bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
             attachments: Default::default(),
+            skills: Default::default(),
             session_id,
         }
     }
@@ -236,6 +239,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         options.home.clone(),
         options.bootstrap_max_chars,
     );
+    let skills =
+        crate::skills::SessionSkills::discover(options.home.as_deref(), &workspace, options.skills);
     let agent = Agent {
         bootstrap,
         attachments: options.attachments.clone(),
@@ -266,7 +271,9 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             web: options.web.clone(),
             memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
             hyde,
+            skills: Arc::clone(skills.catalog()),
         },
+        skills,
         digest,
         memory,
         prompt_memory: (None, None),
@@ -295,6 +302,8 @@ struct Agent {
     bootstrap: prompt::bootstrap::Bootstrap,
     /// `/context` attachments, re-read only on `/context refresh`.
     attachments: prompt::attachments::Attachments,
+    /// Installed skills, pins, and what this session has sent of them.
+    skills: crate::skills::SessionSkills,
     compactor: compaction::Compactor,
     /// All input of the last request, for the context share.
     last_input: u64,
@@ -381,6 +390,9 @@ impl Agent {
                 ),
             });
         }
+        for message in self.skills.catalog().warnings.clone() {
+            self.emit(AgentEvent::Notice { message });
+        }
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -425,6 +437,10 @@ impl Agent {
                 }
                 Op::Context { action } => {
                     let message = self.context_command(action).await;
+                    self.emit(AgentEvent::Notice { message });
+                }
+                Op::Skill { action } => {
+                    let message = self.skills.command(action);
                     self.emit(AgentEvent::Notice { message });
                 }
                 Op::SetPermission { permission } => {
@@ -506,6 +522,7 @@ impl Agent {
             return;
         }
         self.prompt_memory = self.memory_blocks(&text, mode);
+        self.activate_skills(&text, &mentioned, mode);
         let start = match self.history.last() {
             // Merged into a trailing user message (an interrupted prompt got no answer).
             Some(last) if last.role == Role::User => self.history.len() - 1,
@@ -535,7 +552,7 @@ impl Agent {
             let system = prompt::stable_blocks(
                 mode,
                 &self.tool_ctx.workspace,
-                &self.project_blocks(),
+                &self.project_blocks(mode),
                 self.memory_index(mode),
             );
             self.attach_volatile();
@@ -630,7 +647,7 @@ impl Agent {
         let system = prompt::stable_blocks(
             self.mode,
             &self.tool_ctx.workspace,
-            &self.project_blocks(),
+            &self.project_blocks(self.mode),
             self.memory_index(self.mode),
         );
         let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());

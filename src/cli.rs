@@ -90,6 +90,16 @@ pub enum Command {
     /// Long-term memory: add, list, forget and import facts; print the prompt digest.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// Skills: list the installed ones (name, scope, folder, tokens) and any skipped.
+    #[command(subcommand)]
+    Skill(SkillCommand),
+}
+
+/// `chatcli skill` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// Every skill found for the current directory, and the ones skipped with why.
+    List,
 }
 
 /// `chatcli bench` flags.

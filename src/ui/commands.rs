@@ -58,6 +58,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "files attached to the cached prefix",
     },
     SlashCommand {
+        name: "skill",
+        args: "list|show NAME|pin NAME|unpin NAME",
+        about: "installed skills; pin one into the cached prefix",
+    },
+    SlashCommand {
         name: "cost",
         args: "",
         about: "session cost summary",
