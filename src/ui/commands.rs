@@ -59,8 +59,8 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "skill",
-        args: "list|show NAME|pin NAME|unpin NAME",
-        about: "installed skills; pin one into the cached prefix",
+        args: "[show|pin|unpin] N",
+        about: "list skills; show one, or pin it into the cached prefix",
     },
     SlashCommand {
         name: "cost",
