@@ -570,3 +570,71 @@ async fn a_hundred_skills_cost_a_catalog_not_a_hundred_bodies() {
         "{catalog_full} vs {with_bodies}"
     );
 }
+
+#[test]
+fn the_skill_command_goes_to_the_agent_and_a_bad_one_shows_the_usage() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo".into(), "demo".into());
+    let type_line = |app: &mut chatcli::ui::App, line: &str| {
+        for c in line.chars() {
+            app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    };
+    for (line, action) in [
+        ("/skill", SkillAction::List),
+        (
+            "/skill pin deploy",
+            SkillAction::Pin {
+                name: "deploy".into(),
+            },
+        ),
+        (
+            "/skill unpin deploy",
+            SkillAction::Unpin {
+                name: "deploy".into(),
+            },
+        ),
+        ("/skill show sql", SkillAction::Show { name: "sql".into() }),
+    ] {
+        type_line(&mut app, line);
+        assert_eq!(ops.try_recv().ok(), Some(Op::Skill { action }), "{line}");
+    }
+    type_line(&mut app, "/skill pin");
+    assert!(ops.try_recv().is_err(), "nothing sent");
+    let screen = crate::common::screen_text(&crate::common::draw(&mut app));
+    assert!(
+        screen.contains("usage: /skill list | show NAME | pin NAME | unpin NAME"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn chatcli_skill_list_prints_every_skill_and_the_skipped_one_headless() {
+    let p = project();
+    install_everywhere(&p);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CHATCLI_HOME", &p.home)
+        .current_dir(&p.cwd)
+        .args(["skill", "list"])
+        .output()
+        .expect("run chatcli");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let names: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("  ")?.split(" · ").next())
+        .collect();
+    assert_eq!(names[..4], ["api", "deploy", "sql", "style"], "{stdout}");
+    assert!(
+        stdout.contains("skill skipped: ") && stdout.contains("`description` is missing"),
+        "{stdout}"
+    );
+}
