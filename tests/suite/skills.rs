@@ -638,3 +638,29 @@ fn chatcli_skill_list_prints_every_skill_and_the_skipped_one_headless() {
         "{stdout}"
     );
 }
+
+#[tokio::test]
+async fn after_a_rewind_past_the_turn_that_carried_it_the_body_is_sent_again() {
+    let p = project();
+    install_everywhere(&p);
+    let provider = Scripted::new(vec![respond("ok", &[])], Duration::ZERO);
+    let mut handle = agent::spawn(provider.clone(), options(&p, Mode::Agent));
+    submit(&mut handle, "how do we deploy?", Mode::Agent).await;
+    handle
+        .ops
+        .send(Op::Rewind { prompt: 0 })
+        .expect("agent alive");
+    submit(&mut handle, "deploy, step by step", Mode::Agent).await;
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        last_turn(&requests[1]).contains("<skill name=\"deploy\">\nDEPLOY-BODY"),
+        "{}",
+        last_turn(&requests[1])
+    );
+    assert_eq!(
+        requests[1].messages.len(),
+        1,
+        "the first prompt was rewound"
+    );
+}
