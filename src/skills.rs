@@ -170,16 +170,20 @@ impl Catalog {
         let mut text = String::from(
             "Skills (call the `skill` tool with a name to load its instructions when a task matches):",
         );
+        // Counted in characters, like the setting says.
+        let mut used = text.chars().count();
         for (i, skill) in self.skills.iter().enumerate() {
             let line = format!("\n- {}: {}", skill.name, one_line(&skill.description));
             let more = self.skills.len() - i;
             let tail = format!("\n{more} more: /skill list");
             let last = i + 1 == self.skills.len();
             let room = if last { 0 } else { tail.len() + 8 };
-            if text.len() + line.len() + room > max_chars {
+            let size = line.chars().count();
+            if used + size + room > max_chars {
                 text.push_str(&tail);
                 break;
             }
+            used += size;
             text.push_str(&line);
         }
         Some(SystemBlock {
@@ -496,7 +500,7 @@ mod tests {
         assert!(full.find("- s00:").expect("s00") < full.find("- s01:").expect("s01"));
         assert!(!full.contains("more: /skill list"));
         let capped = catalog.catalog_block(300).expect("block").text;
-        assert!(capped.len() <= 300, "{}", capped.len());
+        assert!(capped.chars().count() <= 300, "{}", capped.len());
         let shown = capped.matches("\n- ").count();
         assert!(
             capped.ends_with(&format!("\n{} more: /skill list", 30 - shown)),
