@@ -94,6 +94,8 @@ pub struct AgentOptions {
     pub attachments: prompt::attachments::Attachments,
     /// The session's MCP servers; `None` has none.
     pub mcp: Option<crate::mcp::McpHandle>,
+    /// Size limits of the skill blocks (`CHATCLI_SKILLS_*_MAX_CHARS`).
+    pub skills: crate::skills::Limits,
 }
 
 /// A source of the current time.
@@ -143,6 +145,7 @@ impl AgentOptions {
             bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
             attachments: Default::default(),
             mcp: None,
+            skills: Default::default(),
             session_id,
         }
     }
@@ -240,6 +243,8 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         options.home.clone(),
         options.bootstrap_max_chars,
     );
+    let skills =
+        crate::skills::SessionSkills::discover(options.home.as_deref(), &workspace, options.skills);
     let agent = Agent {
         bootstrap,
         attachments: options.attachments.clone(),
@@ -270,7 +275,9 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             web: options.web.clone(),
             memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
             hyde,
+            skills: Arc::clone(skills.catalog()),
         },
+        skills,
         digest,
         memory,
         prompt_memory: (None, None),
@@ -301,6 +308,8 @@ struct Agent {
     bootstrap: prompt::bootstrap::Bootstrap,
     /// `/context` attachments, re-read only on `/context refresh`.
     attachments: prompt::attachments::Attachments,
+    /// Installed skills, pins, and what this session has sent of them.
+    skills: crate::skills::SessionSkills,
     compactor: compaction::Compactor,
     /// All input of the last request, for the context share.
     last_input: u64,
@@ -393,6 +402,9 @@ impl Agent {
         }
         self.ask_project_server();
         self.announce_mcp();
+        for message in self.skills.catalog().warnings.clone() {
+            self.emit(AgentEvent::Notice { message });
+        }
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -440,6 +452,10 @@ impl Agent {
                 }
                 Op::Context { action } => {
                     let message = self.context_command(action).await;
+                    self.emit(AgentEvent::Notice { message });
+                }
+                Op::Skill { action } => {
+                    let message = self.skills.command(action);
                     self.emit(AgentEvent::Notice { message });
                 }
                 Op::SetPermission { permission } => {
@@ -556,6 +572,7 @@ impl Agent {
             return;
         }
         self.prompt_memory = self.memory_blocks(&text, mode);
+        self.activate_skills(&text, &mentioned, mode);
         let start = match self.history.last() {
             // Merged into a trailing user message (an interrupted prompt got no answer).
             Some(last) if last.role == Role::User => self.history.len() - 1,

@@ -95,6 +95,16 @@ pub enum Command {
     /// MCP servers from CHATCLI_HOME/mcp.json and the project's .mcp.json.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Skills: list the installed ones (name, scope, folder, tokens) and any skipped.
+    #[command(subcommand)]
+    Skill(SkillCommand),
+}
+
+/// `chatcli skill` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// Every skill found for the current directory, and the ones skipped with why.
+    List,
 }
 
 /// `chatcli mcp` subcommands.

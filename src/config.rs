@@ -225,6 +225,9 @@ pub struct Config {
     pub cache_ttl: CacheTtl,
     /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
     pub bootstrap_max_chars: usize,
+    /// Size limits of the skill blocks (`CHATCLI_SKILLS_CATALOG_MAX_CHARS`,
+    /// `CHATCLI_SKILLS_ACTIVE_MAX_CHARS`).
+    pub skills: crate::skills::Limits,
     /// Tokens all `/context` attachments may add up to (`CHATCLI_CONTEXT_MAX_TOKENS`).
     pub context_max_tokens: u64,
     /// Cache markers and cache keys in requests (`CHATCLI_PROMPT_CACHE`; off sends neither).
@@ -541,8 +544,20 @@ impl Config {
             crate::prompt::attachments::DEFAULT_MAX_TOKENS as usize,
         )? as u64;
 
+        let skills = crate::skills::Limits {
+            catalog_max_chars: positive(
+                "CHATCLI_SKILLS_CATALOG_MAX_CHARS",
+                crate::skills::DEFAULT_CATALOG_MAX_CHARS,
+            )?,
+            active_max_chars: positive(
+                "CHATCLI_SKILLS_ACTIVE_MAX_CHARS",
+                crate::skills::DEFAULT_ACTIVE_MAX_CHARS,
+            )?,
+        };
+
         Ok(Config {
             home,
+            skills,
             bootstrap_max_chars,
             context_max_tokens,
             max_retries,
@@ -834,6 +849,20 @@ mod tests {
         let config = resolve(&[], Overrides::default()).expect("config");
         assert_eq!(config.bootstrap_max_chars, 20_000);
         assert_eq!(config.context_max_tokens, 40_000);
+        assert_eq!(config.skills, crate::skills::Limits::default());
+        let skills = resolve(
+            &[
+                ("CHATCLI_SKILLS_CATALOG_MAX_CHARS", "800"),
+                ("CHATCLI_SKILLS_ACTIVE_MAX_CHARS", "900"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config")
+        .skills;
+        assert_eq!(
+            (skills.catalog_max_chars, skills.active_max_chars),
+            (800, 900)
+        );
         let config = resolve(
             &[
                 ("CHATCLI_BOOTSTRAP_MAX_CHARS", "500"),

@@ -20,6 +20,7 @@ pub mod provider;
 pub mod secrets;
 pub mod session;
 pub mod session_log;
+pub mod skills;
 pub mod tokens;
 pub mod tools;
 pub mod tui;

@@ -157,6 +157,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Skill(chatcli::cli::SkillCommand::List)) => {
+            let cwd = std::env::current_dir()?;
+            let skills = chatcli::skills::SessionSkills::discover(
+                Some(&config.home),
+                &cwd.canonicalize().unwrap_or(cwd),
+                config.skills,
+            );
+            println!("{}", skills.catalog().listing(skills.pinned()));
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Exec(args)) => {
             let provider = session::build_provider(&config, Duration::ZERO)?;
             let approval = if args.yes {

@@ -179,6 +179,8 @@ pub enum Op {
     Context { action: ContextAction },
     /// What tools may do without asking from now on (`/permissions`).
     SetPermission { permission: Permission },
+    /// List, show, pin or unpin skills (`/skill`); answered by a notice.
+    Skill { action: SkillAction },
     /// Return the conversation to before the `prompt`-th prompt of the session (from 0), and
     /// restore the files `write_file`/`patch_file` changed since (`/rewind`).
     Rewind { prompt: usize },
@@ -234,6 +236,43 @@ impl ContextAction {
                 _ => Err(Self::USAGE.to_string()),
             },
             Some(_) => Err(Self::USAGE.to_string()),
+        }
+    }
+}
+
+/// What `/skill` asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum SkillAction {
+    /// Name, scope, folder and tokens of every skill.
+    List,
+    /// One skill's front matter and body.
+    Show { name: String },
+    /// Put a skill's body in the cached prefix, for this workspace.
+    Pin { name: String },
+    /// Take it out again.
+    Unpin { name: String },
+}
+
+impl SkillAction {
+    /// What `/skill` takes.
+    pub const USAGE: &str = "usage: /skill list | show NAME | pin NAME | unpin NAME";
+
+    /// Parses the words after `/skill` (none means `list`); `Err` is the usage line.
+    pub fn parse(args: &str) -> Result<SkillAction, String> {
+        let words: Vec<&str> = args.split_whitespace().collect();
+        match words.as_slice() {
+            [] | ["list"] | ["ls"] => Ok(SkillAction::List),
+            ["show", name] => Ok(SkillAction::Show {
+                name: name.to_string(),
+            }),
+            ["pin", name] => Ok(SkillAction::Pin {
+                name: name.to_string(),
+            }),
+            ["unpin", name] => Ok(SkillAction::Unpin {
+                name: name.to_string(),
+            }),
+            _ => Err(Self::USAGE.to_string()),
         }
     }
 }

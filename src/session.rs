@@ -229,6 +229,7 @@ pub fn agent_options(
         resume: None,
         home: Some(config.home.clone()),
         bootstrap_max_chars: config.bootstrap_max_chars,
+        skills: config.skills,
         attachments: crate::prompt::attachments::Attachments::new(config.context_max_tokens),
         mcp: None,
         memory: Some(crate::memory::MemorySettings {

@@ -15,6 +15,7 @@ pub mod read_file;
 pub mod run_command;
 pub mod scratch;
 pub mod search_files;
+pub mod skill;
 pub mod web_fetch;
 pub mod web_search;
 pub mod workspace;
@@ -99,6 +100,8 @@ pub struct ToolContext {
     pub memory: Option<memory_tool::SharedMemory>,
     /// The provider HyDE asks for hypothetical answers (`CHATCLI_MEMORY_HYDE=1`).
     pub hyde: Option<std::sync::Arc<dyn crate::provider::Provider>>,
+    /// The session's skills (the `skill` tool; `read_file` may read inside their folders).
+    pub skills: std::sync::Arc<crate::skills::Catalog>,
 }
 
 impl ToolContext {
@@ -110,6 +113,7 @@ impl ToolContext {
             web,
             memory: None,
             hyde: None,
+            skills: Default::default(),
         }
     }
 }
@@ -258,6 +262,16 @@ impl ToolRegistry {
     /// The registry without the named tool (memory when it is off).
     pub fn without(mut self, name: &str) -> Self {
         self.tools.retain(|(n, _)| n != name);
+        self
+    }
+
+    /// The registry with the `skill` tool added in its sorted place (only when skills are
+    /// installed: with none, the tool array stays as it was).
+    pub fn with_skill_tool(mut self) -> Self {
+        let tool: Box<dyn Tool> = Box::new(skill::SkillTool);
+        self.tools
+            .push((tool.spec().name, Box::new(Timed(tool)) as Box<dyn Tool>));
+        self.tools.sort_by(|a, b| a.0.cmp(&b.0));
         self
     }
 

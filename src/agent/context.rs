@@ -56,7 +56,10 @@ impl Agent {
 
     /// The tools a mode offers this session (no `memory` tool when memory is off).
     pub(super) fn tools_for(&self, mode: Mode) -> ToolRegistry {
-        let tools = ToolRegistry::for_mode(mode);
+        let mut tools = ToolRegistry::for_mode(mode);
+        if mode.uses_tools() && !self.skills.catalog().is_empty() {
+            tools = tools.with_skill_tool();
+        }
         let tools = if self.memory.is_some() {
             tools
         } else {
@@ -253,6 +256,7 @@ impl Agent {
         };
         // The volatile blocks rode in the folded messages: send them again.
         self.volatile = VolatileTracker::default();
+        self.skills.forget_sent();
         Ok(())
     }
 
@@ -316,13 +320,51 @@ impl Agent {
         .unwrap_or(fallback);
     }
 
-    /// The session's project blocks, in wire order: bootstrap, then attachments.
-    pub(super) fn project_blocks(&self) -> Vec<crate::conversation::SystemBlock> {
+    /// The session's project blocks for `mode`, in wire order: bootstrap, attachments, then the
+    /// skills catalog (tool modes) and the pinned skills.
+    pub(super) fn project_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
         self.bootstrap
             .system_block()
             .into_iter()
             .chain(self.attachments.system_block())
+            .chain(self.skills.system_blocks(mode))
             .collect()
+    }
+
+    /// Sets this prompt's activated skills (volatile) and says which, when any.
+    pub(super) fn activate_skills(
+        &mut self,
+        text: &str,
+        mentioned: &[prompt::mentions::Mention],
+        mode: Mode,
+    ) {
+        let activation = self.skills.activate(text, mentioned, mode);
+        let mut parts: Vec<String> = activation
+            .sent
+            .iter()
+            .map(|(name, why)| format!("{name} ({why})"))
+            .collect();
+        if !activation.referred.is_empty() {
+            parts.push(format!(
+                "referred to, already in the conversation: {}",
+                activation.referred.join(", ")
+            ));
+        }
+        if !activation.left_out.is_empty() {
+            parts.push(format!(
+                "left out (over 3 skills or CHATCLI_SKILLS_ACTIVE_MAX_CHARS): {}",
+                activation.left_out.join(", ")
+            ));
+        }
+        if !parts.is_empty() {
+            self.emit(AgentEvent::Notice {
+                message: format!(
+                    "skills for this prompt: {} (~{} tokens)",
+                    parts.join("; "),
+                    activation.tokens
+                ),
+            });
+        }
     }
 
     /// `/context`: changes the attachments (off the agent task: it reads files) or lists what the
@@ -470,6 +512,7 @@ impl Agent {
         let (full, recall) = self.prompt_memory.clone();
         let mut blocks = prompt::volatile_blocks(dynamic, full, recall);
         blocks.extend(self.mcp_channel());
+        blocks.extend(self.skills.volatile_block());
         blocks
     }
 }

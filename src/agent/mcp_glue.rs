@@ -164,11 +164,16 @@ impl Agent {
 
     /// The project blocks plus, in deferred mode, the MCP catalog (a stable block).
     pub(super) fn prefix_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
-        let mut blocks = self.project_blocks();
+        // The reference order: bootstrap, attachments, the MCP catalog, then the skill blocks.
+        let mut blocks = self.project_blocks(mode);
         if mode.uses_tools()
             && let Some(block) = self.mcp_tools.as_ref().and_then(McpToolSet::catalog_block)
         {
-            blocks.push(block);
+            let at = blocks
+                .iter()
+                .position(|b| b.name == "skills" || b.name == "pinned skills")
+                .unwrap_or(blocks.len());
+            blocks.insert(at, block);
         }
         blocks
     }

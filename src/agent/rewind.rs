@@ -189,6 +189,7 @@ impl super::Agent {
         };
         // The volatile blocks rode in the dropped messages: send them again.
         self.volatile = crate::prompt::VolatileTracker::default();
+        self.skills.forget_sent();
         let files = self.snapshots.restore_since(prompt);
         let workspace = self.tool_ctx.workspace.clone();
         let show = |p: &PathBuf| {

@@ -56,7 +56,11 @@ impl Tool for ReadFile {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         async move {
             let file = required_str(args, "file")?;
-            let target = rooted(ctx, file)?;
+            // Files of a skill folder are readable even outside the workspace (`tools::skill`).
+            let target = match super::skill::rooted_in_skill(ctx, file) {
+                Some(target) => target,
+                None => rooted(ctx, file)?,
+            };
             let range = LineRange {
                 start: optional_usize(args, "start")?,
                 end: optional_usize(args, "end")?,

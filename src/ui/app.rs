@@ -664,6 +664,10 @@ impl App {
                 Ok(action) => self.send(Op::Context { action }),
                 Err(usage) => self.notice(usage),
             },
+            "skill" => match crate::protocol::SkillAction::parse(rest) {
+                Ok(action) => self.send(Op::Skill { action }),
+                Err(usage) => self.notice(usage),
+            },
             "quit" => self.quit = true,
             other => self.chat.push(CellKind::Notice(format!(
                 "/{other} is listed but has no action here: try /help"

@@ -63,6 +63,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "MCP servers and their tools; approve a project server",
     },
     SlashCommand {
+        name: "skill",
+        args: "[show|pin|unpin] N",
+        about: "list skills; show one, or pin it into the cached prefix",
+    },
+    SlashCommand {
         name: "cost",
         args: "",
         about: "session cost summary",

@@ -20,6 +20,7 @@ mod provider_wire;
 mod reliability;
 mod safekeeping;
 mod screen;
+mod skills;
 mod tools;
 mod trust_agent;
 mod trust_screen;

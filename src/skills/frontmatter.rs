@@ -1,0 +1,232 @@
+//! The YAML front matter of a skill file, read by a small parser for the keys skills use.
+//!
+//! Accepted: `key: value` scalars (plain, `'single'` or `"double"` quoted), `key: [a, "b c"]`
+//! flow lists, `key:` followed by `- item` lines, and `key: >` / `key: |` block scalars. Keys
+//! other than `name`, `description`, `triggers`, `paths`, `model` and `effort` are skipped with
+//! everything indented under them (Claude Code's `allowed-tools`, `metadata`, `license`), so a
+//! skill written for another tool still loads. What a newcomer gets wrong: the front matter must
+//! open on the very first line with `---`; a file without it is not a skill, and the caller
+//! reports that as the problem.
+
+/// The keys a skill's front matter gives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrontMatter {
+    pub name: String,
+    pub description: String,
+    pub triggers: Vec<String>,
+    pub paths: Vec<String>,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+}
+
+/// Splits `text` into its front matter and body; `Err` says what is wrong, in words.
+pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next().map(str::trim_end) != Some("---") {
+        return Err("no YAML front matter (the file must start with a `---` line)".into());
+    }
+    let mut header: Vec<&str> = Vec::new();
+    let mut closed = false;
+    for line in lines.by_ref() {
+        if line.trim_end() == "---" {
+            closed = true;
+            break;
+        }
+        header.push(line);
+    }
+    if !closed {
+        return Err("the front matter is not closed by a `---` line".into());
+    }
+    let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
+    let mut fm = FrontMatter::default();
+    let mut i = 0;
+    while i < header.len() {
+        let line = header[i];
+        i += 1;
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if line.starts_with(' ') || line.starts_with('\t') {
+            // Belongs to a key skipped above (a nested map or list we do not read).
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!(
+                "line {}: expected `key: value`, got {line:?}",
+                i + 1
+            ));
+        };
+        let key = key.trim();
+        let value = strip_comment(value.trim());
+        // The lines indented under this key.
+        let start = i;
+        while i < header.len()
+            && (header[i].trim().is_empty()
+                || header[i].starts_with(' ')
+                || header[i].starts_with('\t')
+                || header[i].starts_with("- "))
+        {
+            i += 1;
+        }
+        let nested = &header[start..i];
+        match key {
+            "name" | "description" | "model" | "effort" => {
+                let text = scalar(key, value, nested)?;
+                match key {
+                    "name" => fm.name = text,
+                    "description" => fm.description = text,
+                    "model" => fm.model = Some(text).filter(|t| !t.is_empty()),
+                    _ => fm.effort = Some(text).filter(|t| !t.is_empty()),
+                }
+            }
+            "triggers" | "paths" => {
+                let list = list(key, value, nested)?;
+                if key == "triggers" {
+                    fm.triggers = list;
+                } else {
+                    fm.paths = list;
+                }
+            }
+            _ => {}
+        }
+    }
+    if fm.name.is_empty() {
+        return Err("`name` is missing".into());
+    }
+    if fm.name.len() > 64 || fm.name.chars().any(|c| c.is_whitespace() || c == '/') {
+        return Err(format!(
+            "`name` {:?} must be one word of at most 64 characters (letters, digits, `-`)",
+            fm.name
+        ));
+    }
+    if fm.description.is_empty() {
+        return Err("`description` is missing".into());
+    }
+    Ok((fm, body))
+}
+
+/// A value with a trailing ` # comment` removed (not inside quotes).
+fn strip_comment(value: &str) -> &str {
+    if value.starts_with('"') || value.starts_with('\'') {
+        return value;
+    }
+    match value.find(" #") {
+        Some(at) => value[..at].trim_end(),
+        None => value,
+    }
+}
+
+fn unquote(key: &str, value: &str) -> Result<String, String> {
+    let value = value.trim();
+    for quote in ['"', '\''] {
+        if let Some(inner) = value.strip_prefix(quote) {
+            let Some(inner) = inner.strip_suffix(quote) else {
+                return Err(format!("`{key}`: unterminated {quote} quote"));
+            };
+            return Ok(if quote == '"' {
+                inner.replace("\\\"", "\"").replace("\\n", "\n")
+            } else {
+                inner.replace("''", "'")
+            });
+        }
+    }
+    Ok(value.to_string())
+}
+
+fn scalar(key: &str, value: &str, nested: &[&str]) -> Result<String, String> {
+    let lines = || nested.iter().map(|l| l.trim());
+    match value {
+        ">" | ">-" | ">+" => Ok(lines()
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")),
+        "|" | "|-" | "|+" => Ok(lines().collect::<Vec<_>>().join("\n").trim().to_string()),
+        "" if nested.iter().any(|l| l.trim_start().starts_with("- ")) => {
+            Err(format!("`{key}` must be text, not a list"))
+        }
+        // A plain scalar may continue on indented lines.
+        _ => {
+            let mut text = unquote(key, value)?;
+            for more in lines().filter(|l| !l.is_empty()) {
+                text.push(' ');
+                text.push_str(more);
+            }
+            Ok(text.trim().to_string())
+        }
+    }
+}
+
+fn list(key: &str, value: &str, nested: &[&str]) -> Result<Vec<String>, String> {
+    let mut items = Vec::new();
+    if let Some(inner) = value.strip_prefix('[') {
+        let Some(inner) = inner.strip_suffix(']') else {
+            return Err(format!(
+                "`{key}`: a `[` list must close with `]` on the same line"
+            ));
+        };
+        for item in inner.split(',') {
+            items.push(unquote(key, item)?);
+        }
+    } else if !value.is_empty() {
+        // `triggers: deploy` — one item.
+        items.push(unquote(key, value)?);
+    } else {
+        for line in nested.iter().map(|l| l.trim()).filter(|l| !l.is_empty()) {
+            let Some(item) = line
+                .strip_prefix("- ")
+                .or(line.strip_prefix('-').filter(|r| r.is_empty()))
+            else {
+                return Err(format!(
+                    "`{key}` must be a list of `- item` lines (got {line:?})"
+                ));
+            };
+            items.push(unquote(key, strip_comment(item.trim()))?);
+        }
+    }
+    Ok(items.into_iter().filter(|s| !s.is_empty()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_style_front_matter_parses() {
+        let (fm, body) = parse(
+            "---\nname: pdf-tools\ndescription: >\n  Fill and merge\n  PDF forms.\nallowed-tools:\n  - Bash\nmetadata:\n  version: 2\ntriggers:\n  - pdf\n  - \"fill form\"   \npaths: [\"**/*.pdf\", docs/*]\nmodel: opus # best\neffort: 'high'\n---\n\n# PDF\nUse qpdf.\n",
+        )
+        .expect("valid");
+        assert_eq!(fm.name, "pdf-tools");
+        assert_eq!(fm.description, "Fill and merge PDF forms.");
+        assert_eq!(fm.triggers, vec!["pdf", "fill form"]);
+        assert_eq!(fm.paths, vec!["**/*.pdf", "docs/*"]);
+        assert_eq!(fm.model.as_deref(), Some("opus"));
+        assert_eq!(fm.effort.as_deref(), Some("high"));
+        assert_eq!(body, "# PDF\nUse qpdf.");
+    }
+
+    #[test]
+    fn problems_are_named() {
+        let cases = [
+            ("# no header", "no YAML front matter"),
+            ("---\nname: a\n", "not closed"),
+            ("---\nname: a\n---\n", "`description` is missing"),
+            ("---\ndescription: d\n---\n", "`name` is missing"),
+            (
+                "---\nname: two words\ndescription: d\n---\n",
+                "must be one word",
+            ),
+            ("---\nname: a\ndescription: \"d\n---\n", "unterminated"),
+            (
+                "---\nname: a\ndescription: d\ntriggers: [a, b\n---\n",
+                "must close",
+            ),
+            ("---\nname a\n---\n", "expected `key: value`"),
+        ];
+        for (text, problem) in cases {
+            let err = parse(text).expect_err(text);
+            assert!(err.contains(problem), "{text:?}: {err}");
+        }
+    }
+}
