@@ -91,6 +91,8 @@ pub struct AgentOptions {
     pub bootstrap_max_chars: usize,
     /// Context attached from the start (`exec --context`); its ceiling holds for `/context add`.
     pub attachments: prompt::attachments::Attachments,
+    /// The OS sandbox commands run under (`CHATCLI_SANDBOX`, `CHATCLI_SANDBOX_NETWORK`).
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 /// A source of the current time.
@@ -139,6 +141,7 @@ impl AgentOptions {
             home: None,
             bootstrap_max_chars: prompt::bootstrap::DEFAULT_MAX_CHARS,
             attachments: Default::default(),
+            sandbox: Default::default(),
             session_id,
         }
     }
@@ -266,6 +269,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             web: options.web.clone(),
             memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
             hyde,
+            sandbox: options.sandbox.clone(),
         },
         digest,
         memory,
@@ -380,6 +384,9 @@ impl Agent {
                     "cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml"
                 ),
             });
+        }
+        if let Some(message) = self.options.sandbox.notice() {
+            self.emit(AgentEvent::Notice { message });
         }
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {

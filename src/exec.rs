@@ -198,7 +198,10 @@ fn write_event(
             seen.log_lost = true;
             seen.warnings.push(message.clone());
         }
-        AgentEvent::Notice { message } if message.starts_with(session_log::LOG_STOPPED) => {
+        AgentEvent::Notice { message }
+            if message.starts_with(session_log::LOG_STOPPED)
+                || message.starts_with(crate::sandbox::NOTICE_PREFIX) =>
+        {
             seen.warnings.push(message.clone());
         }
         AgentEvent::TurnFinished { text, stop_reason } => {

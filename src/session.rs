@@ -209,6 +209,7 @@ pub fn agent_options(
         home: Some(config.home.clone()),
         bootstrap_max_chars: config.bootstrap_max_chars,
         attachments: crate::prompt::attachments::Attachments::new(config.context_max_tokens),
+        sandbox: config.sandbox.clone(),
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

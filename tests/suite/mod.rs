@@ -17,6 +17,7 @@ mod provider_fixtures;
 mod provider_wire;
 mod reliability;
 mod safekeeping;
+mod sandbox;
 mod screen;
 mod tools;
 mod trust_agent;
