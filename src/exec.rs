@@ -250,3 +250,27 @@ async fn stop(
     ));
     Ok(seen.outcome(Some(signal)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sandbox_notice_becomes_a_warning_on_stderr() {
+        let mut seen = Collected::default();
+        let mut out = Vec::new();
+        let notice = AgentEvent::Notice {
+            message: "sandbox: simulated: commands run with approvals only".into(),
+        };
+        write_event(&notice, false, &mut out, &mut seen).expect("written");
+        let other = AgentEvent::Notice {
+            message: "compacting".into(),
+        };
+        write_event(&other, false, &mut out, &mut seen).expect("written");
+        assert_eq!(
+            seen.warnings,
+            ["sandbox: simulated: commands run with approvals only"]
+        );
+        assert!(out.is_empty(), "stdout stays the answer's");
+    }
+}

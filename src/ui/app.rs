@@ -124,6 +124,8 @@ pub struct App {
     pub models: Vec<String>,
     /// `/provider NAME` or `/model ID`: (provider, model) to switch to, taken by the front end.
     switch_request: Option<(Option<String>, Option<String>)>,
+    /// The OS sandbox commands run under, for `/sandbox` and the approval dialog.
+    pub sandbox: Option<crate::sandbox::SandboxSettings>,
 }
 
 impl App {
@@ -171,7 +173,20 @@ impl App {
             workspace_label: String::new(),
             models: Vec::new(),
             switch_request: None,
+            sandbox: None,
         }
+    }
+
+    /// Sets the session's sandbox: `/sandbox`, the approval dialog and the status bar show it.
+    pub fn set_sandbox(&mut self, sandbox: crate::sandbox::SandboxSettings) {
+        self.status.sandbox = if sandbox.policy == crate::sandbox::Policy::Off {
+            "sandbox off".into()
+        } else if !sandbox.enforced() {
+            "sandbox not enforced".into()
+        } else {
+            String::new()
+        };
+        self.sandbox = Some(sandbox);
     }
 
     /// The provider and/or model `/provider` or `/model` asked for, taken once.
@@ -539,6 +554,13 @@ impl App {
             "help" => self.overlay = Some(Overlay::Help),
             "config" if rest.starts_with("memory") => self.send(Op::MemoryStatus),
             "config" => self.overlay = Some(Overlay::Config),
+            "sandbox" => {
+                let text = match &self.sandbox {
+                    Some(s) => format!("sandbox: {}", s.describe()),
+                    None => "sandbox: unknown in this session".into(),
+                };
+                self.chat.push(CellKind::Notice(text));
+            }
             "resume" if self.running => {
                 self.notice("wait for the answer before resuming another session")
             }
@@ -685,7 +707,11 @@ impl App {
                 preview,
             } => {
                 self.tools.awaiting(&id);
-                self.pending_approval = Some(PendingApproval::new(id, name, args, preview));
+                let mut pending = PendingApproval::new(id, name, args, preview);
+                if pending.name == "run_command" {
+                    pending.policy = self.sandbox.as_ref().map(|s| s.describe());
+                }
+                self.pending_approval = Some(pending);
                 self.overlay = Some(Overlay::Approval);
             }
             AgentEvent::ToolResult {

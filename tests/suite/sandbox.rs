@@ -332,3 +332,114 @@ async fn a_session_without_landlock_says_so_once() {
         ]
     );
 }
+
+fn tui(sandbox: SandboxSettings) -> chatcli::ui::App {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo".into(), "demo".into());
+    app.set_sandbox(sandbox);
+    app
+}
+
+#[test]
+fn the_approval_dialog_shows_the_policy_the_command_will_run_under() {
+    let sandbox = SandboxSettings {
+        policy: Policy::ReadOnly,
+        network: false,
+        support: Support::Landlock { abi: 7 },
+        ..SandboxSettings::default()
+    };
+    let mut app = tui(sandbox);
+    app.handle_agent_event(AgentEvent::ApprovalRequest {
+        id: "c1".into(),
+        name: "run_command".into(),
+        args: json!({ "cmd": "make install" }),
+        preview: None,
+    });
+    let screen = crate::common::draw_at(&mut app, 120, 30);
+    assert!(screen.contains("$ make install"), "{screen}");
+    assert!(
+        screen.contains("sandbox: read-only, network off; enforced by Landlock ABI 7"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn slash_sandbox_and_the_status_bar_tell_the_policy() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let sandbox = SandboxSettings {
+        support: Support::Unavailable("simulated: no Landlock".into()),
+        ..SandboxSettings::default()
+    };
+    let mut app = tui(sandbox);
+    for c in "/sandbox".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let screen = crate::common::draw_at(&mut app, 160, 30);
+    assert!(
+        screen.contains(
+            "sandbox: workspace-write, network on; NOT enforced (simulated: no Landlock): approvals only"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("sandbox not enforced"), "{screen}");
+
+    let mut off = tui(SandboxSettings::off());
+    let screen = crate::common::draw_at(&mut off, 160, 30);
+    assert!(screen.contains("sandbox off"), "{screen}");
+}
+
+#[test]
+fn the_policy_comes_from_the_flag_over_the_environment_and_config_shows_it() {
+    use chatcli::config::{Config, Env, Overrides};
+    let home = tempfile::tempdir().expect("tempdir");
+    let env = |pairs: &[(&str, &str)]| {
+        let mut all = vec![(
+            "CHATCLI_HOME".to_string(),
+            home.path().display().to_string(),
+        )];
+        all.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        Env::from_pairs(all)
+    };
+    let none = Overrides::default();
+    let default = Config::resolve(&none, env(&[])).expect("resolves");
+    assert_eq!(default.sandbox.policy, Policy::WorkspaceWrite);
+    assert!(default.sandbox.network && !default.sandbox.required);
+
+    let config = Config::resolve(
+        &none,
+        env(&[
+            ("CHATCLI_SANDBOX", "read-only"),
+            ("CHATCLI_SANDBOX_NETWORK", "off"),
+        ]),
+    )
+    .expect("resolves");
+    assert_eq!(config.sandbox.policy, Policy::ReadOnly);
+    assert!(!config.sandbox.network);
+    let report = config.report(&none).join("\n");
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("sandbox "))
+        .expect("a sandbox row");
+    assert!(
+        row.contains("read-only, network off;") && row.ends_with("(environment CHATCLI_SANDBOX)"),
+        "{row}"
+    );
+
+    let flag = Overrides {
+        sandbox: Some("required".into()),
+        ..Overrides::default()
+    };
+    let config = Config::resolve(&flag, env(&[("CHATCLI_SANDBOX", "off")])).expect("the flag wins");
+    assert!(config.sandbox.required && config.sandbox.policy == Policy::WorkspaceWrite);
+
+    let bad = Overrides {
+        sandbox: Some("strict".into()),
+        ..Overrides::default()
+    };
+    let err = Config::resolve(&bad, env(&[])).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--sandbox must be workspace-write, read-only, off or required (got \"strict\")"
+    );
+}
