@@ -36,6 +36,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_AGENT_TMPDIR     your own scratch directory for saved files (never deleted)
   CHATCLI_SANDBOX          workspace-write | read-only | off | required: OS sandbox of commands
   CHATCLI_SANDBOX_NETWORK  off cuts the network of commands (default on)
+  CHATCLI_SANDBOX_WRITABLE more folders commands may write, colon-separated (e.g. ~/.cargo)
   CHATCLI_SEARXNG_URL, BRAVE_SEARCH_API_KEY  backend of the web_search tool
 
 Keys in the TUI: Enter send, Shift+Enter or Ctrl+J newline, Shift+Tab cycle mode,

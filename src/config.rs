@@ -189,10 +189,19 @@ fn sandbox_settings(
             .map_err(|_| invalid("CHATCLI_SANDBOX_NETWORK", v, "on or off"))?,
         None => true,
     };
+    let extra_writable = env
+        .get("CHATCLI_SANDBOX_WRITABLE")
+        .map(|v| {
+            std::env::split_paths(v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(SandboxSettings {
         policy,
         required,
         network,
+        extra_writable,
         ..SandboxSettings::default()
     })
 }

@@ -75,6 +75,9 @@ pub struct SandboxSettings {
     pub network: bool,
     /// What the kernel can do; tests set `Unavailable` to take the fallback path.
     pub support: Support,
+    /// More folders commands may write under `workspace-write` (`CHATCLI_SANDBOX_WRITABLE`,
+    /// e.g. `~/.cargo` for builds that fetch dependencies).
+    pub extra_writable: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -84,6 +87,7 @@ impl Default for SandboxSettings {
             required: false,
             network: true,
             support: kernel_support(),
+            extra_writable: Vec::new(),
         }
     }
 }
@@ -206,11 +210,11 @@ impl SandboxSettings {
     pub fn writable_roots(&self, workspace: &Path, scratch: &Path) -> Vec<PathBuf> {
         match self.policy {
             Policy::ReadOnly => Vec::new(),
-            _ => vec![
-                workspace.to_path_buf(),
-                scratch.to_path_buf(),
-                std::env::temp_dir(),
-            ],
+            _ => [workspace, scratch, &std::env::temp_dir()]
+                .iter()
+                .map(|p| p.to_path_buf())
+                .chain(self.extra_writable.iter().cloned())
+                .collect(),
         }
     }
 

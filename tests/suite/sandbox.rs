@@ -100,6 +100,12 @@ async fn workspace_write_refuses_outside_and_allows_inside() {
     // The temp folder and the scratch folder are writable too; /dev/null always is.
     let out = run(&c, "echo x > /dev/null && mktemp && ls .scratch").await;
     assert!(out.starts_with("exit code 0\n"), "{out}");
+    // A folder added with CHATCLI_SANDBOX_WRITABLE is.
+    let mut more = c.clone();
+    more.sandbox.extra_writable = vec![l.outside.clone()];
+    let out = run(&more, &format!("touch '{}'", target.display())).await;
+    assert!(out.starts_with("exit code 0"), "{out}");
+    assert!(target.exists());
 }
 
 #[tokio::test]
@@ -432,6 +438,15 @@ fn the_policy_comes_from_the_flag_over_the_environment_and_config_shows_it() {
     };
     let config = Config::resolve(&flag, env(&[("CHATCLI_SANDBOX", "off")])).expect("the flag wins");
     assert!(config.sandbox.required && config.sandbox.policy == Policy::WorkspaceWrite);
+    let config = Config::resolve(
+        &none,
+        env(&[("CHATCLI_SANDBOX_WRITABLE", "/opt/cache:/srv/build")]),
+    )
+    .expect("resolves");
+    assert_eq!(
+        config.sandbox.extra_writable,
+        [PathBuf::from("/opt/cache"), PathBuf::from("/srv/build")]
+    );
 
     let bad = Overrides {
         sandbox: Some("strict".into()),
