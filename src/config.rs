@@ -512,7 +512,7 @@ impl Config {
             number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.clamp(1, MAX_RETENTION_DAYS);
         let agent_tmpdir = env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from);
         let search = search_backends(&env);
-        let sandbox = sandbox_settings(&overrides, &env)?;
+        let sandbox = sandbox_settings(overrides, &env)?;
 
         let defaults = crate::agent::compaction::Settings::default();
         let compaction = crate::agent::compaction::Settings {
