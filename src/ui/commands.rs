@@ -73,11 +73,6 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "every effective setting and where it came from (memory: the store)",
     },
     SlashCommand {
-        name: "sandbox",
-        args: "",
-        about: "the OS sandbox commands run under, and whether the kernel enforces it",
-    },
-    SlashCommand {
         name: "permissions",
         args: "ask|auto-edit|read-only",
         about: "what tools may do without asking",
@@ -111,6 +106,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         name: "help",
         args: "",
         about: "keys and commands",
+    },
+    SlashCommand {
+        name: "sandbox",
+        args: "",
+        about: "the OS sandbox of commands, and whether the kernel enforces it",
     },
     SlashCommand {
         name: "quit",
