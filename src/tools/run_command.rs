@@ -7,7 +7,9 @@
 //! a background child (`server &`) would hold them open forever. After a one-second grace for
 //! output in flight, whatever is left of the group is killed and the result says so. Every group
 //! still alive is listed in a process-wide registry so a session ending (or `exec` receiving a
-//! signal) kills them all: `kill_all_groups`.
+//! signal) kills them all: `kill_all_groups`. The child runs under the session's OS sandbox
+//! (`crate::sandbox`, applied between fork and exec), and a write the sandbox refused is named
+//! after the exit line so the model does not retry blindly.
 
 use std::collections::{HashSet, VecDeque};
 use std::process::Stdio;
