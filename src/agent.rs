@@ -96,6 +96,8 @@ pub struct AgentOptions {
     pub mcp: Option<crate::mcp::McpHandle>,
     /// Size limits of the skill blocks (`CHATCLI_SKILLS_*_MAX_CHARS`).
     pub skills: crate::skills::Limits,
+    /// The OS sandbox commands run under (`CHATCLI_SANDBOX`, `CHATCLI_SANDBOX_NETWORK`).
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 /// A source of the current time.
@@ -146,6 +148,7 @@ impl AgentOptions {
             attachments: Default::default(),
             mcp: None,
             skills: Default::default(),
+            sandbox: Default::default(),
             session_id,
         }
     }
@@ -276,6 +279,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
             hyde,
             skills: Arc::clone(skills.catalog()),
+            sandbox: options.sandbox.clone(),
         },
         skills,
         digest,
@@ -399,6 +403,9 @@ impl Agent {
                     "cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml"
                 ),
             });
+        }
+        if let Some(message) = self.options.sandbox.notice() {
+            self.emit(AgentEvent::Notice { message });
         }
         self.ask_project_server();
         self.announce_mcp();

@@ -34,6 +34,9 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
   CHATCLI_WEBFETCH_AUTOSAVE_BYTES  web pages larger than this are saved, not inlined (10000)
   CHATCLI_AGENT_TMPDIR     your own scratch directory for saved files (never deleted)
+  CHATCLI_SANDBOX          workspace-write | read-only | off | required: OS sandbox of commands
+  CHATCLI_SANDBOX_NETWORK  off cuts the network of commands (default on)
+  CHATCLI_SANDBOX_WRITABLE more folders commands may write, colon-separated (e.g. ~/.cargo)
   CHATCLI_SEARXNG_URL, BRAVE_SEARCH_API_KEY  backend of the web_search tool
   CHATCLI_MCP_STARTUP_TIMEOUT  seconds an MCP server may take to start (default 10)
   CHATCLI_MCP_SCHEMA_BUDGET    tokens of MCP schemas sent directly before deferring (2000)
@@ -75,6 +78,9 @@ pub struct CommonArgs {
     /// Workspace directory for the coder tools [default: the current directory]
     #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
+    /// OS sandbox of commands: workspace-write, read-only, off or required [env: CHATCLI_SANDBOX] [default: workspace-write]
+    #[arg(long, global = true)]
+    pub sandbox: Option<String>,
 }
 
 /// Subcommands.
@@ -215,6 +221,7 @@ impl CommonArgs {
             max_turns: self.max_turns.clone(),
             cwd: self.cwd.clone(),
             yes,
+            sandbox: self.sandbox.clone(),
         }
     }
 }

@@ -156,6 +156,54 @@ pub struct Overrides {
     pub max_turns: Option<String>,
     pub cwd: Option<PathBuf>,
     pub yes: bool,
+    /// `--sandbox`: workspace-write, read-only, off or required.
+    pub sandbox: Option<String>,
+}
+
+/// The sandbox settings: `--sandbox` over `CHATCLI_SANDBOX`, and `CHATCLI_SANDBOX_NETWORK`.
+fn sandbox_settings(
+    overrides: &Overrides,
+    env: &Env,
+) -> Result<crate::sandbox::SandboxSettings, ConfigError> {
+    use crate::sandbox::SandboxSettings;
+    // The sandbox's own error says the same; this one names the flag when the flag was wrong.
+    let invalid = |setting: &str, value: &str, expected: &str| ConfigError::Invalid {
+        setting: setting.into(),
+        value: value.into(),
+        expected: expected.into(),
+    };
+    let (setting, value) = match (&overrides.sandbox, env.get("CHATCLI_SANDBOX")) {
+        (Some(flag), _) => ("--sandbox", flag.as_str()),
+        (None, Some(var)) => ("CHATCLI_SANDBOX", var),
+        (None, None) => ("CHATCLI_SANDBOX", ""),
+    };
+    let (policy, required) = SandboxSettings::parse_policy(value).map_err(|_| {
+        invalid(
+            setting,
+            value,
+            "workspace-write, read-only, off or required",
+        )
+    })?;
+    let network = match env.get("CHATCLI_SANDBOX_NETWORK") {
+        Some(v) => SandboxSettings::parse_network(v)
+            .map_err(|_| invalid("CHATCLI_SANDBOX_NETWORK", v, "on or off"))?,
+        None => true,
+    };
+    let extra_writable = env
+        .get("CHATCLI_SANDBOX_WRITABLE")
+        .map(|v| {
+            std::env::split_paths(v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(SandboxSettings {
+        policy,
+        required,
+        network,
+        extra_writable,
+        ..SandboxSettings::default()
+    })
 }
 
 /// `config.toml`: the same settings as the flags, for users who want them permanent.
@@ -198,6 +246,8 @@ pub struct Config {
     pub webfetch_autosave_bytes: usize,
     /// The user's own scratch directory (`CHATCLI_AGENT_TMPDIR`), never deleted by chatcli.
     pub agent_tmpdir: Option<PathBuf>,
+    /// The OS sandbox of commands (`--sandbox`, `CHATCLI_SANDBOX`, `CHATCLI_SANDBOX_NETWORK`).
+    pub sandbox: crate::sandbox::SandboxSettings,
     /// Sessions older than this many days are pruned at start (`CHATCLI_SESSION_RETENTION_DAYS`).
     pub session_retention_days: u64,
     /// Where `web_search` asks, in order: SearXNG (`CHATCLI_SEARXNG_URL`) and Brave
@@ -465,6 +515,7 @@ impl Config {
             number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.clamp(1, MAX_RETENTION_DAYS);
         let agent_tmpdir = env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from);
         let search = search_backends(&env);
+        let sandbox = sandbox_settings(overrides, &env)?;
 
         let defaults = crate::agent::compaction::Settings::default();
         let compaction = crate::agent::compaction::Settings {
@@ -571,6 +622,7 @@ impl Config {
             compaction,
             webfetch_autosave_bytes,
             agent_tmpdir,
+            sandbox,
             session_retention_days,
             search,
             early_exit,

@@ -198,7 +198,10 @@ fn write_event(
             seen.log_lost = true;
             seen.warnings.push(message.clone());
         }
-        AgentEvent::Notice { message } if message.starts_with(session_log::LOG_STOPPED) => {
+        AgentEvent::Notice { message }
+            if message.starts_with(session_log::LOG_STOPPED)
+                || message.starts_with(crate::sandbox::NOTICE_PREFIX) =>
+        {
             seen.warnings.push(message.clone());
         }
         AgentEvent::TurnFinished { text, stop_reason } => {
@@ -246,4 +249,28 @@ async fn stop(
         signal.name()
     ));
     Ok(seen.outcome(Some(signal)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sandbox_notice_becomes_a_warning_on_stderr() {
+        let mut seen = Collected::default();
+        let mut out = Vec::new();
+        let notice = AgentEvent::Notice {
+            message: "sandbox: simulated: commands run with approvals only".into(),
+        };
+        write_event(&notice, false, &mut out, &mut seen).expect("written");
+        let other = AgentEvent::Notice {
+            message: "compacting".into(),
+        };
+        write_event(&other, false, &mut out, &mut seen).expect("written");
+        assert_eq!(
+            seen.warnings,
+            ["sandbox: simulated: commands run with approvals only"]
+        );
+        assert!(out.is_empty(), "stdout stays the answer's");
+    }
 }

@@ -17,6 +17,7 @@ pub mod memory;
 pub mod prompt;
 pub mod protocol;
 pub mod provider;
+pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod session_log;

@@ -232,6 +232,7 @@ pub fn agent_options(
         skills: config.skills,
         attachments: crate::prompt::attachments::Attachments::new(config.context_max_tokens),
         mcp: None,
+        sandbox: config.sandbox.clone(),
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

@@ -102,10 +102,12 @@ pub struct ToolContext {
     pub hyde: Option<std::sync::Arc<dyn crate::provider::Provider>>,
     /// The session's skills (the `skill` tool; `read_file` may read inside their folders).
     pub skills: std::sync::Arc<crate::skills::Catalog>,
+    /// The OS sandbox `run_command` and the git tools run under.
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 impl ToolContext {
-    /// A context with no memory and default web settings.
+    /// A context with no memory, default web settings and no sandbox.
     pub fn new(workspace: PathBuf, scratch: Scratch, web: WebSettings) -> Self {
         ToolContext {
             workspace,
@@ -114,7 +116,31 @@ impl ToolContext {
             memory: None,
             hyde: None,
             skills: Default::default(),
+            sandbox: crate::sandbox::SandboxSettings::off(),
         }
+    }
+
+    /// Where a sandboxed command may write: the workspace, the scratch folder, the temp folder.
+    pub fn writable_roots(&self) -> Vec<PathBuf> {
+        self.sandbox
+            .writable_roots(&self.workspace, self.scratch.dir())
+    }
+
+    /// The sandbox ruleset for a command of this session, installed on `command`; an error
+    /// (the command must not run) when the policy is `required` and the kernel cannot enforce it.
+    pub fn confine_command(&self, command: &mut tokio::process::Command) -> Result<(), ToolError> {
+        if self.sandbox.enforced() && self.sandbox.policy != crate::sandbox::Policy::ReadOnly {
+            // Landlock allows a folder that exists: make the scratch folder before the rule.
+            let _ = crate::logging::create_private_dirs(self.scratch.dir());
+        }
+        let prepared = self
+            .sandbox
+            .prepare(&self.writable_roots())
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        if let Some(prepared) = prepared {
+            prepared.install(command);
+        }
+        Ok(())
     }
 }
 
@@ -124,6 +150,7 @@ impl std::fmt::Debug for ToolContext {
             .field("workspace", &self.workspace)
             .field("scratch", &self.scratch)
             .field("memory", &self.memory.is_some())
+            .field("sandbox", &self.sandbox.policy)
             .finish()
     }
 }

@@ -224,8 +224,10 @@ fn start_session(
     let sessions_dir = options.sessions_dir.clone();
     let workspace = options.workspace.clone();
     let secrets = options.secrets.clone();
+    let sandbox = options.sandbox.clone();
     let handle = agent::spawn(Arc::clone(provider), options);
     let mut app = App::new(handle.ops.clone(), mode, label, model);
+    app.set_sandbox(sandbox);
     app.sessions_dir = sessions_dir;
     if let Some(path) = &setup.history_path {
         app.history = crate::ui::history::PromptHistory::load(path, secrets);

@@ -150,6 +150,16 @@ impl Config {
                 source(None, &["CHATCLI_PROMPT_CACHE_TTL"], env, None),
             ),
             (
+                "sandbox",
+                self.sandbox.describe(),
+                source(
+                    Some(("--sandbox", overrides.sandbox.is_some())),
+                    &["CHATCLI_SANDBOX", "CHATCLI_SANDBOX_NETWORK"],
+                    env,
+                    None,
+                ),
+            ),
+            (
                 "max retries",
                 self.max_retries.to_string(),
                 source(None, &["CHATCLI_MAX_RETRIES"], env, None),

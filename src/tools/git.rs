@@ -37,7 +37,11 @@ pub const NEUTRALISED: &[&str] = &[
 /// The filter drivers the repository's own config defines (`filter.<name>.clean`, `.smudge`,
 /// `.process`), as `-c` overrides that empty them. Reading config runs nothing.
 async fn neutralised_filters(ctx: &ToolContext) -> Vec<String> {
-    let listed = Command::new("git")
+    let mut command = Command::new("git");
+    if ctx.confine_command(&mut command).is_err() {
+        return Vec::new();
+    }
+    let listed = command
         .args([
             "config",
             "--local",
@@ -84,7 +88,11 @@ async fn hardened_args(ctx: &ToolContext, args: &[String]) -> Vec<String> {
 
 async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<ToolOutput, ToolError> {
     let argv = hardened_args(ctx, &args).await;
-    let run = Command::new("git")
+    // Under the session's sandbox like `run_command`: git reads config and runs nothing, but a
+    // repository can still surprise.
+    let mut command = Command::new("git");
+    ctx.confine_command(&mut command)?;
+    let run = command
         .args(&argv)
         .current_dir(&ctx.workspace)
         .env("GIT_PAGER", "cat")

@@ -7,7 +7,9 @@
 //! a background child (`server &`) would hold them open forever. After a one-second grace for
 //! output in flight, whatever is left of the group is killed and the result says so. Every group
 //! still alive is listed in a process-wide registry so a session ending (or `exec` receiving a
-//! signal) kills them all: `kill_all_groups`.
+//! signal) kills them all: `kill_all_groups`. The child runs under the session's OS sandbox
+//! (`crate::sandbox`, applied between fork and exec), and a write the sandbox refused is named
+//! after the exit line so the model does not retry blindly.
 
 use std::collections::{HashSet, VecDeque};
 use std::process::Stdio;
@@ -118,7 +120,18 @@ impl Tool for RunCommand {
             let cmd = required_str(args, "cmd")?;
             let dir = confine(ctx, optional_str(args, "dir").unwrap_or("."))?;
             let timeout = requested_timeout(args)?;
-            let out = run_shell(cmd, &dir, timeout).await?;
+            let out = run_confined(cmd, &dir, timeout, |c| ctx.confine_command(c)).await?;
+            let out = match ctx
+                .sandbox
+                .explain_denial(&out, &dir, &ctx.writable_roots())
+            {
+                // After the exit line, so the model reads it before the output.
+                Some(refused) => match out.split_once('\n') {
+                    Some((code, rest)) => format!("{code}\n[{refused}]\n{rest}"),
+                    None => format!("{out}\n[{refused}]\n"),
+                },
+                None => out,
+            };
             // The result's first line is `exit code N` (see `run_shell`).
             let exit_code = out
                 .lines()
@@ -245,11 +258,21 @@ fn snapshot(capture: &Arc<Mutex<Capture>>) -> String {
     capture.lock().map(|c| c.text()).unwrap_or_default()
 }
 
-/// Runs `cmd` with `sh -c` in `dir`; returns the exit line and capped output.
+/// Runs `cmd` with `sh -c` in `dir`, unconfined; returns the exit line and capped output.
 pub async fn run_shell(
     cmd: &str,
     dir: &std::path::Path,
     timeout: Duration,
+) -> Result<String, ToolError> {
+    run_confined(cmd, dir, timeout, |_| Ok(())).await
+}
+
+/// `run_shell` with `confine` applied to the command first (the session's sandbox).
+async fn run_confined(
+    cmd: &str,
+    dir: &std::path::Path,
+    timeout: Duration,
+    confine: impl FnOnce(&mut Command) -> Result<(), ToolError>,
 ) -> Result<String, ToolError> {
     let mut command = Command::new("sh");
     command
@@ -262,6 +285,7 @@ pub async fn run_shell(
         .kill_on_drop(true);
     #[cfg(unix)]
     command.process_group(0);
+    confine(&mut command)?;
     let mut child = command
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;

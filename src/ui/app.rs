@@ -128,6 +128,8 @@ pub struct App {
     switch_request: Option<(Option<String>, Option<String>)>,
     /// Draw without colours (`NO_COLOR`); read once when the app starts.
     pub no_color: bool,
+    /// The OS sandbox commands run under, for `/sandbox` and the approval dialog.
+    pub sandbox: Option<crate::sandbox::SandboxSettings>,
 }
 
 impl App {
@@ -177,7 +179,20 @@ impl App {
             models: Vec::new(),
             switch_request: None,
             no_color: super::theme::no_color_requested(),
+            sandbox: None,
         }
+    }
+
+    /// Sets the session's sandbox: `/sandbox`, the approval dialog and the status bar show it.
+    pub fn set_sandbox(&mut self, sandbox: crate::sandbox::SandboxSettings) {
+        self.status.sandbox = if sandbox.policy == crate::sandbox::Policy::Off {
+            "sandbox off".into()
+        } else if !sandbox.enforced() {
+            "sandbox not enforced".into()
+        } else {
+            String::new()
+        };
+        self.sandbox = Some(sandbox);
     }
 
     /// The provider and/or model `/provider` or `/model` asked for, taken once.
@@ -565,6 +580,13 @@ impl App {
             "help" => self.overlay = Some(Overlay::Help),
             "config" if rest.starts_with("memory") => self.send(Op::MemoryStatus),
             "config" => self.overlay = Some(Overlay::Config),
+            "sandbox" => {
+                let text = match &self.sandbox {
+                    Some(s) => format!("sandbox: {}", s.describe()),
+                    None => "sandbox: unknown in this session".into(),
+                };
+                self.chat.push(CellKind::Notice(text));
+            }
             "resume" if self.running => {
                 self.notice("wait for the answer before resuming another session")
             }
@@ -722,7 +744,11 @@ impl App {
                 preview,
             } => {
                 self.tools.awaiting(&id);
-                self.pending_approval = Some(PendingApproval::new(id, name, args, preview));
+                let mut pending = PendingApproval::new(id, name, args, preview);
+                if pending.name == "run_command" {
+                    pending.policy = self.sandbox.as_ref().map(|s| s.describe());
+                }
+                self.pending_approval = Some(pending);
                 self.overlay = Some(Overlay::Approval);
             }
             AgentEvent::ToolResult {

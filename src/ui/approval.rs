@@ -38,6 +38,8 @@ pub struct PendingApproval {
     pub shown_at: Option<Instant>,
     /// Body rows visible in the last frame, for paging.
     pub page: usize,
+    /// The sandbox the command will run under (`run_command`), shown under it.
+    pub policy: Option<String>,
 }
 
 /// What a key did to the dialog.
@@ -60,6 +62,7 @@ impl PendingApproval {
             scroll: 0,
             shown_at: None,
             page: 1,
+            policy: None,
         }
     }
 
@@ -115,6 +118,12 @@ impl PendingApproval {
             if !rest.is_empty() {
                 lines.push(Line::default());
                 lines.extend(json_lines(&rest, width, plain));
+            }
+            if let Some(policy) = &self.policy {
+                lines.push(Line::default());
+                let text = format!("sandbox: {policy}");
+                let style = Style::new().fg(Color::DarkGray);
+                lines.extend(wrap_spans(&[Span::styled(text, style)], width, 2));
             }
         } else if let Some(preview) = &self.preview {
             // The preview says what content, search and replace do; the rest is shown as is.

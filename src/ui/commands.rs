@@ -118,6 +118,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "keys and commands",
     },
     SlashCommand {
+        name: "sandbox",
+        args: "",
+        about: "the OS sandbox of commands, and whether the kernel enforces it",
+    },
+    SlashCommand {
         name: "quit",
         args: "",
         about: "quit (also /exit)",

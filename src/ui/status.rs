@@ -37,6 +37,8 @@ pub struct StatusBar {
     pub permission: Permission,
     /// The working directory's name and git branch (`project ⎇ main`).
     pub workspace: String,
+    /// `sandbox off` or `sandbox not enforced` when commands run unconfined; empty otherwise.
+    pub sandbox: String,
 }
 
 impl StatusBar {
@@ -55,6 +57,7 @@ impl StatusBar {
             busy: false,
             notice: None,
             permission: Permission::Ask,
+            sandbox: String::new(),
             workspace: String::new(),
         }
     }
@@ -171,6 +174,9 @@ impl Widget for &StatusBar {
         buf.set_line(area.x, area.y, &line, area.width);
         let used = line.width() as u16;
         let mut right = Vec::new();
+        if !self.sandbox.is_empty() {
+            right.push(self.sandbox.clone());
+        }
         if self.permission != Permission::Ask {
             right.push(format!("perm {}", self.permission));
         }

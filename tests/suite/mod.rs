@@ -19,6 +19,7 @@ mod provider_fixtures;
 mod provider_wire;
 mod reliability;
 mod safekeeping;
+mod sandbox;
 mod screen;
 mod skills;
 mod tools;
