@@ -42,6 +42,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, None | Some(Command::Exec(_))) {
         session::settle_provider(&mut config).await?;
     }
+    let local = if matches!(cli.command, None | Some(Command::Exec(_))) {
+        session::settle_local_server(&mut config).await
+    } else {
+        None
+    };
     let _log_guard = logging::init(&config.log_dir(), &config.env);
     let catalog = session::load_catalog(&config)?;
     let pruned = session::prune_old_sessions(&config);
@@ -146,6 +151,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut options =
                 session::agent_options(&config, provider.as_ref(), &catalog, session_id, approval);
             options.resume = resumed;
+            options.context_window = local.as_ref().and_then(|l| l.context_window);
             let prompt = args.prompt.join(" ");
             let mut stdout = std::io::stdout();
             let outcome = exec::run(
@@ -157,10 +163,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &mut stdout,
             )
             .await?;
-            if !args.json {
-                for error in &outcome.errors {
-                    eprintln!("chatcli: {error}");
-                }
+            // Both modes: a script reading --json lines on stdout still sees why it failed.
+            for error in &outcome.errors {
+                eprintln!("chatcli: {}", error.replace('\n', " "));
             }
             Ok(ExitCode::from(outcome.exit_code()))
         }
@@ -179,6 +184,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ApprovalPolicy::Ask,
             );
             options.resume = resumed;
+            options.context_window = local.as_ref().and_then(|l| l.context_window);
             tui::run(provider, options).await?;
             Ok(ExitCode::SUCCESS)
         }

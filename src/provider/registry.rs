@@ -65,6 +65,7 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
         .unwrap_or_else(|| default_model.to_string());
     let mut http = Http::default();
     http.max_request_bytes = config.max_request_bytes;
+    http.first_byte_timeout = config.first_byte_timeout();
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Demo => Arc::new(DemoProvider::new(demo_delay)),
         ProviderKind::Anthropic | ProviderKind::Minimax => {

@@ -6,6 +6,7 @@ mod bench;
 mod cost;
 mod exec_cli;
 mod fuzz;
+mod local_servers;
 mod memory;
 mod peers;
 mod prompt_cache;
