@@ -435,3 +435,51 @@ async fn an_unknown_model_on_a_loopback_server_is_named_by_it_gets_its_window_an
         "max_tokens fits what the window has left: {max}"
     );
 }
+
+#[test]
+fn a_streaming_call_shows_in_the_tool_panel_with_its_bytes_and_the_meter_counts_it() {
+    use crate::common::{draw, screen_text};
+    let (tx, _ops) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = chatcli::ui::App::new(tx, Mode::Agent, "openai".into(), "smol".into());
+    app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+    app.handle_agent_event(AgentEvent::ToolCallStarted {
+        id: "call_7".into(),
+        name: "write_file".into(),
+    });
+    app.handle_agent_event(AgentEvent::ToolCallProgress {
+        id: "call_7".into(),
+        bytes: 4000,
+    });
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("write_file"), "{screen}");
+    assert!(screen.contains("receiving 4kB"), "{screen}");
+    // 4 + 10 bytes streamed, about 1,004 tokens, before any usage arrived.
+    assert!(screen.contains("0↑ 1k↓"), "{screen}");
+    assert!(!screen.contains("no tool calls yet"), "{screen}");
+
+    // The finished call takes the same line, not a second one.
+    app.handle_agent_event(AgentEvent::ToolCall {
+        id: "call_7".into(),
+        name: "write_file".into(),
+        args: json!({"path": "notes.md", "content": "x"}),
+    });
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("Tools (1)"), "{screen}");
+    assert!(
+        screen.contains("notes.md") && !screen.contains("receiving"),
+        "{screen}"
+    );
+
+    // The usage replaces the estimate.
+    app.handle_agent_event(AgentEvent::Usage {
+        turn: 1,
+        usage: chatcli::protocol::UsageFigures {
+            input_tokens: 500,
+            output_tokens: 1100,
+            ..Default::default()
+        },
+        cost_usd: Some(0.0),
+    });
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("500↑ 1.1k↓"), "{screen}");
+}
