@@ -128,7 +128,7 @@ fn cut_off_text(args: &serde_json::Value, by: CutBy) -> String {
             "not run: the arguments were cut off by a dropped stream before they were a complete JSON object"
         }
         CutBy::Interrupted => tools_run::CANCELLED,
-        CutBy::Malformed => "not run: the arguments were not a complete JSON object",
+        CutBy::Malformed => "invalid arguments: the arguments were not a JSON object (not run)",
     };
     format!(
         "{what}; received: {shown}{ellipsis}. Call the tool again with complete (shorter) arguments."
