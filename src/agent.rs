@@ -301,6 +301,9 @@ struct Response {
     reasoning: Vec<ContentBlock>,
     tool_calls: Vec<(String, String, serde_json::Value)>,
     stop: Option<StopReason>,
+    /// The output used all the `max_tokens` asked for (whatever stop reason the server gave:
+    /// llama-server's Responses API says "completed" even then).
+    at_limit: bool,
     interrupted: bool,
 }
 

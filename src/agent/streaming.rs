@@ -225,6 +225,7 @@ impl Agent {
             request_bytes: serde_json::to_vec(&request).map_or(0, |b| b.len()),
             ..Unfinished::default()
         };
+        let limit = u64::from(request.max_output_tokens);
         let mut stream = self.provider.stream(request);
         let mut response = Response::default();
         let mut receiving = Receiving::default();
@@ -325,6 +326,7 @@ impl Agent {
                     response.tool_calls.push((id, name, args));
                 }
                 ProviderEvent::Usage(usage) => {
+                    response.at_limit = usage.output >= limit;
                     unfinished.booked = true;
                     self.record_usage(turn, usage);
                     if let Some(miss) = blocks.take().and_then(|b| self.ledger.record(b, &usage)) {
@@ -392,8 +394,9 @@ impl Agent {
             .await
         };
         for (id, name, args) in cut {
-            let by = match (&args, &response.stop) {
-                (serde_json::Value::String(_), Some(StopReason::MaxTokens)) => CutBy::MaxTokens,
+            let limited = response.at_limit || response.stop == Some(StopReason::MaxTokens);
+            let by = match &args {
+                serde_json::Value::String(_) if limited => CutBy::MaxTokens,
                 _ => CutBy::Malformed,
             };
             let text = cut_off_text(&args, by);

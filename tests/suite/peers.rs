@@ -474,25 +474,31 @@ async fn cut_off_call(wire: &str) {
     options.max_turns = 1;
     options.max_output_tokens = CUT_OFF_TOKENS;
     let mut handle = agent::spawn(provider, options);
-    let first = run_prompt(&mut handle, TOOL_PROMPT, Mode::Agent).await;
-    assert!(errors(&first).is_empty(), "{wire}: {first:#?}");
-    assert!(
-        first
+    // The same seed does not make a reused prompt cache bit-identical: a small model sometimes
+    // answers in text first. A few tries, each going on with the same session.
+    let mut cut: Vec<String> = Vec::new();
+    let mut tries = Vec::new();
+    while cut.is_empty() && tries.len() < 3 {
+        let events = run_prompt(&mut handle, TOOL_PROMPT, Mode::Agent).await;
+        assert!(errors(&events).is_empty(), "{wire}: {events:#?}");
+        cut = events
             .iter()
-            .any(|e| matches!(e, AgentEvent::ToolCallStarted { .. })),
-        "{wire}: the output limit fell inside a call: {first:#?}"
+            .filter_map(|e| match e {
+                AgentEvent::ToolResult { output, .. } if output.contains("(max_tokens)") => {
+                    Some(output.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        tries.push(events);
+    }
+    eprintln!(
+        "smol {wire}: cut-off results {cut:?} after {} tries",
+        tries.len()
     );
-    let cut: Vec<&String> = first
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolResult { output, .. } if output.contains("max_tokens") => Some(output),
-            _ => None,
-        })
-        .collect();
-    eprintln!("smol {wire}: cut-off results {cut:?}");
     assert!(
         !cut.is_empty(),
-        "{wire}: the cut-off call was answered as cut off: {first:#?}"
+        "{wire}: the output limit fell inside a call and chatcli answered it as cut off: {tries:#?}"
     );
     for prompt in ["Thanks. What is 2 + 2?", "And 3 + 3?"] {
         let next = run_prompt(&mut handle, prompt, Mode::Agent).await;
@@ -510,7 +516,7 @@ async fn cut_off_call(wire: &str) {
 }
 
 /// Output tokens that end a response inside a call's arguments.
-const CUT_OFF_TOKENS: u32 = 12;
+const CUT_OFF_TOKENS: u32 = 20;
 
 fn exec_json(
     home: &std::path::Path,
