@@ -356,12 +356,7 @@ impl Agent {
         let cost_unknown = self.options.pricing.is_none().then(|| {
             format!("cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml")
         });
-        // One notice says both when both are unknown.
-        let message = match (cost_unknown, window_unknown) {
-            (Some(cost), Some(window)) => Some(format!("{cost}; {window}")),
-            (cost, window) => cost.or(window),
-        };
-        if let Some(message) = message {
+        for message in [cost_unknown, window_unknown].into_iter().flatten() {
             self.emit(AgentEvent::Notice { message });
         }
         let mut queued: VecDeque<Op> = VecDeque::new();

@@ -108,6 +108,7 @@ impl Receiving {
 enum CutBy {
     MaxTokens,
     DroppedStream,
+    /// The user interrupted: the result says only that.
     Interrupted,
     Malformed,
 }
@@ -357,12 +358,18 @@ impl Agent {
         }
     }
 
-    /// Calls that began but will never complete (the stream dropped, the user interrupted):
-    /// each gets a failed `tool_result` so no front end waits for it. They are not in the
-    /// history: the response they belonged to is not kept.
+    /// Calls of a response that is not kept (the stream dropped, the user interrupted): each
+    /// one that began streaming gets a failed `tool_result`, so no front end waits for it. They
+    /// are not in the history.
     fn close_unfinished(&mut self, receiving: &mut Receiving, by: CutBy) {
-        for call in receiving.take_open() {
-            let text = cut_off_text(&serde_json::Value::String(call.arguments), by);
+        for call in std::mem::take(&mut receiving.calls) {
+            let text = match by {
+                CutBy::Interrupted => tools_run::CANCELLED.to_string(),
+                _ if call.done => {
+                    "not run: the stream dropped before the response was complete".to_string()
+                }
+                _ => cut_off_text(&serde_json::Value::String(call.arguments), by),
+            };
             self.emit(cut_off_event(&call.id, &call.name, text));
         }
     }
