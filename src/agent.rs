@@ -45,8 +45,10 @@ use sink::EventSink;
 pub use tools_run::ApprovalPolicy;
 use tools_run::Approvals;
 
-/// Output tokens a request may produce.
-const MAX_OUTPUT_TOKENS: u32 = 8192;
+/// Output tokens a request may produce (less when the context window has less room left).
+pub const MAX_OUTPUT_TOKENS: u32 = 8192;
+/// The context window assumed when neither the server nor the catalog says (and said once).
+pub const FALLBACK_CONTEXT_WINDOW: u64 = 8192;
 
 /// How the agent task is set up.
 #[derive(Debug, Clone)]
@@ -56,6 +58,11 @@ pub struct AgentOptions {
     pub max_turns: u32,
     pub workspace: PathBuf,
     pub pricing: Option<Pricing>,
+    /// The context window the server reported (a local server's `n_ctx`); wins over the
+    /// catalog's. With neither, [`FALLBACK_CONTEXT_WINDOW`].
+    pub context_window: Option<u64>,
+    /// Output tokens a request asks for at most (`max_tokens`), before the window's cap.
+    pub max_output_tokens: u32,
     /// Where the session log goes (`CHATCLI_HOME/sessions`); `None` keeps no log.
     pub sessions_dir: Option<PathBuf>,
     /// Stop loops that repeat themselves, after this many identical turns (or cycles).
@@ -124,6 +131,8 @@ impl AgentOptions {
             max_turns: crate::config::DEFAULT_MAX_TURNS,
             workspace,
             pricing: None,
+            context_window: None,
+            max_output_tokens: MAX_OUTPUT_TOKENS,
             sessions_dir: None,
             early_exit: true,
             early_exit_turns: crate::config::DEFAULT_EARLY_EXIT_TURNS,
@@ -203,7 +212,10 @@ fn resumed_state(options: &AgentOptions, model: &str) -> (Vec<Message>, accounti
             book.record(model, &record, options.pricing.as_ref());
         }
     }
-    (resumed.history.clone(), book)
+    let mut history = resumed.history.clone();
+    // A log written before cut-off calls were caught may hold arguments that are not JSON.
+    streaming::repair_history(&mut history);
+    (history, book)
 }
 
 /// Starts the agent task.
@@ -348,6 +360,9 @@ struct Response {
     reasoning: Vec<ContentBlock>,
     tool_calls: Vec<(String, String, serde_json::Value)>,
     stop: Option<StopReason>,
+    /// The output used all the `max_tokens` asked for (whatever stop reason the server gave:
+    /// llama-server's Responses API says "completed" even then).
+    at_limit: bool,
     interrupted: bool,
 }
 
@@ -389,20 +404,19 @@ impl Agent {
             provider: self.provider.label(),
             model: self.provider.model().to_string(),
             mode: self.mode,
-            context_window: self
-                .options
-                .pricing
-                .as_ref()
-                .and_then(|p| p.context_window)
-                .unwrap_or(0),
+            context_window: self.context_window(),
         });
-        if self.options.pricing.is_none() {
-            let model = self.provider.model().to_string();
-            self.emit(AgentEvent::Notice {
-                message: format!(
-                    "cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml"
-                ),
-            });
+        let model = self.provider.model().to_string();
+        let window_unknown = self.known_context_window().is_none().then(|| {
+            format!(
+                "context window of {model} unknown: assuming {FALLBACK_CONTEXT_WINDOW} tokens (set context_window in CHATCLI_HOME/pricing.toml)"
+            )
+        });
+        let cost_unknown = self.options.pricing.is_none().then(|| {
+            format!("cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml")
+        });
+        for message in [cost_unknown, window_unknown].into_iter().flatten() {
+            self.emit(AgentEvent::Notice { message });
         }
         if let Some(message) = self.options.sandbox.notice() {
             self.emit(AgentEvent::Notice { message });
@@ -626,18 +640,21 @@ impl Agent {
                 system,
                 tools: specs,
                 messages,
-                max_output_tokens: MAX_OUTPUT_TOKENS,
+                max_output_tokens: self.options.max_output_tokens,
                 session_id: self.options.session_id.clone(),
             };
+            let request = self.fit_output_limit(request);
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;
             self.append_assistant(&response);
             // The calls are on disk before any of them runs: a crash mid-tool cannot make a
             // resumed session run them again unknowingly.
             self.sync_history();
             if let Some(error) = error {
-                self.emit(AgentEvent::Error {
-                    message: error.to_string(),
-                });
+                let message = match error.rejection() {
+                    Some(r) => format!("{error} ({}: {}; not retried)", r.server, r.meaning),
+                    None => error.to_string(),
+                };
+                self.emit(AgentEvent::Error { message });
                 break Ending::Failed;
             }
             if response.interrupted {
@@ -654,15 +671,7 @@ impl Agent {
                 break Ending::EarlyExit;
             }
             self.snapshot_writes(number, &response.tool_calls);
-            let results = tools_run::run_calls(
-                &tools,
-                &self.tool_ctx,
-                &response.tool_calls,
-                &mut self.approvals,
-                &cancel,
-                &self.sink,
-            )
-            .await;
+            let results = self.run_or_refuse(&tools, &response, &cancel).await;
             let mut content = Vec::with_capacity(results.len());
             for (block, usage) in results {
                 if let Some(usage) = usage {

@@ -259,6 +259,9 @@ pub struct Config {
     pub max_request_bytes: usize,
     /// Longest a whole model response may stream, in seconds (`CHATCLI_RESPONSE_TIMEOUT`).
     pub response_timeout_secs: u64,
+    /// Wait for a response's first byte (`CHATCLI_FIRST_BYTE_TIMEOUT`, seconds); `None` takes
+    /// the default for where the server is (see [`Config::first_byte_timeout`]).
+    pub first_byte_timeout: Option<std::time::Duration>,
     /// The session budget in USD (`CHATCLI_SESSION_BUDGET_USD`).
     pub budget_usd: Option<f64>,
     /// What the prompt carries of long-term memory (`CHATCLI_MEMORY_MODE`).
@@ -292,6 +295,33 @@ pub const MAX_RETENTION_DAYS: u64 = 36_500;
 /// Largest size or character count a setting takes; larger values are clamped to it, so sums
 /// and products of settings never overflow.
 pub const MAX_SIZE_SETTING: usize = 1 << 40;
+/// First-byte timeout for remote providers, in seconds (`CHATCLI_FIRST_BYTE_TIMEOUT`).
+pub const REMOTE_FIRST_BYTE_TIMEOUT_SECS: u64 = 90;
+/// First-byte timeout for a server on loopback or a private network, in seconds.
+pub const LOCAL_FIRST_BYTE_TIMEOUT_SECS: u64 = 600;
+
+/// Whether `url`'s host is `localhost`, loopback, private (RFC 1918, IPv6 ULA) or link-local.
+pub fn is_local_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    let host = host.to_ascii_lowercase();
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
+        }
+        Err(_) => false,
+    }
+}
 
 /// Default identical turns that stop a loop (`CHATCLI_AGENT_EARLY_EXIT_TURNS`).
 pub const DEFAULT_EARLY_EXIT_TURNS: u32 = 3;
@@ -606,6 +636,19 @@ impl Config {
             )?,
         };
 
+        let first_byte_timeout = env_setting(
+            &env,
+            "CHATCLI_FIRST_BYTE_TIMEOUT",
+            None,
+            "a positive number of seconds, e.g. 600",
+            |v| {
+                v.parse::<u64>()
+                    .ok()
+                    .filter(|s| *s > 0)
+                    .map(|s| Some(std::time::Duration::from_secs(s)))
+            },
+        )?;
+
         Ok(Config {
             home,
             skills,
@@ -614,6 +657,7 @@ impl Config {
             max_retries,
             max_request_bytes,
             response_timeout_secs,
+            first_byte_timeout,
             budget_usd,
             memory_mode,
             memory_autorecall,
@@ -639,6 +683,31 @@ impl Config {
             workspace,
             auto_approve: overrides.yes,
             env,
+        })
+    }
+
+    /// Whether requests go to a server on this machine or a private network (llama-server,
+    /// Ollama, vLLM): the base URL's host is loopback, a private or link-local address, or
+    /// `localhost`. Ollama without a base URL is local by default.
+    pub fn local_server(&self) -> bool {
+        match &self.base_url {
+            Some(url) => is_local_url(url),
+            None => {
+                self.provider == ProviderKind::Ollama
+                    && self.env.get("OLLAMA_HOST").is_none_or(is_local_url)
+            }
+        }
+    }
+
+    /// How long a request waits for its first byte: `CHATCLI_FIRST_BYTE_TIMEOUT`, else 90 s for
+    /// remote providers and 600 s for a local server (a cold prompt on a laptop CPU is slow).
+    pub fn first_byte_timeout(&self) -> std::time::Duration {
+        self.first_byte_timeout.unwrap_or_else(|| {
+            std::time::Duration::from_secs(if self.local_server() {
+                LOCAL_FIRST_BYTE_TIMEOUT_SECS
+            } else {
+                REMOTE_FIRST_BYTE_TIMEOUT_SECS
+            })
         })
     }
 
@@ -1210,5 +1279,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn local_servers_are_loopback_private_or_localhost() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434",
+            "http://[::1]:8000/v1",
+            "http://192.168.1.20:8000/v1",
+            "http://10.0.0.5/v1",
+            "https://user:pw@172.16.3.4:443/v1",
+        ] {
+            assert!(is_local_url(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://172.32.0.1/v1",
+            "http://8.8.8.8",
+            "https://localhost.example.com",
+        ] {
+            assert!(!is_local_url(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn first_byte_timeout_is_longer_for_local_servers_and_settable() {
+        let remote = resolve(&[("OPENAI_API_KEY", "k")], Overrides::default()).expect("config");
+        assert_eq!(remote.first_byte_timeout().as_secs(), 90);
+        let local = resolve(
+            &[
+                ("OPENAI_API_KEY", "k"),
+                ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(local.first_byte_timeout().as_secs(), 600);
+        let set = resolve(
+            &[
+                ("OPENAI_API_KEY", "k"),
+                ("CHATCLI_FIRST_BYTE_TIMEOUT", "30"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(set.first_byte_timeout().as_secs(), 30);
+        let err = resolve(
+            &[("CHATCLI_FIRST_BYTE_TIMEOUT", "soon")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(err.contains("CHATCLI_FIRST_BYTE_TIMEOUT"), "{err}");
     }
 }

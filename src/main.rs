@@ -42,6 +42,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, None | Some(Command::Exec(_))) {
         session::settle_provider(&mut config).await?;
     }
+    let local = if matches!(cli.command, None | Some(Command::Exec(_))) {
+        session::settle_local_server(&mut config).await
+    } else {
+        None
+    };
     let _log_guard = logging::init(&config.log_dir(), &config.env);
     let catalog = session::load_catalog(&config)?;
     let pruned = session::prune_old_sessions(&config);
@@ -187,6 +192,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     eprintln!("chatcli: --context skipped {skipped}");
                 }
             }
+            options.context_window = local.as_ref().and_then(|l| l.context_window);
             let prompt = args.prompt.join(" ");
             let mut stdout = std::io::stdout();
             let outcome = exec::run(
@@ -204,10 +210,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for warning in &outcome.warnings {
                 eprintln!("chatcli: {warning}");
             }
-            if !args.json {
-                for error in &outcome.errors {
-                    eprintln!("chatcli: {error}");
-                }
+            // Both modes: a script reading --json lines on stdout still sees why it failed.
+            for error in &outcome.errors {
+                eprintln!("chatcli: {}", error.replace('\n', " "));
             }
             Ok(ExitCode::from(outcome.exit_code()))
         }
@@ -226,6 +231,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ApprovalPolicy::Ask,
             );
             options.resume = resumed;
+            options.context_window = local.as_ref().and_then(|l| l.context_window);
             options.mcp = Some(session::start_mcp(&config, false)?);
             let switch: tui::Switch = {
                 let config = config.clone();

@@ -372,6 +372,12 @@ pub enum AgentEvent {
     TextDelta { text: String },
     /// A piece of the model's reasoning, when the provider streams it.
     ReasoningDelta { text: String },
+    /// The model began a tool call: its name is known, its arguments are still streaming. A
+    /// `tool_call` with the same id follows once they are whole, or a failed `tool_result` if
+    /// the response ended first.
+    ToolCallStarted { id: String, name: String },
+    /// Bytes of a streaming call's arguments received so far (a few times a second at most).
+    ToolCallProgress { id: String, bytes: u64 },
     /// The model asked for a tool call; it is about to run (or to ask for approval).
     ToolCall {
         id: String,
@@ -535,6 +541,14 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&usage).unwrap_or_default(),
             r#"{"type":"usage","turn":1,"input_tokens":10,"output_tokens":2,"cache_read_tokens":6,"cache_creation_tokens":4,"reasoning_tokens":0,"estimated":false,"cost_usd":0.5}"#
+        );
+        let call = AgentEvent::ToolCallStarted {
+            id: "call_1".into(),
+            name: "read_file".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&call).unwrap_or_default(),
+            r#"{"type":"tool_call_started","id":"call_1","name":"read_file"}"#
         );
         let started = AgentEvent::TurnStarted { turn: 1 };
         assert_eq!(

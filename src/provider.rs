@@ -13,10 +13,12 @@ pub mod copilot;
 pub mod demo;
 pub mod gemini;
 pub mod http;
+pub mod local;
 pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod registry;
+pub mod rejections;
 pub mod stackspot;
 pub mod usage;
 
@@ -148,8 +150,12 @@ impl ProviderError {
         }
     }
 
-    /// Whether the same request may succeed if sent again.
+    /// Whether the same request may succeed if sent again: never when the server's message
+    /// names the request as the problem (see [`rejections`]), whatever the status.
     pub fn is_retryable(&self) -> bool {
+        if self.rejection().is_some() {
+            return false;
+        }
         match self {
             ProviderError::Http { status, .. } => {
                 matches!(status, 408 | 409 | 429 | 529 | 500..=599)
@@ -160,6 +166,18 @@ impl ProviderError {
             | ProviderError::ResponseTimeout { .. }
             | ProviderError::Truncated { .. }
             | ProviderError::Setup(_) => false,
+        }
+    }
+}
+
+impl ProviderError {
+    /// The known "this request can never succeed" message the server answered with, if any.
+    pub fn rejection(&self) -> Option<&'static rejections::Rejection> {
+        match self {
+            ProviderError::Http { message, .. } | ProviderError::Remote { message, .. } => {
+                rejections::matching(message)
+            }
+            _ => None,
         }
     }
 }
@@ -212,5 +230,12 @@ mod tests {
         assert!(!http(400).is_retryable());
         assert!(!http(401).is_retryable());
         assert!(!http(404).is_retryable());
+        let rejected = ProviderError::Http {
+            provider: "openai".into(),
+            status: 500,
+            message: "Failed to parse tool call arguments as JSON".into(),
+            retry_after: None,
+        };
+        assert!(!rejected.is_retryable(), "a 500 that names the request");
     }
 }

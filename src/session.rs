@@ -99,6 +99,73 @@ pub async fn settle_provider(config: &mut Config) -> Result<(), SetupError> {
     Ok(())
 }
 
+/// What a local server said about itself before the session starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalServer {
+    /// Tokens of context the server runs with, when it says.
+    pub context_window: Option<u64>,
+}
+
+/// For a server on loopback or a private network (llama-server, Ollama, vLLM): takes the model
+/// name from the server when none was given, and asks for its context window. `None` for a
+/// remote provider, which is never asked.
+pub async fn settle_local_server(config: &mut Config) -> Option<LocalServer> {
+    use crate::config::ProviderKind;
+    use crate::provider::local::{self, Family};
+    if !config.local_server() {
+        return None;
+    }
+    let family = match config.provider {
+        ProviderKind::Ollama => Family::Ollama,
+        ProviderKind::Anthropic | ProviderKind::Minimax => Family::Anthropic,
+        ProviderKind::OpenAi
+        | ProviderKind::OpenAiResponses
+        | ProviderKind::Xai
+        | ProviderKind::Zai
+        | ProviderKind::Moonshot
+        | ProviderKind::OpenRouter
+        | ProviderKind::GithubModels => Family::OpenAi,
+        _ => return None,
+    };
+    let base = config
+        .base_url
+        .clone()
+        .or_else(|| config.env.get("OLLAMA_HOST").map(str::to_string))
+        .unwrap_or_else(|| registry::defaults(config.provider).0.to_string());
+    let model = match (&config.model, family) {
+        (Some(model), _) => Some(model.clone()),
+        (None, Family::Ollama) => Some(registry::defaults(config.provider).1.to_string()),
+        (None, _) => None,
+    };
+    let facts = local::discover(family, &base, model.as_deref()).await;
+    if config.model.is_none() && family != Family::Ollama {
+        config.model = facts.model.clone();
+    }
+    tracing::info!(?facts, %base, "local server");
+    Some(LocalServer {
+        context_window: facts.context_window,
+    })
+}
+
+/// What a model costs: a local server's is free unless the user's own pricing file lists the
+/// model (the built-in catalog prices frontier models, which a local server is not).
+fn pricing_for(config: &Config, model: &str, catalog: &Catalog) -> Option<crate::cost::Pricing> {
+    let local = config.local_server() || config.provider == crate::config::ProviderKind::Ollama;
+    if !local {
+        return catalog.lookup(model).cloned();
+    }
+    let path = config.home.join("pricing.toml");
+    let user = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|text| Catalog::parse(&text, &path.display().to_string()).ok());
+    match user.as_ref().and_then(|c| c.lookup(model)) {
+        Some(pricing) => Some(pricing.clone()),
+        None => Some(crate::cost::Pricing::free(
+            catalog.lookup(model).and_then(|p| p.context_window),
+        )),
+    }
+}
+
 /// The price catalog: the built-in one, with `CHATCLI_HOME/pricing.toml` over it.
 pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
     let mut catalog = Catalog::builtin();
@@ -191,15 +258,9 @@ pub fn agent_options(
         mode: config.mode,
         max_turns: config.max_turns,
         workspace: config.workspace.clone(),
-        pricing: match config.provider {
-            // Local models cost nothing; the catalog only knows their context windows, if that.
-            crate::config::ProviderKind::Ollama => Some(crate::cost::Pricing::free(
-                catalog
-                    .lookup(provider.model())
-                    .and_then(|p| p.context_window),
-            )),
-            _ => catalog.lookup(provider.model()).cloned(),
-        },
+        pricing: pricing_for(config, provider.model(), catalog),
+        context_window: None,
+        max_output_tokens: crate::agent::MAX_OUTPUT_TOKENS,
         sessions_dir: Some(config.home.join("sessions")),
         early_exit: config.early_exit,
         early_exit_turns: config.early_exit_turns,

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The smallest `max_tokens` a request asks for, however full the window.
+const MIN_OUTPUT_TOKENS: u32 = 16;
+
 /// Opens the memory store for a session and freezes its digest; memory failures only warn.
 pub(super) fn open_memory(
     settings: Option<&MemorySettings>,
@@ -123,17 +126,7 @@ impl Agent {
 
     /// The history as the next request sends it, old tool results compacted.
     pub(super) fn render_messages(&mut self) -> Vec<Message> {
-        let window = self
-            .options
-            .pricing
-            .as_ref()
-            .and_then(|p| p.context_window)
-            .unwrap_or(0);
-        let context_share = if window > 0 {
-            self.last_input as f64 / window as f64
-        } else {
-            0.0
-        };
+        let context_share = self.last_input as f64 / self.context_window() as f64;
         let economics = self
             .options
             .pricing
@@ -159,19 +152,41 @@ impl Agent {
         tools: &[crate::conversation::ToolSpec],
         messages: &[Message],
     ) -> bool {
-        let window = self
-            .options
-            .pricing
-            .as_ref()
-            .and_then(|p| p.context_window)
-            .unwrap_or(0);
-        if window == 0 {
-            return false;
-        }
+        let window = self.context_window();
         let bytes = serde_json::to_vec(system).map(|b| b.len()).unwrap_or(0)
             + serde_json::to_vec(tools).map(|b| b.len()).unwrap_or(0)
             + serde_json::to_vec(messages).map(|b| b.len()).unwrap_or(0);
         crate::provider::demo::estimate_tokens(bytes) as f64 > window as f64 * summary::GUARD_SHARE
+    }
+
+    /// The context window the server or the catalog reported, if either did.
+    pub(super) fn known_context_window(&self) -> Option<u64> {
+        self.options
+            .context_window
+            .or_else(|| self.options.pricing.as_ref().and_then(|p| p.context_window))
+            .filter(|w| *w > 0)
+    }
+
+    /// The model's context window: never 0, so the guard is never off.
+    pub(super) fn context_window(&self) -> u64 {
+        self.known_context_window()
+            .unwrap_or(super::FALLBACK_CONTEXT_WINDOW)
+    }
+
+    /// The request with `max_tokens` lowered to what the window has left after its input (an
+    /// estimate from its size), so a small local context is never asked for more than it holds.
+    pub(super) fn fit_output_limit(&self, mut request: ModelRequest) -> ModelRequest {
+        let bytes = serde_json::to_vec(&request.system).map_or(0, |b| b.len())
+            + serde_json::to_vec(&request.tools).map_or(0, |b| b.len())
+            + serde_json::to_vec(&request.messages).map_or(0, |b| b.len());
+        let input = crate::provider::demo::estimate_tokens(bytes);
+        let left = self.context_window().saturating_sub(input);
+        // A request over the window still asks for a little: the server's own error says why.
+        let left = u32::try_from(left)
+            .unwrap_or(u32::MAX)
+            .max(MIN_OUTPUT_TOKENS);
+        request.max_output_tokens = request.max_output_tokens.min(left);
+        request
     }
 
     /// The context guard: summary lines for every old result first, then a model summary.

@@ -1,7 +1,18 @@
 //! One response: streamed with retries, its usage booked and its cost reported, and the answer
 //! appended to the history.
+//!
+//! Tool calls are announced (`tool_call_started`) as soon as their name is known and complete
+//! only when their arguments are whole. The thing a newcomer gets wrong: a call whose arguments
+//! are not a complete JSON object (the output limit cut it, the stream dropped) must never run
+//! and must never go back to the provider as it came; servers reject such a history for good
+//! (llama-server answers HTTP 500 "Failed to parse tool call arguments"). Such a call enters the
+//! history with `{}` and a result that says what cut it off.
 
 use super::*;
+use std::time::{Duration, Instant};
+
+/// How often a streaming call's byte count is reported.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// The tool-call ids of a session, so that every call gets one of its own.
 #[derive(Default)]
@@ -40,6 +51,103 @@ impl CallIds {
         self.seen.insert(id.clone());
         id
     }
+}
+
+/// A tool call whose arguments are still streaming.
+struct Incoming {
+    /// The provider's index for the call (its content block, output item or delta slot).
+    index: usize,
+    /// The id the provider sent (may be empty).
+    raw_id: String,
+    /// The session-unique id the call goes by.
+    id: String,
+    name: String,
+    arguments: String,
+    done: bool,
+    reported: Instant,
+}
+
+/// The calls of one response that began streaming.
+#[derive(Default)]
+struct Receiving {
+    calls: Vec<Incoming>,
+}
+
+impl Receiving {
+    /// The open call a provider event with this index (and maybe id) belongs to.
+    fn open(&mut self, index: usize) -> Option<&mut Incoming> {
+        self.calls
+            .iter_mut()
+            .rev()
+            .find(|c| !c.done && c.index == index)
+    }
+
+    /// The open call a finished `ToolCall` completes: same provider id, else the oldest open.
+    fn complete(&mut self, raw_id: &str) -> Option<String> {
+        let at = self
+            .calls
+            .iter()
+            .position(|c| !c.done && !raw_id.is_empty() && c.raw_id == raw_id)
+            .or_else(|| self.calls.iter().position(|c| !c.done))?;
+        self.calls[at].done = true;
+        Some(self.calls[at].id.clone())
+    }
+
+    /// The calls that began and never completed, closing them.
+    fn take_open(&mut self) -> Vec<Incoming> {
+        let (open, done) = std::mem::take(&mut self.calls)
+            .into_iter()
+            .partition(|c| !c.done);
+        self.calls = done;
+        open
+    }
+}
+
+/// Why a cut-off call's result says it did not run.
+#[derive(Clone, Copy)]
+enum CutBy {
+    MaxTokens,
+    DroppedStream,
+    /// The user interrupted: the result says only that.
+    Interrupted,
+    Malformed,
+}
+
+/// The result text of a call that was not run because its arguments are not a JSON object.
+fn cut_off_text(args: &serde_json::Value, by: CutBy) -> String {
+    let raw = match args {
+        serde_json::Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    let (shown, cut) = crate::tools::take_chars(&raw, 200);
+    let ellipsis = if cut { "…" } else { "" };
+    let what = match by {
+        CutBy::MaxTokens => {
+            "not run: the arguments were cut off by the output limit (max_tokens) before they were a complete JSON object"
+        }
+        CutBy::DroppedStream => {
+            "not run: the arguments were cut off by a dropped stream before they were a complete JSON object"
+        }
+        CutBy::Interrupted => tools_run::CANCELLED,
+        CutBy::Malformed => "invalid arguments: the arguments were not a JSON object (not run)",
+    };
+    format!(
+        "{what}; received: {shown}{ellipsis}. Call the tool again with complete (shorter) arguments."
+    )
+}
+
+/// Puts `{}` in place of every tool-call input that is not a JSON object; returns how many.
+pub(super) fn repair_history(history: &mut [Message]) -> usize {
+    let mut repaired = 0;
+    for block in history.iter_mut().flat_map(|m| m.content.iter_mut()) {
+        if let ContentBlock::ToolUse { input, .. } = block
+            && !input.is_object()
+        {
+            *input = serde_json::json!({});
+            repaired += 1;
+        }
+    }
+    repaired
 }
 
 /// What is known of a response that may end before its final usage arrives.
@@ -118,13 +226,16 @@ impl Agent {
             request_bytes: serde_json::to_vec(&request).map_or(0, |b| b.len()),
             ..Unfinished::default()
         };
+        let limit = u64::from(request.max_output_tokens);
         let mut stream = self.provider.stream(request);
         let mut response = Response::default();
+        let mut receiving = Receiving::default();
         loop {
             let next = tokio::select! {
                 _ = cancel.cancelled() => {
                     // Calls that were never run must not enter the history without results.
                     response.tool_calls.clear();
+                    self.close_unfinished(&mut receiving, CutBy::Interrupted);
                     response.interrupted = true;
                     self.book_unfinished(turn, unfinished);
                     return (response, None);
@@ -132,9 +243,13 @@ impl Agent {
                 next = stream.next() => next,
             };
             let event = match next {
-                None if response.stop.is_some() => return (response, None),
+                None if response.stop.is_some() => {
+                    self.keep_cut_off(&mut receiving, &mut response);
+                    return (response, None);
+                }
                 None => {
                     response.tool_calls.clear();
+                    self.close_unfinished(&mut receiving, CutBy::DroppedStream);
                     self.book_unfinished(turn, unfinished);
                     let error = ProviderError::Truncated {
                         provider: self.provider.name().to_string(),
@@ -143,6 +258,7 @@ impl Agent {
                 }
                 Some(Err(error)) => {
                     response.tool_calls.clear();
+                    self.close_unfinished(&mut receiving, CutBy::DroppedStream);
                     self.book_unfinished(turn, unfinished);
                     return (response, Some(error));
                 }
@@ -164,20 +280,54 @@ impl Agent {
                         .reasoning
                         .push(ContentBlock::Thinking { text, signature });
                 }
-                ProviderEvent::ToolCallStarted { name, .. } => {
+                ProviderEvent::ToolCallStarted { index, id, name } => {
                     unfinished.output_bytes += name.len();
+                    let repeated = receiving
+                        .open(index)
+                        .is_some_and(|c| id.is_empty() || c.raw_id.is_empty() || c.raw_id == id);
+                    if !repeated {
+                        let unique = self.call_ids.unique(id.clone());
+                        self.emit(AgentEvent::ToolCallStarted {
+                            id: unique.clone(),
+                            name: name.clone(),
+                        });
+                        receiving.calls.push(Incoming {
+                            index,
+                            raw_id: id,
+                            id: unique,
+                            name,
+                            arguments: String::new(),
+                            done: false,
+                            reported: Instant::now(),
+                        });
+                    }
                 }
-                ProviderEvent::ToolCallArgs { fragment, .. } => {
+                ProviderEvent::ToolCallArgs { index, fragment } => {
                     unfinished.output_bytes += fragment.len();
+                    if let Some(call) = receiving.open(index) {
+                        call.arguments.push_str(&fragment);
+                        if call.reported.elapsed() >= PROGRESS_EVERY {
+                            call.reported = Instant::now();
+                            let event = AgentEvent::ToolCallProgress {
+                                id: call.id.clone(),
+                                bytes: call.arguments.len() as u64,
+                            };
+                            self.emit(event);
+                        }
+                    }
                 }
                 ProviderEvent::PartialUsage(usage) => unfinished.partial = Some(usage),
                 ProviderEvent::ToolCall { id, name, args } => {
                     // Gemini, Ollama and some compatible servers send no ids (or `call_1` on
                     // every response); results are matched by id, so each must be unique.
-                    let id = self.call_ids.unique(id);
+                    let id = match receiving.complete(&id) {
+                        Some(started) => started,
+                        None => self.call_ids.unique(id),
+                    };
                     response.tool_calls.push((id, name, args));
                 }
                 ProviderEvent::Usage(usage) => {
+                    response.at_limit = usage.output >= limit;
                     unfinished.booked = true;
                     self.record_usage(turn, usage);
                     if let Some(miss) = blocks.take().and_then(|b| self.ledger.record(b, &usage)) {
@@ -193,6 +343,94 @@ impl Agent {
                 ProviderEvent::Stop(reason) => response.stop = Some(reason),
             }
         }
+    }
+
+    /// A response that finished with calls still streaming (the output limit hit mid-call on a
+    /// wire that sends no "done" for it): they join its calls, arguments as received, so they
+    /// are answered as cut off.
+    fn keep_cut_off(&mut self, receiving: &mut Receiving, response: &mut Response) {
+        for call in receiving.take_open() {
+            response.tool_calls.push((
+                call.id,
+                call.name,
+                serde_json::Value::String(call.arguments),
+            ));
+        }
+    }
+
+    /// Calls of a response that is not kept (the stream dropped, the user interrupted): each
+    /// one that began streaming gets a failed `tool_result`, so no front end waits for it. They
+    /// are not in the history.
+    fn close_unfinished(&mut self, receiving: &mut Receiving, by: CutBy) {
+        for call in std::mem::take(&mut receiving.calls) {
+            let text = match by {
+                CutBy::Interrupted => tools_run::CANCELLED.to_string(),
+                _ if call.done => {
+                    "not run: the stream dropped before the response was complete".to_string()
+                }
+                _ => cut_off_text(&serde_json::Value::String(call.arguments), by),
+            };
+            self.emit(cut_off_event(&call.id, &call.name, text));
+        }
+    }
+
+    /// Runs a response's calls, except those whose arguments are not a JSON object: those get a
+    /// result saying what cut them off and never run. Results come back in call order.
+    pub(super) async fn run_or_refuse(
+        &mut self,
+        tools: &ToolRegistry,
+        response: &Response,
+        cancel: &CancellationToken,
+    ) -> Vec<(ContentBlock, Option<UsageRecord>)> {
+        let (runnable, cut): (Vec<tools_run::Call>, Vec<tools_run::Call>) = response
+            .tool_calls
+            .iter()
+            .cloned()
+            .partition(|(_, _, args)| args.is_object());
+        let mut results = if runnable.is_empty() {
+            Vec::new()
+        } else {
+            tools_run::run_calls(
+                tools,
+                &self.tool_ctx,
+                &runnable,
+                &mut self.approvals,
+                cancel,
+                &self.sink,
+            )
+            .await
+        };
+        for (id, name, args) in cut {
+            let limited = response.at_limit || response.stop == Some(StopReason::MaxTokens);
+            let by = match &args {
+                serde_json::Value::String(_) if limited => CutBy::MaxTokens,
+                _ => CutBy::Malformed,
+            };
+            let text = cut_off_text(&args, by);
+            self.emit(AgentEvent::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                args,
+            });
+            self.emit(cut_off_event(&id, &name, text.clone()));
+            results.push((
+                ContentBlock::ToolResult {
+                    tool_use_id: id,
+                    content: text,
+                    is_error: true,
+                },
+                None,
+            ));
+        }
+        let position = |block: &ContentBlock| match block {
+            ContentBlock::ToolResult { tool_use_id, .. } => response
+                .tool_calls
+                .iter()
+                .position(|(id, _, _)| id == tool_use_id),
+            _ => None,
+        };
+        results.sort_by_key(|(block, _)| position(block));
+        results
     }
 
     /// Books a response that ended without its final usage (interrupted, dropped, failed after
@@ -263,10 +501,16 @@ impl Agent {
             });
         }
         for (id, name, input) in &response.tool_calls {
+            // Arguments that are not a JSON object are never sent back as they came.
+            let input = if input.is_object() {
+                input.clone()
+            } else {
+                serde_json::json!({})
+            };
             content.push(ContentBlock::ToolUse {
                 id: id.clone(),
                 name: name.clone(),
-                input: input.clone(),
+                input,
             });
         }
         if content.is_empty() {
@@ -287,5 +531,21 @@ impl Agent {
             cache_creation_tokens: t.cache_write(),
             cost_usd: self.book.cost_usd,
         }
+    }
+}
+
+/// The failed `tool_result` of a call that was not run.
+fn cut_off_event(id: &str, name: &str, text: String) -> AgentEvent {
+    AgentEvent::ToolResult {
+        id: id.to_string(),
+        name: name.to_string(),
+        ok: false,
+        chars: text.chars().count() as u64,
+        saved_path: None,
+        duration_ms: 0,
+        error: Some(text.clone()),
+        exit_code: None,
+        output: text,
+        diff: None,
     }
 }

@@ -67,6 +67,7 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
     http.max_request_bytes = config.max_request_bytes;
     http.prompt_cache = config.prompt_cache;
     http.response_timeout = Duration::from_secs(config.response_timeout_secs);
+    http.first_byte_timeout = config.first_byte_timeout();
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Demo => Arc::new(DemoProvider::new(demo_delay)),
         ProviderKind::Anthropic | ProviderKind::Minimax => {

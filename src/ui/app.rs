@@ -721,8 +721,22 @@ impl App {
                 tool_calls: Vec::new(),
                 usage: None,
             }),
-            AgentEvent::TextDelta { text } => self.with_assistant(|t, _, _| t.push_str(&text)),
-            AgentEvent::ReasoningDelta { text } => self.with_assistant(|_, r, _| r.push_str(&text)),
+            AgentEvent::TextDelta { text } => {
+                self.status.streamed(text.len());
+                self.with_assistant(|t, _, _| t.push_str(&text))
+            }
+            AgentEvent::ReasoningDelta { text } => {
+                self.status.streamed(text.len());
+                self.with_assistant(|_, r, _| r.push_str(&text))
+            }
+            AgentEvent::ToolCallStarted { id, name } => {
+                self.status.streamed(name.len());
+                self.tools.receiving(&id, &name);
+            }
+            AgentEvent::ToolCallProgress { id, bytes } => {
+                let new = self.tools.progress(&id, bytes);
+                self.status.streamed(new as usize);
+            }
             AgentEvent::ToolCall { id, name, args } => {
                 let summary = super::tool_panel::summarize_args(&args);
                 self.call_sources.insert(id.clone(), summary.clone());
@@ -919,6 +933,7 @@ impl App {
                     self.overlay = None;
                 }
                 self.status.busy = false;
+                self.status.streamed_bytes = 0;
                 self.tools.cancel_running();
                 if stop_reason == "interrupted" {
                     self.chat.push(CellKind::Notice("interrupted".into()));

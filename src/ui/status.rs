@@ -25,6 +25,9 @@ pub struct StatusBar {
     pub model: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Output bytes streamed since the last `usage` (text, reasoning, tool arguments): shown
+    /// as an estimate on `↓` until the usage replaces it.
+    pub streamed_bytes: u64,
     pub cache_read_tokens: u64,
     /// `None` once any request had no known price.
     pub cost_usd: Option<f64>,
@@ -50,6 +53,7 @@ impl StatusBar {
             model,
             input_tokens: 0,
             output_tokens: 0,
+            streamed_bytes: 0,
             cache_read_tokens: 0,
             cost_usd: Some(0.0),
             context_window: 0,
@@ -66,12 +70,23 @@ impl StatusBar {
     pub fn add_usage(&mut self, usage: &UsageFigures, cost: Option<f64>) {
         self.input_tokens += usage.input_tokens;
         self.output_tokens += usage.output_tokens;
+        self.streamed_bytes = 0;
         self.cache_read_tokens += usage.cache_read_tokens;
         self.last_input = usage.input_tokens;
         self.cost_usd = match (self.cost_usd, cost) {
             (Some(total), Some(c)) => Some(total + c),
             _ => None,
         };
+    }
+
+    /// Output arrived that no usage counts yet.
+    pub fn streamed(&mut self, bytes: usize) {
+        self.streamed_bytes += bytes as u64;
+    }
+
+    /// Output tokens: the reported ones plus an estimate of what is streaming now.
+    pub fn output_shown(&self) -> u64 {
+        self.output_tokens + crate::tokens::rough(self.streamed_bytes as usize)
     }
 
     /// Share of all input read from the cache, in percent.
@@ -115,7 +130,7 @@ impl StatusBar {
             Span::styled(self.provider_text(), Style::new().fg(Color::Gray)),
             sep.clone(),
             Span::styled(
-                meter(self.input_tokens, self.output_tokens),
+                meter(self.input_tokens, self.output_shown()),
                 Style::new().fg(Color::Yellow),
             ),
             sep.clone(),

@@ -19,6 +19,8 @@ use super::text::{compact, truncate};
 /// Where a call is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
+    /// The model is still writing the call's arguments: this many bytes so far.
+    Receiving(u64),
     /// Waiting for the user's answer in the approval dialog.
     AwaitingApproval,
     Running,
@@ -54,8 +56,48 @@ pub struct ToolPanel {
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
 
 impl ToolPanel {
-    /// A call started.
+    /// The model began a call whose arguments are still streaming.
+    pub fn receiving(&mut self, id: &str, name: &str) {
+        self.entries.push(ToolEntry {
+            id: id.to_string(),
+            name: name.to_string(),
+            summary: String::new(),
+            status: ToolStatus::Receiving(0),
+            duration: None,
+            chars: None,
+            saved_path: None,
+        });
+        if self.scroll > 0 {
+            self.scroll += 1;
+        }
+    }
+
+    /// More of a streaming call's arguments arrived; returns how many bytes are new.
+    pub fn progress(&mut self, id: &str, bytes: u64) -> u64 {
+        match self.entries.iter_mut().rev().find(|e| e.id == id) {
+            Some(entry) => match entry.status {
+                ToolStatus::Receiving(before) => {
+                    entry.status = ToolStatus::Receiving(bytes.max(before));
+                    bytes.saturating_sub(before)
+                }
+                _ => 0,
+            },
+            None => 0,
+        }
+    }
+
+    /// A call started (its line stays where it began streaming, if it did).
     pub fn started(&mut self, id: &str, name: &str, args: &serde_json::Value) {
+        if let Some(entry) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.id == id && matches!(e.status, ToolStatus::Receiving(_)))
+        {
+            entry.summary = summarize_args(args);
+            entry.status = ToolStatus::Running;
+            return;
+        }
         self.entries.push(ToolEntry {
             id: id.to_string(),
             name: name.to_string(),
@@ -121,7 +163,7 @@ impl ToolPanel {
         for entry in &mut self.entries {
             if matches!(
                 entry.status,
-                ToolStatus::Running | ToolStatus::AwaitingApproval
+                ToolStatus::Running | ToolStatus::AwaitingApproval | ToolStatus::Receiving(_)
             ) {
                 entry.status = ToolStatus::Failed("cancelled".into());
             }
@@ -135,7 +177,9 @@ impl ToolPanel {
 
     /// Whether any call is running.
     pub fn any_running(&self) -> bool {
-        self.entries.iter().any(|e| e.status == ToolStatus::Running)
+        self.entries
+            .iter()
+            .any(|e| matches!(e.status, ToolStatus::Running | ToolStatus::Receiving(_)))
     }
 
     /// Moves the selection among the calls (not the notes): `-1` older, `1` newer; starts at the
@@ -195,6 +239,10 @@ impl ToolPanel {
     fn line(&self, entry: &ToolEntry, width: usize) -> Line<'static> {
         let (icon, icon_style) = match &entry.status {
             ToolStatus::AwaitingApproval => ("?", Style::new().fg(Color::LightYellow)),
+            ToolStatus::Receiving(_) => (
+                SPINNER[self.spinner % SPINNER.len()],
+                Style::new().fg(Color::Cyan),
+            ),
             ToolStatus::Running => (
                 SPINNER[self.spinner % SPINNER.len()],
                 Style::new().fg(Color::Yellow),
@@ -206,6 +254,7 @@ impl ToolPanel {
         let tail = match (&entry.status, entry.duration, entry.chars) {
             (ToolStatus::AwaitingApproval, _, _) => "awaiting approval".to_string(),
             (ToolStatus::Running, _, _) => "running".to_string(),
+            (ToolStatus::Receiving(bytes), _, _) => format!("receiving {}B", compact(*bytes)),
             (ToolStatus::Note, _, _) => String::new(),
             (ToolStatus::Failed(e), _, _) if e == "cancelled" => "cancelled".to_string(),
             (_, Some(d), Some(c)) => {

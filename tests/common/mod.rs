@@ -176,3 +176,15 @@ pub fn settle_approval(app: &mut App) {
         pending.shown_at = std::time::Instant::now().checked_sub(std::time::Duration::from_secs(1));
     }
 }
+
+/// The model requests a mock server received (a loopback server is also asked, with GET, which
+/// model it serves and how large its context is).
+pub async fn posts(server: &wiremock::MockServer) -> Vec<wiremock::Request> {
+    server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.method == wiremock::http::Method::POST)
+        .collect()
+}

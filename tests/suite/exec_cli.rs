@@ -190,8 +190,13 @@ async fn a_key_in_the_environment_picks_the_provider_and_its_base_url_variable_i
     assert_eq!(configured["provider"], "openai");
     assert_eq!(configured["model"], "gpt-4.1-mini");
     assert!(stdout.contains("Hi from the mock."));
+    // A loopback server is asked for its context window (GET /v1/models) before the chat.
     let requests = server.received_requests().await.unwrap_or_default();
-    let body: serde_json::Value = serde_json::from_slice(&requests[0].body).expect("json body");
+    let post = requests
+        .iter()
+        .find(|r| r.method.as_str() == "POST")
+        .expect("a chat request");
+    let body: serde_json::Value = serde_json::from_slice(&post.body).expect("json body");
     assert_eq!(body["model"], "gpt-4.1-mini");
 }
 
@@ -238,6 +243,7 @@ async fn run_routed(route: &str, prompt: &str) -> (Vec<serde_json::Value>, Vec<s
         .await
         .unwrap_or_default()
         .iter()
+        .filter(|r| r.method.as_str() == "POST")
         .map(|r| serde_json::from_slice(&r.body).expect("json body"))
         .collect();
     (events, bodies)

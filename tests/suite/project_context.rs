@@ -80,8 +80,11 @@ async fn context(handle: &mut AgentHandle, action: ContextAction) -> String {
         .ops
         .send(Op::Context { action })
         .expect("agent alive");
-    // The session's first notice may be about pricing; the answer is the next one.
-    let answer = |e: &AgentEvent| matches!(e, AgentEvent::Notice { message } if !message.starts_with("cost unknown"));
+    // The session's first notice may be about pricing or the context window; the answer follows.
+    let answer = |e: &AgentEvent| {
+        matches!(e, AgentEvent::Notice { message }
+            if !message.starts_with("cost unknown") && !message.starts_with("context window of"))
+    };
     match events_until(handle, answer).await.pop() {
         Some(AgentEvent::Notice { message }) => message,
         other => panic!("expected a notice, got {other:?}"),
@@ -516,7 +519,7 @@ async fn exec_context_attaches_headless_and_refuses_what_it_cannot() {
         String::from_utf8_lossy(&ok.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&ok.stdout).trim_end(), "Read it.");
-    let bodies = server.received_requests().await.unwrap_or_default();
+    let bodies = crate::common::posts(&server).await;
     assert_eq!(bodies.len(), 1);
     let body: serde_json::Value = serde_json::from_slice(&bodies[0].body).expect("json");
     let system = body["system"].to_string();
@@ -539,11 +542,7 @@ async fn exec_context_attaches_headless_and_refuses_what_it_cannot() {
         String::from_utf8_lossy(&refused.stderr).trim_end(),
         "chatcli: --context: blob.bin is a binary file: only text files can be attached"
     );
-    assert_eq!(
-        server.received_requests().await.unwrap_or_default().len(),
-        1,
-        "nothing sent"
-    );
+    assert_eq!(crate::common::posts(&server).await.len(), 1, "nothing sent");
 }
 
 #[test]

@@ -169,7 +169,7 @@ async fn planted_keys_are_masked_in_env_output_streamed_answers_and_every_file()
         }
     }
     // What `env` printed reached the provider masked.
-    let requests = server.received_requests().await.unwrap_or_default();
+    let requests = crate::common::posts(&server).await;
     assert!(requests.len() >= 2);
     let second = String::from_utf8_lossy(&requests[1].body).to_string();
     assert!(second.contains("PATH="), "env output was sent: {second}");
@@ -428,7 +428,7 @@ async fn killed_during_a_command_then_resumed_the_command_is_not_run_again() {
         1,
         "the command ran once"
     );
-    let requests = server.received_requests().await.unwrap_or_default();
+    let requests = crate::common::posts(&server).await;
     assert_eq!(
         requests.len(),
         2,

@@ -175,6 +175,7 @@ impl App {
                     ToolStatus::Failed(_) => "✗",
                     ToolStatus::AwaitingApproval => "? awaiting approval",
                     ToolStatus::Running => "running",
+                    ToolStatus::Receiving(_) => "receiving",
                     ToolStatus::Note => "",
                 };
                 format!(" · {state} {} {}", e.name, e.summary)
