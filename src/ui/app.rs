@@ -14,7 +14,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::approval::{ApprovalKey, PendingApproval};
 use super::cache::CacheView;
 use super::chat::{CellKind, ChatPane, ToolLine, ToolOutcome};
-use super::commands::{self, Slash};
+use super::commands;
 use super::composer::Composer;
 use super::cost::CostView;
 use super::files::{FilesView, Pager, SavedFile};
@@ -23,10 +23,11 @@ use super::popup::{FileIndex, Popup};
 use super::status::StatusBar;
 use super::tool_panel::ToolPanel;
 use super::transcript::{RecordOutcome, Transcript};
-use crate::protocol::{AgentEvent, Mode, Op, Permission};
+use crate::protocol::{AgentEvent, Mode, Op};
 
 mod input;
 mod layout;
+mod submit;
 
 /// How long a second Ctrl+C still quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -412,45 +413,6 @@ impl App {
         self.main_key(key);
     }
 
-    /// Keys of the `/rewind` picker: Enter returns the conversation to before the chosen prompt.
-    fn rewind_key(&mut self, key: KeyEvent) {
-        let Some((prompts, selected)) = self.rewind_picker.as_mut() else {
-            self.overlay = None;
-            return;
-        };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
-                self.overlay = None;
-                self.rewind_picker = None;
-            }
-            KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => {
-                *selected = (*selected + 1).min(prompts.len().saturating_sub(1))
-            }
-            KeyCode::Enter if !prompts.is_empty() => {
-                let prompt = *selected;
-                let text = prompts[prompt].clone();
-                self.overlay = None;
-                self.rewind_picker = None;
-                self.send(Op::Rewind { prompt });
-                // The chat goes back to before that prompt; its text returns for editing.
-                let cut = self
-                    .chat
-                    .cells()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| matches!(c.kind(), CellKind::User(_)))
-                    .nth(prompt)
-                    .map(|(i, _)| i);
-                if let Some(cut) = cut {
-                    self.chat.truncate(cut);
-                }
-                self.composer.set_text(&text);
-            }
-            _ => {}
-        }
-    }
-
     /// Opens the transcript pager on one call, or on every call of the session.
     fn open_transcript(&mut self, id: Option<&str>) {
         self.transcript_view = Some(self.transcript.pager(id));
@@ -504,197 +466,6 @@ impl App {
     fn set_mode(&mut self, mode: Mode) {
         self.status.mode = mode;
         self.send(Op::SetMode { mode });
-    }
-
-    fn submit(&mut self, text: String) {
-        match commands::parse_with(&text, &self.dynamic_commands) {
-            Some(Slash::Command { name, rest }) => self.run_command(name, rest),
-            Some(Slash::Dynamic { index, rest }) => {
-                let name = self.dynamic_commands[index].name.clone();
-                let (server, prompt) = name.split_once(':').unwrap_or((name.as_str(), ""));
-                let op = Op::McpPrompt {
-                    server: server.to_string(),
-                    prompt: prompt.to_string(),
-                    args: rest.to_string(),
-                    mode: self.status.mode,
-                };
-                if self.running {
-                    self.notice("still answering: wait, or Ctrl+C to stop it");
-                } else {
-                    self.composer.clear();
-                    self.chat.follow();
-                    self.chat.push(CellKind::User(text.clone()));
-                    self.running = true;
-                    self.status.busy = true;
-                    self.send(op);
-                }
-            }
-            Some(Slash::Unknown(word)) => {
-                // Keep the text: a typo must not cost the user what they typed.
-                self.chat.push(CellKind::Notice(format!(
-                    "unknown command /{word}: try /help for the list (the text is still in the prompt; to send a line starting with /, start it with a path)"
-                )));
-            }
-            Some(Slash::Prompt) | None => self.send_prompt(text, self.status.mode),
-        }
-    }
-
-    /// Sends a prompt in `mode`; while a turn runs it is queued and sent when the turn ends.
-    /// `text` is what the user sees (a long paste folded); the full text is what is sent.
-    fn send_prompt(&mut self, text: String, mode: Mode) {
-        let full = self.composer.expanded(&text);
-        self.history.push(&text);
-        self.composer.clear();
-        self.popup = None;
-        if self.running {
-            self.queue.push((text, full, mode));
-            return;
-        }
-        self.start_prompt(text, full, mode);
-    }
-
-    fn start_prompt(&mut self, shown: String, full: String, mode: Mode) {
-        self.chat.follow();
-        self.chat.push(CellKind::User(shown));
-        self.running = true;
-        self.status.busy = true;
-        self.send(Op::Submit { text: full, mode });
-    }
-
-    /// Runs a registered slash command; `rest` is what followed its name.
-    fn run_command(&mut self, name: &str, rest: &str) {
-        if let Ok(mode) = name.parse::<Mode>() {
-            if rest.is_empty() {
-                self.composer.clear();
-                self.set_mode(mode);
-                self.notice(format!("{mode} mode"));
-            } else {
-                // `/agent what is a channel?`: switch AND send (queued while a turn runs).
-                self.set_mode(mode);
-                self.send_prompt(rest.to_string(), mode);
-            }
-            return;
-        }
-        self.composer.clear();
-        match name {
-            "help" => self.overlay = Some(Overlay::Help),
-            "config" if rest.starts_with("memory") => self.send(Op::MemoryStatus),
-            "config" => self.overlay = Some(Overlay::Config),
-            "sandbox" => {
-                let text = match &self.sandbox {
-                    Some(s) => format!("sandbox: {}", s.describe()),
-                    None => "sandbox: unknown in this session".into(),
-                };
-                self.chat.push(CellKind::Notice(text));
-            }
-            "resume" if self.running => {
-                self.notice("wait for the answer before resuming another session")
-            }
-            "resume" => {
-                let sessions = self
-                    .sessions_dir
-                    .as_deref()
-                    .map(crate::session_log::list)
-                    .unwrap_or_default();
-                self.resume_picker = Some((sessions.into_iter().take(15).collect(), 0));
-                self.overlay = Some(Overlay::Resume);
-            }
-            "cost" => {
-                self.cost_view = None;
-                self.overlay = Some(Overlay::Cost);
-                self.send(Op::CostReport);
-            }
-            "budget" => {
-                let arg = rest.split_whitespace().next().unwrap_or_default();
-                match arg.trim_start_matches('$').parse::<f64>() {
-                    Ok(usd) if usd > 0.0 && usd.is_finite() => {
-                        self.send(Op::SetBudget { usd: Some(usd) })
-                    }
-                    _ if arg == "off" => self.send(Op::SetBudget { usd: None }),
-                    _ => self.chat.push(CellKind::Notice(
-                        "usage: /budget AMOUNT (US dollars, e.g. /budget 2.50) or /budget off"
-                            .into(),
-                    )),
-                }
-            }
-            "compact" if self.running => self.notice("wait for the answer before compacting"),
-            "compact" => {
-                self.notice("compacting…");
-                self.send(Op::Compact)
-            }
-            "cache" => {
-                self.cache_view = None;
-                self.overlay = Some(Overlay::Cache);
-                self.send(Op::CacheReport);
-            }
-            "files" => self.open_files(),
-            "permissions" => match rest.parse::<Permission>() {
-                Ok(permission) => {
-                    self.status.permission = permission;
-                    self.send(Op::SetPermission { permission });
-                    self.notice(format!("permissions: {permission}"));
-                }
-                Err(e) if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
-                    "permissions: {} ({e})",
-                    self.status.permission
-                ))),
-                Err(e) => self.chat.push(CellKind::Notice(e.to_string())),
-            },
-            "model" | "provider" if self.running => {
-                self.notice(format!("wait for the answer before /{name}"))
-            }
-            "model" if rest.is_empty() => self.overlay = Some(Overlay::Models),
-            "model" => self.switch_request = Some((None, Some(rest.to_string()))),
-            "provider" if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
-                "provider: {} · usage: /provider NAME [MODEL] (one of: {})",
-                self.status.provider,
-                crate::config::ProviderKind::accepted()
-            ))),
-            "provider" => {
-                let mut words = rest.split_whitespace();
-                let kind = words.next().map(str::to_string);
-                let model = words.next().map(str::to_string);
-                self.switch_request = Some((kind, model));
-            }
-            "new" if self.running => {
-                self.notice("wait for the answer before starting a new session")
-            }
-            "new" => self.new_session_request = true,
-            "rewind" if self.running => self.notice("wait for the answer before rewinding"),
-            "rewind" => {
-                let prompts: Vec<String> = self
-                    .chat
-                    .cells()
-                    .iter()
-                    .filter_map(|c| match c.kind() {
-                        CellKind::User(text) => Some(text.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                let last = prompts.len().saturating_sub(1);
-                self.rewind_picker = Some((prompts, last));
-                self.overlay = Some(Overlay::Rewind);
-            }
-            "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
-                [] => self.send(Op::Mcp { approve: None }),
-                ["approve", name] => self.send(Op::Mcp {
-                    approve: Some(name.to_string()),
-                }),
-                _ => self.notice("usage: /mcp, or /mcp approve NAME for a project server"),
-            },
-            "context" => match crate::protocol::ContextAction::parse(rest) {
-                Ok(action) => self.send(Op::Context { action }),
-                Err(usage) => self.notice(usage),
-            },
-            "skill" => match crate::protocol::SkillAction::parse(rest) {
-                Ok(action) => self.send(Op::Skill { action }),
-                Err(usage) => self.notice(usage),
-            },
-            "quit" => self.quit = true,
-            other => self.chat.push(CellKind::Notice(format!(
-                "/{other} is listed but has no action here: try /help"
-            ))),
-        }
     }
 
     /// Updates the panes from an agent event.
