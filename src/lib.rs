@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod bench;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod conversation;
 pub mod cost;

@@ -10,11 +10,11 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
+use crate::clock::{civil_from_days, now_secs};
 use crate::config::Env;
 
 /// Starts file logging; `None` when the directory cannot be made (chatcli runs on without logs).
@@ -96,11 +96,7 @@ impl DailyFile {
     }
 
     fn current(&mut self) -> std::io::Result<&mut File> {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
-        let day = (secs / 86_400) as i64;
+        let day = (now_secs() / 86_400) as i64;
         if self.file.is_none() || day != self.day {
             let (y, m, d) = civil_from_days(day);
             let path = self
@@ -142,29 +138,9 @@ impl Write for DailyFile {
     }
 }
 
-/// Days since 1970-01-01 to a (year, month, day) date; Howard Hinnant's civil algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_are_utc_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 
     #[cfg(unix)]
     #[test]

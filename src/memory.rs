@@ -19,11 +19,12 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::clock::now_secs;
 use crate::logging::create_private_dir;
 
 /// What the prompt carries of memory (`CHATCLI_MEMORY_MODE`).
@@ -168,14 +169,6 @@ pub struct Profile {
 pub fn fact_id(content: &str) -> String {
     let digest = Sha256::digest(content.trim().to_lowercase().as_bytes());
     digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
-}
-
-/// Seconds since the Unix epoch.
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
 }
 
 /// A new fact's fields.

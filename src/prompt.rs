@@ -136,7 +136,7 @@ impl VolatileTracker {
 
 /// `YYYY-MM-DD` for a Unix time, in UTC.
 pub fn utc_date(secs: u64) -> String {
-    let stamp = crate::session::utc_stamp(secs);
+    let stamp = crate::clock::utc_stamp(secs);
     format!("{}-{}-{}", &stamp[0..4], &stamp[4..6], &stamp[6..8])
 }
 

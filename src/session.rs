@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::agent::{AgentOptions, ApprovalPolicy};
+use crate::clock::utc_stamp;
 use crate::config::Config;
 use crate::cost::{Catalog, CatalogError};
 use crate::provider::{Provider, ProviderError, registry};
@@ -37,33 +38,6 @@ pub fn new_session_id() -> String {
     let digest = hasher.finalize();
     let suffix: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
     format!("{}-{suffix}", utc_stamp(now.as_secs()))
-}
-
-/// `YYYYMMDD-HHMMSS` for a Unix time, in UTC.
-pub fn utc_stamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to a (year, month, day) date; Howard Hinnant's civil algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 /// The provider this config asks for; `chunk_delay` paces the demo's stream.
@@ -309,13 +283,6 @@ pub fn agent_options(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_stamps() {
-        assert_eq!(utc_stamp(0), "19700101-000000");
-        assert_eq!(utc_stamp(1_796_000_000), "20261130-005320");
-        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
-    }
 
     #[test]
     fn session_ids_differ() {

@@ -76,7 +76,7 @@ const WEEKDAYS: [&str; 7] = [
 pub fn dynamic_context(secs: u64, zone: &TimeZone, cwd: &Path) -> String {
     let (offset, name) = zone.offset_at(secs);
     let local = secs.saturating_add_signed(i64::from(offset));
-    let stamp = crate::session::utc_stamp(local);
+    let stamp = crate::clock::utc_stamp(local);
     let weekday = WEEKDAYS[((local / 86_400) % 7) as usize];
     let sign = if offset < 0 { '-' } else { '+' };
     let abs = offset.unsigned_abs();

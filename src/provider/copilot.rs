@@ -67,7 +67,7 @@ impl Copilot {
 }
 
 fn now() -> u64 {
-    crate::memory::now_secs()
+    crate::clock::now_secs()
 }
 
 fn setup(message: String) -> ProviderError {

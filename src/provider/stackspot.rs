@@ -64,7 +64,7 @@ fn setup(message: String) -> ProviderError {
 async fn access_token(settings: &Settings, state: &Mutex<State>) -> Result<String, ProviderError> {
     let mut state = state.lock().await;
     if let Some((token, expires)) = &state.token
-        && *expires > crate::memory::now_secs() + 60
+        && *expires > crate::clock::now_secs() + 60
     {
         return Ok(token.clone());
     }
@@ -86,7 +86,7 @@ async fn access_token(settings: &Settings, state: &Mutex<State>) -> Result<Strin
         .as_str()
         .ok_or_else(|| setup("no access_token in the token answer".into()))?
         .to_string();
-    let expires = crate::memory::now_secs() + v["expires_in"].as_u64().unwrap_or(600);
+    let expires = crate::clock::now_secs() + v["expires_in"].as_u64().unwrap_or(600);
     state.token = Some((token.clone(), expires));
     Ok(token)
 }

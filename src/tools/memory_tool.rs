@@ -13,10 +13,11 @@ use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, optional_str, required_str};
+use crate::clock::now_secs;
 use crate::conversation::{Message, ModelRequest, ToolSpec};
 use crate::memory::embedder::Embedder;
 use crate::memory::recall::RecallIndex;
-use crate::memory::{Added, Fact, NewFact, Store, now_secs};
+use crate::memory::{Added, Fact, NewFact, Store};
 use crate::provider::{Provider, ProviderEvent};
 
 /// Characters of recall output at most.

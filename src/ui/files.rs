@@ -197,7 +197,7 @@ fn clock(time: SystemTime) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let stamp = crate::session::utc_stamp(secs);
+    let stamp = crate::clock::utc_stamp(secs);
     format!("{}:{}:{}", &stamp[9..11], &stamp[11..13], &stamp[13..15])
 }
 
