@@ -15,6 +15,7 @@ pub mod exec;
 pub mod logging;
 pub mod mcp;
 pub mod memory;
+pub mod private_fs;
 pub mod prompt;
 pub mod protocol;
 pub mod provider;

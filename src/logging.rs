@@ -16,6 +16,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::clock::{civil_from_days, now_secs};
 use crate::config::Env;
+use crate::private_fs::create_private_dir;
 
 /// Starts file logging; `None` when the directory cannot be made (chatcli runs on without logs).
 pub fn init(dir: &Path, env: &Env) -> Option<WorkerGuard> {
@@ -36,45 +37,6 @@ pub fn init(dir: &Path, env: &Env) -> Option<WorkerGuard> {
         .try_init()
         .ok()?;
     Some(guard)
-}
-
-/// Creates a directory (and parents) readable only by the user: each directory created is 0700
-/// from the start, whatever the umask; the directory itself is set to 0700 if it existed.
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    create_private_dirs(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
-}
-
-/// Creates the missing directories of `dir` 0700 (a umask can only take bits away from 0700,
-/// and a permissive one such as `000` adds none), leaving existing ones as they are.
-pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
-}
-
-/// Writes `bytes` to `path` (created or truncated) readable only by the user, never through a
-/// symlink planted at `path`.
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path)?.write_all(bytes)
 }
 
 /// A log file per UTC day, opened 0600.

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clock::now_secs;
-use crate::logging::create_private_dir;
+use crate::private_fs::create_private_dir;
 
 /// What the prompt carries of memory (`CHATCLI_MEMORY_MODE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -558,7 +558,7 @@ impl Lock {
         let path = dir.join(".lock");
         let started = Instant::now();
         loop {
-            match crate::tools::scratch::create_exclusive(&path) {
+            match crate::private_fs::create_exclusive(&path) {
                 Ok(mut file) => {
                     writeln!(file, "{}", std::process::id())
                         .and_then(|()| file.flush())

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::Message;
-use crate::logging::create_private_dir;
+use crate::private_fs::create_private_dir;
 use crate::protocol::AgentEvent;
 use crate::secrets::Secrets;
 

@@ -131,7 +131,7 @@ impl ToolContext {
     pub fn confine_command(&self, command: &mut tokio::process::Command) -> Result<(), ToolError> {
         if self.sandbox.enforced() && self.sandbox.policy != crate::sandbox::Policy::ReadOnly {
             // Landlock allows a folder that exists: make the scratch folder before the rule.
-            let _ = crate::logging::create_private_dirs(self.scratch.dir());
+            let _ = crate::private_fs::create_private_dirs(self.scratch.dir());
         }
         let prepared = self
             .sandbox

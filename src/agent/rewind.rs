@@ -88,10 +88,10 @@ impl FileSnapshots {
             .dir
             .clone()
             .ok_or_else(|| std::io::Error::other("no session folder"))?;
-        crate::logging::create_private_dirs(&dir)?;
+        crate::private_fs::create_private_dirs(&dir)?;
         let target = dir.join(format!("{}.bak", self.taken.len()));
         let bytes = std::fs::read(path)?;
-        crate::logging::write_private(&target, &bytes)?;
+        crate::private_fs::write_private(&target, &bytes)?;
         Ok(target)
     }
 

@@ -184,7 +184,7 @@ pub fn load_cache(path: &Path) -> HashMap<String, Vec<f32>> {
 /// Appends vectors to the cache (a torn last line from a crash is skipped on load).
 pub fn append_cache(path: &Path, entries: &[(String, Vec<f32>)]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
-        crate::logging::create_private_dir(dir)?;
+        crate::private_fs::create_private_dir(dir)?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);

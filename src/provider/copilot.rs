@@ -252,10 +252,10 @@ pub async fn device_login(
         .map_err(transport)?;
         if let Some(token) = answer["access_token"].as_str() {
             let path = token_path(home);
-            crate::logging::create_private_dir(home).map_err(|e| setup(e.to_string()))?;
+            crate::private_fs::create_private_dir(home).map_err(|e| setup(e.to_string()))?;
             let json = serde_json::json!({"access_token": token}).to_string();
             let _ = std::fs::remove_file(&path);
-            let mut file = crate::tools::scratch::create_exclusive(&path)
+            let mut file = crate::private_fs::create_exclusive(&path)
                 .map_err(|e| setup(format!("{}: {e}", path.display())))?;
             std::io::Write::write_all(&mut file, json.as_bytes())
                 .map_err(|e| setup(e.to_string()))?;

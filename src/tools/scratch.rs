@@ -8,13 +8,12 @@
 //! never follows a planted symlink) under names that cannot collide. Known secrets are masked in
 //! everything saved here (web pages, microcompact originals), whoever asks to save it.
 
-use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::logging::{create_private_dir, create_private_dirs};
+use crate::private_fs::{create_exclusive, create_private_dir, create_private_dirs};
 use crate::secrets::Secrets;
 
 /// Where a session saves files.
@@ -146,18 +145,6 @@ impl Scratch {
     }
 }
 
-/// Creates a new file readable only by the user; fails if anything (a symlink too) is there.
-pub fn create_exclusive(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
-}
-
 /// Deletes session logs and session directories under `sessions` older than `days`.
 /// Returns how many were removed. Only names chatcli gives its sessions are touched.
 pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
@@ -236,18 +223,6 @@ mod tests {
         }
     }
 
-    #[cfg(unix)]
-    #[test]
-    fn never_writes_through_a_planted_symlink() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let target = dir.path().join("victim");
-        std::fs::write(&target, "keep").expect("write");
-        let planted = dir.path().join("planted.txt");
-        std::os::unix::fs::symlink(&target, &planted).expect("symlink");
-        assert!(create_exclusive(&planted).is_err());
-        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
-    }
-
     #[test]
     fn model_chosen_names_are_reduced_to_a_safe_basename() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -274,10 +249,10 @@ mod tests {
             dir.path().join("20200101-000000-abcdef.jsonl"),
             dir.path().join("notes.txt"),
         ] {
-            let f = File::options()
+            let f = std::fs::File::options()
                 .read(true)
                 .open(&p)
-                .or_else(|_| File::open(&p))
+                .or_else(|_| std::fs::File::open(&p))
                 .expect("open");
             f.set_modified(a_year_ago).expect("mtime");
         }

@@ -1,0 +1,96 @@
+//! Files and directories readable only by the user, whatever the umask.
+//!
+//! A leaf: it imports nothing of ours. Logs, session logs, memory, the scratch directory, rewind
+//! snapshots and provider token caches all create their files through here, so privacy is one
+//! rule in one place. Directories are created 0700 as they are made (parents included), files
+//! 0600; nothing here writes through a symlink planted at the target path.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+/// Creates a directory (and parents) readable only by the user: each directory created is 0700
+/// from the start, whatever the umask; the directory itself is set to 0700 if it existed.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    create_private_dirs(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Creates the missing directories of `dir` 0700 (a umask can only take bits away from 0700,
+/// and a permissive one such as `000` adds none), leaving existing ones as they are.
+pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Writes `bytes` to `path` (created or truncated) readable only by the user, never through a
+/// symlink planted at `path`.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)?.write_all(bytes)
+}
+
+/// Creates a new file readable only by the user; fails if anything (a symlink too) is there.
+pub fn create_exclusive(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("meta").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn created_directories_and_files_are_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let deep = dir.path().join("a").join("b");
+        create_private_dir(&deep).expect("mkdir");
+        assert_eq!(mode(&dir.path().join("a")), 0o700);
+        assert_eq!(mode(&deep), 0o700);
+        let file = deep.join("f");
+        write_private(&file, b"x").expect("write");
+        assert_eq!(mode(&file), 0o600);
+        create_exclusive(&deep.join("g")).expect("create");
+        assert_eq!(mode(&deep.join("g")), 0o600);
+    }
+
+    #[test]
+    fn never_writes_through_a_planted_symlink() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "keep").expect("write");
+        let planted = dir.path().join("planted.txt");
+        std::os::unix::fs::symlink(&target, &planted).expect("symlink");
+        assert!(create_exclusive(&planted).is_err());
+        assert!(write_private(&planted, b"evil").is_err());
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
+    }
+}
