@@ -20,8 +20,9 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::agent::{self, ApprovalPolicy, Clock};
-use crate::config::{Config, Env, Overrides};
+use crate::config::{Config, Overrides};
 use crate::cost::{Catalog, Pricing};
+use crate::env::Env;
 use crate::memory::Store;
 use crate::protocol::{AgentEvent, Mode, Op};
 use cache_model::Semantics;

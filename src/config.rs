@@ -7,12 +7,12 @@
 //! so users carry their settings over. An invalid value is a `ConfigError` that names the
 //! setting, the value and what would be accepted.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::agent::routing::RouteMode;
+use crate::env::{ConfigError, Env};
 use crate::protocol::Mode;
 use crate::provider::anthropic::CacheTtl;
 use crate::tools::SearchBackend;
@@ -22,129 +22,6 @@ mod report;
 
 pub use provider_kind::ProviderKind;
 use provider_kind::detect_from_keys;
-
-/// A setting with a value chatcli cannot use.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ConfigError {
-    /// A setting's value is not one of the accepted ones.
-    #[error("{setting} must be {expected} (got \"{value}\")")]
-    Invalid {
-        setting: String,
-        value: String,
-        expected: String,
-    },
-    /// The config file could not be read or parsed.
-    #[error("config file {path}: {message}")]
-    File { path: String, message: String },
-    /// No home directory could be found for chatcli's files.
-    #[error("cannot find a home directory for chatcli's files: set CHATCLI_HOME")]
-    NoHome,
-    /// A variable chatcli reads holds bytes that are not UTF-8.
-    #[error("{var} is not valid UTF-8: give it a UTF-8 value or unset it")]
-    NotUnicode { var: String },
-}
-
-/// Name prefixes of the variables chatcli reads: its own settings and the providers' keys,
-/// models and endpoints.
-const READ_PREFIXES: [&str; 20] = [
-    "CHATCLI_",
-    "DEMO_",
-    "BEDROCK_",
-    "LLM_",
-    "ANTHROPIC_",
-    "CLAUDEAI_",
-    "OPENAI_",
-    "XAI_",
-    "ZAI_",
-    "MOONSHOT_",
-    "MINIMAX_",
-    "OPENROUTER_",
-    "GITHUB_",
-    "GOOGLE",
-    "GEMINI_",
-    "OLLAMA_",
-    "AWS_",
-    "COPILOT_",
-    "STACKSPOT_",
-    "BRAVE_",
-];
-
-/// Whether chatcli reads this variable.
-fn is_read(name: &str) -> bool {
-    READ_PREFIXES.iter().any(|p| name.starts_with(p))
-        // StackSpot's unprefixed aliases, and the log filter.
-        || matches!(name, "CLIENT_ID" | "CLIENT_KEY" | "RUST_LOG" | "LOG_LEVEL")
-}
-
-/// A snapshot of environment variables.
-#[derive(Debug, Clone, Default)]
-pub struct Env(HashMap<String, String>);
-
-impl Env {
-    /// The process environment, read now: the variables chatcli reads, plus those whose value
-    /// it must know to mask it (secret-named ones, URLs with a password). Other variables are
-    /// never decoded, so a stray non-UTF-8 value cannot stop chatcli; a non-UTF-8 value of one
-    /// chatcli reads is an error naming it.
-    pub fn from_process() -> Result<Env, ConfigError> {
-        Env::from_os(std::env::vars_os())
-    }
-
-    /// `from_process` over the given pairs.
-    pub fn from_os<I>(vars: I) -> Result<Env, ConfigError>
-    where
-        I: IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
-    {
-        let mut kept = HashMap::new();
-        for (name, value) in vars {
-            // A name that is not UTF-8 is not one chatcli could read.
-            let Some(name) = name.to_str() else { continue };
-            let read = is_read(name);
-            match value.into_string() {
-                Ok(value) => {
-                    if read
-                        || crate::secrets::is_secret_name(name)
-                        || (value.contains("://") && value.contains('@'))
-                    {
-                        kept.insert(name.to_string(), value);
-                    }
-                }
-                Err(_) if read => {
-                    return Err(ConfigError::NotUnicode {
-                        var: name.to_string(),
-                    });
-                }
-                Err(_) => {}
-            }
-        }
-        Ok(Env(kept))
-    }
-
-    /// An environment made of the given pairs (for tests).
-    pub fn from_pairs<I, K, V>(pairs: I) -> Env
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: Into<String>,
-        V: Into<String>,
-    {
-        Env(pairs
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect())
-    }
-
-    /// Every variable, as (name, value).
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-
-    /// The variable's value, if set and not blank.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .get(name)
-            .map(String::as_str)
-            .filter(|v| !v.trim().is_empty())
-    }
-}
 
 /// Settings given on the command line; `None` means "not given".
 #[derive(Debug, Clone, Default)]
@@ -750,11 +627,7 @@ const MAX_TURNS: Setting = Setting {
 };
 
 fn resolve_home(env: &Env) -> Result<PathBuf, ConfigError> {
-    if env
-        .0
-        .get("CHATCLI_HOME")
-        .is_some_and(|v| v.trim().is_empty())
-    {
+    if env.raw("CHATCLI_HOME").is_some_and(|v| v.trim().is_empty()) {
         // An empty value is a mistake (a `CHATCLI_HOME=$UNSET_VAR`), not a request for the default.
         return Err(ConfigError::Invalid {
             setting: "CHATCLI_HOME".into(),

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod config;
 pub mod conversation;
 pub mod cost;
+pub mod env;
 pub mod exec;
 pub mod logging;
 pub mod mcp;

@@ -15,7 +15,7 @@ use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
 use crate::clock::{civil_from_days, now_secs};
-use crate::config::Env;
+use crate::env::Env;
 use crate::private_fs::create_private_dir;
 
 /// Starts file logging; `None` when the directory cannot be made (chatcli runs on without logs).

@@ -9,7 +9,8 @@ use clap::Parser;
 use chatcli::agent::ApprovalPolicy;
 use chatcli::bench::{BenchOptions, ProviderModel};
 use chatcli::cli::{Cli, Command};
-use chatcli::config::{Config, Env};
+use chatcli::config::Config;
+use chatcli::env::Env;
 use chatcli::{exec, logging, session, tui};
 
 /// Pause between the demo provider's streamed pieces in the TUI, so streaming is visible.

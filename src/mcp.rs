@@ -22,7 +22,7 @@ use std::time::Duration;
 pub use hub::{McpHub, ServerReport, Status};
 pub use tools::McpToolSet;
 
-use crate::config::{ConfigError, Env};
+use crate::env::{ConfigError, Env};
 
 /// The default of `CHATCLI_MCP_SCHEMA_BUDGET`, in tokens.
 pub const DEFAULT_SCHEMA_BUDGET: u64 = 2000;

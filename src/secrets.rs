@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::config::Env;
+use crate::env::{Env, is_secret_name};
 use crate::protocol::AgentEvent;
 
 /// Values shorter than this are never treated as secrets (they would mask common words).
@@ -23,15 +23,6 @@ pub const MIN_SECRET_CHARS: usize = 8;
 /// The known secret values, longest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Secrets(Arc<Vec<String>>);
-
-/// Whether a variable's name says it holds a secret.
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
-        .iter()
-        .any(|s| upper.contains(s))
-        || upper.ends_with("PAT")
-}
 
 /// The userinfo (`user:password`) of a URL-valued string, and its password part.
 fn url_userinfo(value: &str) -> Vec<String> {

@@ -205,7 +205,7 @@ pub fn prune_old_sessions(config: &Config) -> usize {
 pub fn start_mcp(
     config: &Config,
     approve_project: bool,
-) -> Result<crate::mcp::McpHandle, crate::config::ConfigError> {
+) -> Result<crate::mcp::McpHandle, crate::env::ConfigError> {
     let settings = crate::mcp::McpSettings::from_env(&config.env)?;
     let (hub, startup) = crate::mcp::start_session(
         &config.home,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::Digest;
 
-use crate::config::Env;
+use crate::env::Env;
 
 /// Where a server's entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -274,7 +274,8 @@ fn api_key(config: &Config, kind: ProviderKind) -> Result<String, ProviderError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Env, Overrides};
+    use crate::config::Overrides;
+    use crate::env::Env;
 
     fn config(pairs: &[(&str, &str)]) -> Config {
         let home = std::env::temp_dir().join("chatcli-registry-test");

@@ -74,8 +74,7 @@ fn cost_arithmetic_per_family_on_recorded_usage() {
 #[test]
 fn a_bad_user_catalog_is_an_error_naming_its_line_and_a_good_one_overrides() {
     let home = tempfile::tempdir().expect("tempdir");
-    let env =
-        chatcli::config::Env::from_pairs([("CHATCLI_HOME", home.path().display().to_string())]);
+    let env = chatcli::env::Env::from_pairs([("CHATCLI_HOME", home.path().display().to_string())]);
     let overrides = chatcli::config::Overrides {
         cwd: Some(home.path().to_path_buf()),
         ..Default::default()

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatcli::agent::{self, AgentHandle, ApprovalPolicy};
-use chatcli::config::Env;
 use chatcli::conversation::{ContentBlock, ModelRequest, Role};
+use chatcli::env::Env;
 use chatcli::mcp::{self, McpHandle, McpSettings, Status};
 use chatcli::protocol::{AgentEvent, Mode, Op};
 use serde_json::{Value, json};

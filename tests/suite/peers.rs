@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatcli::agent::{self, AgentOptions, ApprovalPolicy};
-use chatcli::config::{Config, Env, Overrides};
+use chatcli::config::{Config, Overrides};
 use chatcli::conversation::{Message, ModelRequest, SystemBlock};
+use chatcli::env::Env;
 use chatcli::protocol::{AgentEvent, Mode, Op, UsageFigures};
 use chatcli::provider::{Provider, ProviderEvent, registry};
 use futures_util::StreamExt;

@@ -397,7 +397,8 @@ fn slash_sandbox_and_the_status_bar_tell_the_policy() {
 
 #[test]
 fn the_policy_comes_from_the_flag_over_the_environment_and_config_shows_it() {
-    use chatcli::config::{Config, Env, Overrides};
+    use chatcli::config::{Config, Overrides};
+    use chatcli::env::Env;
     let home = tempfile::tempdir().expect("tempdir");
     let env = |pairs: &[(&str, &str)]| {
         let mut all = vec![(

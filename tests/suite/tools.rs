@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use chatcli::agent::AgentOptions;
-use chatcli::config::{Config, Env, Overrides};
+use chatcli::config::{Config, Overrides};
+use chatcli::env::Env;
 use chatcli::protocol::{AgentEvent, Mode};
 use chatcli::tools::web_fetch::PREVIEW_CHARS;
 use chatcli::tools::{Scratch, ToolContext, ToolError, ToolRegistry, WebSettings};

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use chatcli::config::{Config, Env, Overrides};
+use chatcli::config::{Config, Overrides};
+use chatcli::env::Env;
 use chatcli::tools::{Scratch, SearchBackend, ToolContext, ToolRegistry, WebSettings};
 use pretty_assertions::assert_eq;
 use serde_json::json;
