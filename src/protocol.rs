@@ -277,6 +277,27 @@ impl SkillAction {
     }
 }
 
+/// One model's share of the session.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ModelCost {
+    pub model: String,
+    pub requests: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_creation_tokens: u64,
+    pub cost_usd: Option<f64>,
+}
+
+/// How one block of the last request was billed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockReport {
+    pub name: String,
+    pub tokens: u64,
+    /// `read`, `written` or `uncached`.
+    pub state: String,
+}
+
 /// Token usage of one request, as the `usage` event carries it.
 ///
 /// `input_tokens` is ALL input of the request (uncached + cache read + cache creation), whatever
@@ -438,7 +459,7 @@ pub enum AgentEvent {
         /// Tokens of the MCP catalog block within `system_tokens` (0 without deferred MCP tools).
         #[serde(default)]
         mcp_catalog_tokens: u64,
-        blocks: Vec<crate::prompt::ledger::BlockReport>,
+        blocks: Vec<BlockReport>,
     },
     /// The session's bill, for `/cost`: totals, what the cache saved, and each model's share.
     CostReport {
@@ -453,7 +474,7 @@ pub enum AgentEvent {
         cost_usd: Option<f64>,
         saved_usd: f64,
         budget_usd: Option<f64>,
-        by_model: Vec<crate::agent::accounting::ModelCost>,
+        by_model: Vec<ModelCost>,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },

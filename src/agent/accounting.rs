@@ -5,25 +5,12 @@
 //! provider reported (OpenRouter's `usage.cost`) beats the catalog's. Once any request has no
 //! known price the session total is unknown too, rather than silently low.
 
-use serde::{Deserialize, Serialize};
-
 use crate::cost::Pricing;
+use crate::protocol::ModelCost;
 use crate::provider::UsageRecord;
 
 /// Share of the budget at which the user is warned once.
 pub const BUDGET_WARNING: f64 = 0.80;
-
-/// One model's share of the session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ModelCost {
-    pub model: String,
-    pub requests: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cache_creation_tokens: u64,
-    pub cost_usd: Option<f64>,
-}
 
 /// The running bill.
 #[derive(Debug, Clone, Default)]

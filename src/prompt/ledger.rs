@@ -13,6 +13,7 @@ use std::hash::{Hash, Hasher};
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
+use crate::protocol::BlockReport;
 use crate::provider::UsageRecord;
 use crate::provider::demo::estimate_tokens;
 
@@ -89,15 +90,6 @@ pub struct CacheMiss {
     /// What the previous request had cached, and what this one read.
     pub expected_read: u64,
     pub actual_read: u64,
-}
-
-/// How one block of the last request was billed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BlockReport {
-    pub name: String,
-    pub tokens: u64,
-    /// `read`, `written` or `uncached`.
-    pub state: String,
 }
 
 /// The last request's blocks and usage.

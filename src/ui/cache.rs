@@ -9,7 +9,7 @@ use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use super::help::{centered, overlay_frame};
 use super::text::{compact, truncate};
-use crate::prompt::ledger::BlockReport;
+use crate::protocol::BlockReport;
 use crate::protocol::Mode;
 
 /// What the agent reported.

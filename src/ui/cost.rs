@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use super::help::{centered, overlay_frame};
-use crate::agent::accounting::ModelCost;
+use crate::protocol::ModelCost;
 use crate::protocol::UsageFigures;
 
 /// What the agent reported for `/cost`.
