@@ -9,7 +9,6 @@
 //! at the base input price; no client can pay less, so no row is ever below it. What a newcomer
 //! gets wrong: a baseline that is a different program (a strawman) instead of one switch.
 
-pub mod cache_model;
 pub mod fake;
 pub mod scenarios;
 
@@ -25,7 +24,7 @@ use crate::cost::{Catalog, Pricing};
 use crate::env::Env;
 use crate::memory::Store;
 use crate::protocol::{AgentEvent, Mode, Op};
-use cache_model::Semantics;
+use crate::provider::cache_model::Semantics;
 use fake::FakeModel;
 use scenarios::Size;
 

@@ -8,17 +8,15 @@
 //! a filtered `web_fetch`, a memory recall. That request is counted like any other. When the
 //! script runs out it answers "done". Every request's usage and its floor are logged.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use futures_util::stream;
 use serde_json::{Value, json};
 
-use super::cache_model::{CacheModel, Segment, Semantics, chain};
 use crate::conversation::{ContentBlock, ModelRequest};
+use crate::provider::cache_model::{CacheModel, Semantics, count, hash_bytes, segments};
 use crate::provider::{Provider, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 
 /// Where a needed fact can be read again.
@@ -136,55 +134,6 @@ impl FakeModel {
     pub fn log(&self) -> Vec<Logged> {
         self.state.lock().map(|s| s.log.clone()).unwrap_or_default()
     }
-}
-
-fn hash_bytes(bytes: &[u8]) -> u64 {
-    let mut h = DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
-}
-
-fn count(memo: &mut HashMap<u64, u64>, hash: u64, text: &str) -> u64 {
-    *memo
-        .entry(hash)
-        .or_insert_with(|| crate::tokens::count(text))
-}
-
-/// The request as cache segments (tools, system blocks, messages) and where markers go.
-pub fn segments(
-    request: &ModelRequest,
-    memo: &mut HashMap<u64, u64>,
-    markers: bool,
-) -> (Vec<Segment>, Vec<usize>) {
-    let mut units = Vec::new();
-    for tool in &request.tools {
-        let text = serde_json::to_string(tool).unwrap_or_default();
-        let h = hash_bytes(text.as_bytes());
-        units.push((h, count(memo, h, &text)));
-    }
-    for block in &request.system {
-        let h = hash_bytes(block.text.as_bytes());
-        units.push((h, count(memo, h, &block.text)));
-    }
-    for message in &request.messages {
-        let text = serde_json::to_string(message).unwrap_or_default();
-        let h = hash_bytes(text.as_bytes());
-        units.push((h, count(memo, h, &text)));
-    }
-    let mut at = Vec::new();
-    if markers {
-        let tools = request.tools.len();
-        if tools > 0 {
-            at.push(tools - 1);
-        }
-        if let Some(i) = request.system.iter().rposition(|b| b.stable) {
-            at.push(tools + i);
-        }
-        if !request.messages.is_empty() {
-            at.push(units.len() - 1);
-        }
-    }
-    (chain(&units), at)
 }
 
 impl Provider for FakeModel {

@@ -2,9 +2,9 @@
 //!
 //! It exists so that a new user sees the whole interface working with no account. Answers are
 //! canned but depend on the prompt; asking it to read a file makes it call `read_file`, and after
-//! a tool result it answers from that result. Usage comes from the benchmark's model of
-//! Anthropic's prompt cache (`bench::cache_model`), with markers where chatcli places them and o200k
-//! token counts, so the meters move the way they would against a real provider (a prompt under
+//! a tool result it answers from that result. Usage comes from the model of Anthropic's prompt
+//! cache the benchmark uses too (`provider::cache_model`), with markers where chatcli places them
+//! and o200k token counts, so the meters move the way they would against a real provider (a prompt under
 //! 1,024 tokens, as in chat mode, is never cached).
 
 use std::collections::HashMap;
@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use futures_util::stream;
 
+use super::cache_model::{CacheModel, Semantics, segments};
 use super::{Provider, ProviderEvent, ProviderStream, StopReason};
-use crate::bench::cache_model::{CacheModel, Semantics};
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
 
 /// The offline demo provider.
@@ -61,7 +61,7 @@ impl Provider for DemoProvider {
             // A poisoned lock only means another request panicked mid-update; the state is still usable.
             let mut state = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             let state = &mut *state;
-            let (segments, markers) = crate::bench::fake::segments(&request, &mut state.memo, true);
+            let (segments, markers) = segments(&request, &mut state.memo, true);
             state.model.now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap_or_default()
@@ -290,7 +290,14 @@ mod tests {
     fn the_second_request_reads_the_first_from_the_cache() {
         let demo = DemoProvider::new(Duration::ZERO);
         let mut first = request(vec![Message::user_text("hello")]);
-        first.tools = crate::tools::ToolRegistry::for_mode(crate::protocol::Mode::Agent).specs();
+        // Enough tool text for the prefix to pass the 1,024-token minimum.
+        first.tools = (0..8)
+            .map(|i| ToolSpec {
+                name: format!("tool_{i}"),
+                description: "Reads, writes or searches files in the workspace. ".repeat(20),
+                parameters: serde_json::json!({"type": "object"}),
+            })
+            .collect();
         let usage = |r: ModelRequest| {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .build()

@@ -14,8 +14,11 @@
 //!   that was sent before and never charges less than input for the rest, so no client sending
 //!   these requests can pay less: `cost ≥ floor` holds for every run.
 
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
+use crate::conversation::ModelRequest;
 use crate::provider::UsageRecord;
 
 /// Smallest cacheable prefix, in tokens.
@@ -160,6 +163,57 @@ impl CacheModel {
             .extend(segments.iter().map(|s| s.prefix_hash));
         (read, total - read)
     }
+}
+
+/// A 64-bit hash of `bytes` (std's SipHash: stable within a run, which is all the model needs).
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// o200k tokens of `text`, memoised by its hash.
+pub fn count(memo: &mut HashMap<u64, u64>, hash: u64, text: &str) -> u64 {
+    *memo
+        .entry(hash)
+        .or_insert_with(|| crate::tokens::count(text))
+}
+
+/// The request as cache segments (tools, system blocks, messages) and where markers go.
+pub fn segments(
+    request: &ModelRequest,
+    memo: &mut HashMap<u64, u64>,
+    markers: bool,
+) -> (Vec<Segment>, Vec<usize>) {
+    let mut units = Vec::new();
+    for tool in &request.tools {
+        let text = serde_json::to_string(tool).unwrap_or_default();
+        let h = hash_bytes(text.as_bytes());
+        units.push((h, count(memo, h, &text)));
+    }
+    for block in &request.system {
+        let h = hash_bytes(block.text.as_bytes());
+        units.push((h, count(memo, h, &block.text)));
+    }
+    for message in &request.messages {
+        let text = serde_json::to_string(message).unwrap_or_default();
+        let h = hash_bytes(text.as_bytes());
+        units.push((h, count(memo, h, &text)));
+    }
+    let mut at = Vec::new();
+    if markers {
+        let tools = request.tools.len();
+        if tools > 0 {
+            at.push(tools - 1);
+        }
+        if let Some(i) = request.system.iter().rposition(|b| b.stable) {
+            at.push(tools + i);
+        }
+        if !request.messages.is_empty() {
+            at.push(units.len() - 1);
+        }
+    }
+    (chain(&units), at)
 }
 
 #[cfg(test)]
