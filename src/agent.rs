@@ -254,7 +254,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         answers: answers_rx,
     };
     let bootstrap = prompt::bootstrap::Bootstrap::new(
-        prompt::bootstrap::project_root(&workspace),
+        crate::project::project_root(&workspace),
         options.home.clone(),
         options.bootstrap_max_chars,
     );

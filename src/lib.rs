@@ -17,6 +17,7 @@ pub mod logging;
 pub mod mcp;
 pub mod memory;
 pub mod private_fs;
+pub mod project;
 pub mod prompt;
 pub mod protocol;
 pub mod provider;

@@ -114,7 +114,7 @@ pub fn start_session(
     settings: &McpSettings,
     approve_project: bool,
 ) -> (Arc<McpHub>, Startup) {
-    let root = crate::prompt::bootstrap::project_root(workspace);
+    let root = crate::project::project_root(workspace);
     let (servers, errors) = config::load(home, &root, env);
     let approvals = config::ProjectApprovals::new(home);
     let mut startup = Startup {

@@ -353,7 +353,8 @@ impl Agent {
         mentioned: &[prompt::mentions::Mention],
         mode: Mode,
     ) {
-        let activation = self.skills.activate(text, mentioned, mode);
+        let paths: Vec<&std::path::Path> = mentioned.iter().filter_map(|m| m.path()).collect();
+        let activation = self.skills.activate(text, &paths, mode);
         let mut parts: Vec<String> = activation
             .sent
             .iter()

@@ -41,7 +41,7 @@ impl Agent {
                 "headers": headers.keys().collect::<Vec<_>>(),
             }),
         };
-        let root = prompt::bootstrap::project_root(&self.tool_ctx.workspace);
+        let root = crate::project::project_root(&self.tool_ctx.workspace);
         self.emit(AgentEvent::ApprovalRequest {
             id: format!("{PROJECT_APPROVAL}{}", config.name),
             name: "MCP project server".into(),
@@ -215,7 +215,7 @@ impl Agent {
             return format!("no MCP server named `{name}` (/mcp lists them)");
         };
         if let Some(home) = &self.options.home {
-            let root = prompt::bootstrap::project_root(&self.tool_ctx.workspace);
+            let root = crate::project::project_root(&self.tool_ctx.workspace);
             if let Err(e) = ProjectApprovals::new(home).approve(&root, &config) {
                 return format!("cannot remember the approval of `{name}`: {e}");
             }

@@ -21,14 +21,6 @@ pub const FILES: [&str; 5] = ["AGENTS.md", "SOUL.md", "USER.md", "IDENTITY.md", 
 /// Characters of one file the block keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
-/// The first folder from `cwd` upwards that holds `.git` or `.agent`, else `cwd` itself.
-pub fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists() || dir.join(".agent").exists())
-        .unwrap_or(cwd)
-        .to_path_buf()
-}
-
 /// Where a loaded file came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -255,15 +247,5 @@ mod tests {
             "{block}"
         );
         assert_eq!(boot.files()[0].chars, 50);
-    }
-
-    #[test]
-    fn the_root_is_the_nearest_folder_with_git_or_agent() {
-        let top = tempfile::tempdir().expect("tempdir");
-        let deep = top.path().join("a/b");
-        std::fs::create_dir_all(&deep).expect("mkdir");
-        assert_eq!(project_root(&deep), deep);
-        std::fs::create_dir(top.path().join(".agent")).expect("mkdir");
-        assert_eq!(project_root(&deep), top.path());
     }
 }

@@ -39,6 +39,16 @@ pub struct Mention {
     pub target: Target,
 }
 
+impl Mention {
+    /// The file or folder it names, relative to the working directory (`None` for `@git`).
+    pub fn path(&self) -> Option<&Path> {
+        match &self.target {
+            Target::File(rel) | Target::Folder(rel) => Some(rel),
+            Target::Git => None,
+        }
+    }
+}
+
 /// The mentions in `text`, in order and without repeats; `cwd` decides what exists.
 pub fn find(text: &str, cwd: &Path) -> Vec<Mention> {
     let mut found: Vec<Mention> = Vec::new();

@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use super::{Catalog, Limits, MAX_ACTIVE, Skill, pins::Pins};
 use crate::conversation::SystemBlock;
-use crate::prompt::mentions::{Mention, Target};
 use crate::protocol::{Mode, SkillAction};
 
 /// Lowercase with Latin accents removed, for matching triggers.
@@ -119,7 +118,7 @@ impl SessionSkills {
     /// The skills of a session in `workspace` (canonical): found in `home` and at the project
     /// root, with the workspace's pins.
     pub fn discover(home: Option<&Path>, workspace: &Path, limits: Limits) -> Self {
-        let root = crate::prompt::bootstrap::project_root(workspace);
+        let root = crate::project::project_root(workspace);
         SessionSkills {
             pins: Pins::load(home, &root),
             catalog: Arc::new(Catalog::discover(home, &root)),
@@ -162,18 +161,17 @@ impl SessionSkills {
         self.sent.clear();
     }
 
-    /// Works out which skills this prompt activates and sets the turn's block; `mode` decides
-    /// whether a skill that does not fit may be pointed at the `skill` tool.
-    pub fn activate(&mut self, text: &str, mentions: &[Mention], mode: Mode) -> Activation {
+    /// Works out which skills this prompt activates and sets the turn's block; `mentioned` are
+    /// the files and folders the prompt `@`-mentions (relative to the working directory); `mode`
+    /// decides whether a skill that does not fit may be pointed at the `skill` tool.
+    pub fn activate(&mut self, text: &str, mentioned_paths: &[&Path], mode: Mode) -> Activation {
         self.turn.clear();
         let text_words = words(text);
         let mut mentioned = Vec::new();
-        for mention in mentions {
-            if let Target::File(rel) | Target::Folder(rel) = &mention.target {
-                mentioned.push(slashes(rel));
-                if let Ok(from_root) = self.workspace.join(rel).strip_prefix(&self.root) {
-                    mentioned.push(slashes(from_root));
-                }
+        for rel in mentioned_paths {
+            mentioned.push(slashes(rel));
+            if let Ok(from_root) = self.workspace.join(rel).strip_prefix(&self.root) {
+                mentioned.push(slashes(from_root));
             }
         }
         let mut activation = Activation::default();

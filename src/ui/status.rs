@@ -156,7 +156,7 @@ pub fn workspace_label(workspace: &std::path::Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| workspace.display().to_string());
-    let root = crate::prompt::bootstrap::project_root(workspace);
+    let root = crate::project::project_root(workspace);
     let branch = std::fs::read_to_string(root.join(".git").join("HEAD"))
         .ok()
         .and_then(|head| {
