@@ -50,6 +50,12 @@ pub const MAX_OUTPUT_TOKENS: u32 = 8192;
 /// The context window assumed when neither the server nor the catalog says (and said once).
 pub const FALLBACK_CONTEXT_WINDOW: u64 = 8192;
 
+/// Default requests per prompt (`CHATCLI_AGENT_MAX_TURNS`).
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+/// Default identical turns that stop a loop (`CHATCLI_AGENT_EARLY_EXIT_TURNS`).
+pub const DEFAULT_EARLY_EXIT_TURNS: u32 = 3;
+
 /// How the agent task is set up.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
@@ -128,14 +134,14 @@ impl AgentOptions {
     pub fn new(session_id: String, mode: Mode, workspace: PathBuf) -> Self {
         AgentOptions {
             mode,
-            max_turns: crate::config::DEFAULT_MAX_TURNS,
+            max_turns: DEFAULT_MAX_TURNS,
             workspace,
             pricing: None,
             context_window: None,
             max_output_tokens: MAX_OUTPUT_TOKENS,
             sessions_dir: None,
             early_exit: true,
-            early_exit_turns: crate::config::DEFAULT_EARLY_EXIT_TURNS,
+            early_exit_turns: DEFAULT_EARLY_EXIT_TURNS,
             smart_route: RouteMode::default(),
             approval: ApprovalPolicy::Ask,
             clock: Clock::default(),

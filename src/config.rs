@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::agent::routing::RouteMode;
+use crate::agent::{DEFAULT_EARLY_EXIT_TURNS, DEFAULT_MAX_TURNS};
 use crate::env::{ConfigError, Env};
 use crate::protocol::Mode;
 use crate::provider::anthropic::CacheTtl;
@@ -200,9 +201,6 @@ pub fn is_local_url(url: &str) -> bool {
     }
 }
 
-/// Default identical turns that stop a loop (`CHATCLI_AGENT_EARLY_EXIT_TURNS`).
-pub const DEFAULT_EARLY_EXIT_TURNS: u32 = 3;
-
 /// The variable's value as `parse` reads it (given trimmed), `default` when it is unset; a value
 /// `parse` refuses is an error naming the variable and `expected`.
 fn env_setting<T>(
@@ -261,9 +259,6 @@ fn search_backends(env: &Env) -> Vec<SearchBackend> {
     });
     backends
 }
-
-/// Default requests per prompt (`CHATCLI_AGENT_MAX_TURNS`).
-pub const DEFAULT_MAX_TURNS: u32 = 50;
 
 impl Config {
     /// Resolves the configuration: flags over environment over `config.toml` over defaults.
