@@ -18,7 +18,6 @@ pub mod local;
 pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
-pub mod registry;
 pub mod rejections;
 pub mod stackspot;
 pub mod usage;

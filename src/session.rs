@@ -13,8 +13,10 @@ use crate::agent::{AgentOptions, ApprovalPolicy};
 use crate::clock::utc_stamp;
 use crate::config::Config;
 use crate::cost::{Catalog, CatalogError};
-use crate::provider::{Provider, ProviderError, registry};
+use crate::provider::{Provider, ProviderError};
 use crate::tools::{Scratch, WebSettings};
+
+pub mod registry;
 
 /// Why a session could not start.
 #[derive(Debug, thiserror::Error)]
@@ -105,10 +107,10 @@ pub async fn settle_local_server(config: &mut Config) -> Option<LocalServer> {
         .base_url
         .clone()
         .or_else(|| config.env.get("OLLAMA_HOST").map(str::to_string))
-        .unwrap_or_else(|| registry::defaults(config.provider).0.to_string());
+        .unwrap_or_else(|| config.provider.defaults().0.to_string());
     let model = match (&config.model, family) {
         (Some(model), _) => Some(model.clone()),
-        (None, Family::Ollama) => Some(registry::defaults(config.provider).1.to_string()),
+        (None, Family::Ollama) => Some(config.provider.defaults().1.to_string()),
         (None, _) => None,
     };
     let facts = local::discover(family, &base, model.as_deref()).await;

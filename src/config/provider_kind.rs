@@ -24,6 +24,38 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// The default endpoint and model of this provider (the table a user reads to know what
+    /// `--provider NAME` talks to).
+    pub fn defaults(self) -> (&'static str, &'static str) {
+        match self {
+            ProviderKind::Anthropic => ("https://api.anthropic.com", "claude-sonnet-4-5"),
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+                ("https://api.openai.com/v1", "gpt-4.1")
+            }
+            ProviderKind::Xai => ("https://api.x.ai/v1", "grok-4"),
+            ProviderKind::Zai => ("https://api.z.ai/api/paas/v4", "glm-4.7"),
+            ProviderKind::Moonshot => ("https://api.moonshot.ai/v1", "kimi-k2-0905-preview"),
+            ProviderKind::Minimax => ("https://api.minimax.io/anthropic", "MiniMax-M2"),
+            ProviderKind::OpenRouter => (
+                "https://openrouter.ai/api/v1",
+                "anthropic/claude-sonnet-4.5",
+            ),
+            ProviderKind::GithubModels => ("https://models.github.ai/inference", "openai/gpt-4.1"),
+            ProviderKind::GoogleAi => (
+                "https://generativelanguage.googleapis.com",
+                "gemini-2.5-flash",
+            ),
+            ProviderKind::Ollama => ("http://localhost:11434", "llama3.2"),
+            ProviderKind::Bedrock => ("", "anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            ProviderKind::Copilot => ("https://api.github.com", "gpt-4.1"),
+            ProviderKind::StackSpot => (
+                "https://genai-inference-app.stackspot.com",
+                "stackspot-agent",
+            ),
+            ProviderKind::Demo => ("", "demo"),
+        }
+    }
+
     /// Every provider, in the order `--help` lists them.
     pub const ALL: [ProviderKind; 15] = [
         ProviderKind::Anthropic,

@@ -35,7 +35,7 @@ impl Config {
         let model_vars: Vec<&str> = model_vars.iter().map(String::as_str).collect();
         let url_vars = self.provider.base_url_vars();
         let url_vars: Vec<&str> = url_vars.iter().map(String::as_str).collect();
-        let (default_url, default_model) = crate::provider::registry::defaults(self.provider);
+        let (default_url, default_model) = self.provider.defaults();
         let provider_source = if self.provider_explicit {
             source(
                 Some(("--provider", overrides.provider.is_some())),

@@ -12,7 +12,8 @@ use chatcli::config::{Config, Overrides};
 use chatcli::conversation::{Message, ModelRequest, SystemBlock};
 use chatcli::env::Env;
 use chatcli::protocol::{AgentEvent, Mode, Op, UsageFigures};
-use chatcli::provider::{Provider, ProviderEvent, registry};
+use chatcli::provider::{Provider, ProviderEvent};
+use chatcli::session::registry;
 use futures_util::StreamExt;
 
 use crate::common::scripted::{Scripted, respond};

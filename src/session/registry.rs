@@ -1,6 +1,8 @@
-//! Which client serves which provider name: default endpoints, default models and keys.
+//! Which client serves which provider name, built from the resolved `Config`: keys, endpoints,
+//! models, and the embedding endpoint memory recall uses.
 //!
-//! The one table a user reads to know what `--provider NAME` talks to. Endpoints: the flag or
+//! This is assembly, so it lives with the session, above both `provider` and `memory`; the
+//! default endpoint and model of each name are `ProviderKind::defaults`. Endpoints: the flag or
 //! `<NAME>_BASE_URL` replaces the default base, and each client appends its documented path
 //! (`/v1/messages`, `/chat/completions`, `/responses`); OpenAI-style bases include `/v1`,
 //! Anthropic-style bases do not, as in the official SDKs.
@@ -8,53 +10,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::anthropic::Anthropic;
-use super::bedrock;
-use super::demo::DemoProvider;
-use super::gemini::Gemini;
-use super::http::Http;
-use super::ollama::Ollama;
-use super::openai_chat::{OpenAiChat, Preset};
-use super::openai_responses::OpenAiResponses;
-use super::{Provider, ProviderError};
 use crate::config::{Config, ProviderKind};
 use crate::memory::embedder::Embedder;
-
-/// The default endpoint and model of a provider.
-pub fn defaults(kind: ProviderKind) -> (&'static str, &'static str) {
-    match kind {
-        ProviderKind::Anthropic => ("https://api.anthropic.com", "claude-sonnet-4-5"),
-        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
-            ("https://api.openai.com/v1", "gpt-4.1")
-        }
-        ProviderKind::Xai => ("https://api.x.ai/v1", "grok-4"),
-        ProviderKind::Zai => ("https://api.z.ai/api/paas/v4", "glm-4.7"),
-        ProviderKind::Moonshot => ("https://api.moonshot.ai/v1", "kimi-k2-0905-preview"),
-        ProviderKind::Minimax => ("https://api.minimax.io/anthropic", "MiniMax-M2"),
-        ProviderKind::OpenRouter => (
-            "https://openrouter.ai/api/v1",
-            "anthropic/claude-sonnet-4.5",
-        ),
-        ProviderKind::GithubModels => ("https://models.github.ai/inference", "openai/gpt-4.1"),
-        ProviderKind::GoogleAi => (
-            "https://generativelanguage.googleapis.com",
-            "gemini-2.5-flash",
-        ),
-        ProviderKind::Ollama => ("http://localhost:11434", "llama3.2"),
-        ProviderKind::Bedrock => ("", "anthropic.claude-sonnet-4-5-20250929-v1:0"),
-        ProviderKind::Copilot => ("https://api.github.com", "gpt-4.1"),
-        ProviderKind::StackSpot => (
-            "https://genai-inference-app.stackspot.com",
-            "stackspot-agent",
-        ),
-        ProviderKind::Demo => ("", "demo"),
-    }
-}
+use crate::provider::anthropic::Anthropic;
+use crate::provider::bedrock;
+use crate::provider::demo::DemoProvider;
+use crate::provider::gemini::Gemini;
+use crate::provider::http::Http;
+use crate::provider::ollama::Ollama;
+use crate::provider::openai_chat::{OpenAiChat, Preset};
+use crate::provider::openai_responses::OpenAiResponses;
+use crate::provider::{Provider, ProviderError};
 
 /// Builds the provider the config names; `demo_delay` paces the demo's stream.
 pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>, ProviderError> {
     let kind = config.provider;
-    let (default_url, default_model) = defaults(kind);
+    let (default_url, default_model) = kind.defaults();
     let base_url = config
         .base_url
         .clone()
@@ -156,7 +127,7 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
                 .env
                 .get("GITHUB_COPILOT_TOKEN")
                 .map(str::to_string)
-                .or_else(|| super::copilot::stored_token(&config.home))
+                .or_else(|| crate::provider::copilot::stored_token(&config.home))
                 .ok_or_else(|| {
                     ProviderError::Setup(
                         "provider `copilot` needs a GitHub token: run `chatcli auth copilot`, or set GITHUB_COPILOT_TOKEN".into(),
@@ -165,8 +136,10 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
             let github_api = config
                 .base_url
                 .clone()
-                .unwrap_or_else(|| super::copilot::GITHUB_API.to_string());
-            Arc::new(super::copilot::Copilot::new(http, github_api, oauth, model))
+                .unwrap_or_else(|| crate::provider::copilot::GITHUB_API.to_string());
+            Arc::new(crate::provider::copilot::Copilot::new(
+                http, github_api, oauth, model,
+            ))
         }
         ProviderKind::StackSpot => {
             let env = &config.env;
@@ -178,15 +151,15 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
             };
             let missing =
                 |what: &str| ProviderError::Setup(format!("provider `stackspot` needs {what}"));
-            let settings = super::stackspot::Settings {
+            let settings = crate::provider::stackspot::Settings {
                 idm: config
                     .base_url
                     .clone()
-                    .unwrap_or_else(|| super::stackspot::IDM.to_string()),
+                    .unwrap_or_else(|| crate::provider::stackspot::IDM.to_string()),
                 inference: config
                     .base_url
                     .clone()
-                    .unwrap_or_else(|| super::stackspot::INFERENCE.to_string()),
+                    .unwrap_or_else(|| crate::provider::stackspot::INFERENCE.to_string()),
                 realm: var(&["STACKSPOT_REALM"]).ok_or_else(|| missing("STACKSPOT_REALM"))?,
                 client_id: var(&["STACKSPOT_CLIENT_ID", "CLIENT_ID"])
                     .ok_or_else(|| missing("STACKSPOT_CLIENT_ID (or CLIENT_ID)"))?,
@@ -195,7 +168,7 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
                 agent_id: var(&["STACKSPOT_AGENT_ID"])
                     .ok_or_else(|| missing("STACKSPOT_AGENT_ID"))?,
             };
-            Arc::new(super::stackspot::StackSpot::new(http, settings))
+            Arc::new(crate::provider::stackspot::StackSpot::new(http, settings))
         }
     };
     Ok(provider)
@@ -213,7 +186,7 @@ pub fn embedder(config: &Config) -> Embedder {
         return Embedder::Local;
     }
     let kind = config.provider;
-    let (default_url, _) = defaults(kind);
+    let (default_url, _) = kind.defaults();
     let base = config
         .base_url
         .clone()
