@@ -2,6 +2,7 @@
 
 mod agent_channels;
 mod agent_loop;
+mod architecture;
 mod bench;
 mod containment;
 mod cost;

@@ -1,0 +1,306 @@
+//! The module graph a newcomer can draw: no import cycle among the top-level modules of `src/`,
+//! and imports that only point down the declared layers (README, "Architecture").
+//!
+//! The graph is read from the source text, not the compiler: every `crate::NAME` path (grouped
+//! `use crate::{a, b::c}` included) in a file under `src/NAME.rs` or `src/NAME/` is an edge from
+//! that top-level module to `NAME`; `main.rs` is the binary, whose paths say `chatcli::NAME`.
+//! Comment lines are skipped, so a doc line naming another module is not an import. Test code
+//! inside `src/` counts: a `#[cfg(test)]` import ties modules together just the same. A new
+//! top-level module must be given a layer in `LAYERS`, or this test says so.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
+
+/// Top-level module -> the top-level modules it imports.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The layers, highest first; a module may import its own layer and the ones below it.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("front ends", &["main", "cli", "ui", "tui", "exec", "bench"]),
+    ("session and agent", &["session", "config", "agent"]),
+    (
+        "features",
+        &[
+            "prompt",
+            "tools",
+            "memory",
+            "provider",
+            "cost",
+            "mcp",
+            "skills",
+            "secrets",
+            "sandbox",
+            "session_log",
+            "logging",
+        ],
+    ),
+    (
+        "protocol and leaves",
+        &[
+            "protocol",
+            "conversation",
+            "clock",
+            "env",
+            "private_fs",
+            "project",
+            "tokens",
+        ],
+    ),
+];
+
+/// The top-level modules under `src` and the edges between them.
+fn module_graph(src: &Path) -> Graph {
+    let mut graph = Graph::new();
+    let Ok(entries) = std::fs::read_dir(src) else {
+        panic!("cannot read {}", src.display());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if path.is_dir() {
+            graph.entry(name).or_default();
+        } else if let Some(stem) = name.strip_suffix(".rs") {
+            if stem != "lib" {
+                graph.entry(stem.to_string()).or_default();
+            }
+        }
+    }
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    let mut files = Vec::new();
+    collect_rs(src, &mut files);
+    for file in files {
+        let Ok(rel) = file.strip_prefix(src) else {
+            continue;
+        };
+        let Some(first) = rel.components().next() else {
+            continue;
+        };
+        let first = first.as_os_str().to_string_lossy();
+        let from = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+        if !modules.contains(&from) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        let root = if from == "main" { "chatcli" } else { "crate" };
+        for to in imported_modules(&text, root) {
+            if to != from && modules.contains(&to) {
+                graph.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    graph
+}
+
+fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_rs(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The first segment of every `ROOT::…` path in `text` (outside comment lines).
+fn imported_modules(text: &str, root: &str) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let single = regex::Regex::new(&format!(r"\b{root}::([a-z_][a-z0-9_]*)")).expect("regex");
+    let mut found: BTreeSet<String> = single
+        .captures_iter(&code)
+        .map(|c| c[1].to_string())
+        .collect();
+    // `use crate::{a::X, b}`: the first name of each top-level item of the group.
+    let prefix = format!("{root}::{{");
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find(&prefix) {
+        rest = &rest[at + prefix.len()..];
+        let mut depth = 0usize;
+        let mut item_start = true;
+        let mut name = String::new();
+        for c in rest.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => item_start = true,
+                c if item_start && (c.is_ascii_alphanumeric() || c == '_') => name.push(c),
+                _ if item_start && !name.is_empty() => {
+                    found.insert(std::mem::take(&mut name));
+                    item_start = false;
+                }
+                _ => {}
+            }
+        }
+        if !name.is_empty() {
+            found.insert(name);
+        }
+    }
+    found
+}
+
+/// One cycle per strongly connected component of more than one module, each written
+/// `a → b → … → a` starting from its alphabetically first module.
+fn cycles(graph: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen: BTreeSet<&String> = BTreeSet::new();
+    for start in graph.keys() {
+        if seen.contains(start) {
+            continue;
+        }
+        // The shortest way from `start` back to itself, if any.
+        let mut previous: BTreeMap<&String, &String> = BTreeMap::new();
+        let mut queue: VecDeque<&String> = VecDeque::from([start]);
+        let mut closed = None;
+        while let Some(at) = queue.pop_front() {
+            for next in graph.get(at).into_iter().flatten() {
+                if next == start {
+                    closed = Some(at);
+                    break;
+                }
+                if next != start && !previous.contains_key(next) {
+                    previous.insert(next, at);
+                    queue.push_back(next);
+                }
+            }
+            if closed.is_some() {
+                break;
+            }
+        }
+        let Some(mut at) = closed else { continue };
+        let mut path = vec![at];
+        while at != start {
+            at = previous[at];
+            path.push(at);
+        }
+        path.reverse();
+        seen.extend(path.iter().copied());
+        let mut names: Vec<&str> = path.iter().map(|s| s.as_str()).collect();
+        names.push(start);
+        out.push(names.join(" → "));
+    }
+    out
+}
+
+/// Imports that point up the layers, and modules that have no layer.
+fn layer_violations(graph: &Graph, layers: &[(&str, &[&str])]) -> Vec<String> {
+    let layer_of = |module: &str| layers.iter().position(|(_, ms)| ms.contains(&module));
+    let mut out = Vec::new();
+    for (from, tos) in graph {
+        let Some(from_layer) = layer_of(from) else {
+            out.push(format!(
+                "module `{from}` has no layer: add it to LAYERS in tests/suite/architecture.rs \
+                 (and to the README's Architecture section)"
+            ));
+            continue;
+        };
+        for to in tos {
+            if let Some(to_layer) = layer_of(to)
+                && to_layer < from_layer
+            {
+                out.push(format!(
+                    "`{from}` ({}) imports `{to}` ({}): lower layers must not import higher ones",
+                    layers[from_layer].0, layers[to_layer].0
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Every problem with the graph under `src`, one line each.
+fn check(src: &Path, layers: &[(&str, &[&str])]) -> Result<(), String> {
+    let graph = module_graph(src);
+    let mut problems: Vec<String> = cycles(&graph)
+        .into_iter()
+        .map(|c| format!("import cycle: {c}"))
+        .collect();
+    problems.extend(layer_violations(&graph, layers));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+#[test]
+fn top_level_modules_form_no_cycle_and_respect_the_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    if let Err(problems) = check(&src, LAYERS) {
+        panic!("the module graph under src/ is not layered:\n{problems}");
+    }
+    // The reader saw real files: the agent imports the provider, the session the agent.
+    let graph = module_graph(&src);
+    assert!(graph["agent"].contains("provider"), "{graph:?}");
+    assert!(graph["session"].contains("agent"), "{graph:?}");
+    assert!(graph["main"].contains("session"), "{graph:?}");
+}
+
+fn tiny_crate(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, text).expect("write");
+    }
+    dir
+}
+
+#[test]
+fn a_deliberate_cycle_fails_and_is_named() {
+    let dir = tiny_crate(&[
+        (
+            "lib.rs",
+            "pub mod alpha;\npub mod beta;\npub mod gamma;\npub mod leaf;\n",
+        ),
+        ("alpha.rs", "use crate::beta::B;\nuse crate::leaf::f;\n"),
+        // A nested file, and a grouped import.
+        ("beta.rs", "mod inner;\n"),
+        ("beta/inner.rs", "use crate::{gamma::{G, H}, leaf};\n"),
+        ("gamma.rs", "pub fn g() { crate::alpha::a() }\n"),
+        // A comment naming a module is not an import.
+        (
+            "leaf.rs",
+            "//! Unlike crate::alpha, imports nothing.\npub fn f() {}\n",
+        ),
+    ]);
+    let layers: &[(&str, &[&str])] = &[("all", &["alpha", "beta", "gamma", "leaf"])];
+    let err = check(dir.path(), layers).expect_err("the cycle is found");
+    assert_eq!(err, "import cycle: alpha → beta → gamma → alpha");
+
+    // Without the closing edge the same crate passes.
+    std::fs::write(dir.path().join("gamma.rs"), "pub fn g() {}\n").expect("write");
+    assert_eq!(check(dir.path(), layers), Ok(()));
+}
+
+#[test]
+fn an_import_up_the_layers_and_an_unplaced_module_fail() {
+    let dir = tiny_crate(&[
+        ("lib.rs", ""),
+        ("main.rs", "use chatcli::front::run;\n"),
+        ("front.rs", "use crate::base::Thing;\n"),
+        ("base.rs", "pub struct Thing(crate::front::Ui);\n"),
+        ("stray.rs", "\n"),
+    ]);
+    let layers: &[(&str, &[&str])] = &[("top", &["main", "front"]), ("bottom", &["base"])];
+    let err = check(dir.path(), layers).expect_err("violations are found");
+    assert!(err.contains("import cycle: base → front → base"), "{err}");
+    assert!(
+        err.contains(
+            "`base` (bottom) imports `front` (top): lower layers must not import higher ones"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("module `stray` has no layer"), "{err}");
+    assert!(!err.contains("`main`"), "main imports down: {err}");
+}
