@@ -19,6 +19,7 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod rejections;
+pub mod sigv4;
 pub mod stackspot;
 pub mod usage;
 

@@ -11,8 +11,6 @@
 
 use std::time::SystemTime;
 
-use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
-use aws_sigv4::sign::v4;
 use serde_json::{Value, json};
 
 use super::anthropic::parse_arguments;
@@ -119,41 +117,24 @@ impl Bedrock {
                     (None, _) => return Err(setup("the endpoint has no host".into())),
                 };
                 let bytes = serde_json::to_vec(body).map_err(|e| setup(e.to_string()))?;
-                let identity = aws_credential_types::Credentials::new(
+                let post = super::sigv4::Post {
+                    path: parsed.path(),
+                    host: &host,
+                    content_type: "application/json",
+                    body: &bytes,
+                };
+                let credentials = super::sigv4::Credentials {
                     access_key,
                     secret_key,
-                    session_token.clone(),
-                    None,
-                    "chatcli",
-                )
-                .into();
-                let params = v4::SigningParams::builder()
-                    .identity(&identity)
-                    .region(&self.region)
-                    .name("bedrock")
-                    .time(SystemTime::now())
-                    .settings(SigningSettings::default())
-                    .build()
-                    .map_err(|e| setup(e.to_string()))?
-                    .into();
-                let base = [
-                    ("host", host.as_str()),
-                    ("content-type", "application/json"),
-                ];
-                let signable = SignableRequest::new(
-                    "POST",
-                    url,
-                    base.into_iter(),
-                    SignableBody::Bytes(&bytes),
-                )
-                .map_err(|e| setup(e.to_string()))?;
-                let (instructions, _) = sign(signable, &params)
-                    .map_err(|e| setup(e.to_string()))?
-                    .into_parts();
-                let mut headers: Vec<(String, String)> = instructions
-                    .headers()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect();
+                    session_token: session_token.as_deref(),
+                };
+                let mut headers = super::sigv4::sign(
+                    &post,
+                    &credentials,
+                    &self.region,
+                    "bedrock",
+                    SystemTime::now(),
+                );
                 headers.push(("host".into(), host));
                 Ok(headers)
             }
