@@ -59,10 +59,10 @@ fn module_graph(src: &Path) -> Graph {
         let name = entry.file_name().to_string_lossy().to_string();
         if path.is_dir() {
             graph.entry(name).or_default();
-        } else if let Some(stem) = name.strip_suffix(".rs") {
-            if stem != "lib" {
-                graph.entry(stem.to_string()).or_default();
-            }
+        } else if let Some(stem) = name.strip_suffix(".rs")
+            && stem != "lib"
+        {
+            graph.entry(stem.to_string()).or_default();
         }
     }
     let modules: BTreeSet<String> = graph.keys().cloned().collect();
