@@ -304,3 +304,28 @@ fn an_import_up_the_layers_and_an_unplaced_module_fail() {
     assert!(err.contains("module `stray` has no layer"), "{err}");
     assert!(!err.contains("`main`"), "main imports down: {err}");
 }
+
+/// The benchmark's variants (`off`, `without:<feature>`, the reference row) switch features with
+/// the variables a user sets, each documented in the README's Configuration section: no
+/// bench-only knob reaches the agent.
+#[test]
+fn the_benchmark_configures_the_agent_only_through_documented_settings() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let configuration = readme
+        .split("\n## Configuration")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("a Configuration section");
+    let variants = chatcli::bench::variants();
+    assert!(variants.len() > 2, "{variants:?}");
+    for variant in variants {
+        for (var, _) in &variant.env {
+            assert!(
+                configuration.contains(&format!("`{var}`")),
+                "variant {} sets {var}, which the README's Configuration section does not document",
+                variant.mode
+            );
+        }
+    }
+}
