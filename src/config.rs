@@ -281,6 +281,9 @@ pub struct Config {
     /// Size limits of the skill blocks (`CHATCLI_SKILLS_CATALOG_MAX_CHARS`,
     /// `CHATCLI_SKILLS_ACTIVE_MAX_CHARS`).
     pub skills: crate::skills::Limits,
+    /// The orchestrator (`CHATCLI_AGENT_PARALLEL_MODE`, `CHATCLI_AGENT_MAX_PARALLEL`,
+    /// `CHATCLI_AGENT_<NAME>_MODEL` / `_EFFORT`).
+    pub agents: crate::agents::Settings,
     /// Tokens all `/context` attachments may add up to (`CHATCLI_CONTEXT_MAX_TOKENS`).
     pub context_max_tokens: u64,
     /// Cache markers and cache keys in requests (`CHATCLI_PROMPT_CACHE`; off sends neither).
@@ -636,6 +639,22 @@ impl Config {
             )?,
         };
 
+        let agents = crate::agents::Settings {
+            parallel: switch("CHATCLI_AGENT_PARALLEL_MODE", true)?,
+            max_parallel: positive(
+                "CHATCLI_AGENT_MAX_PARALLEL",
+                crate::agents::DEFAULT_MAX_PARALLEL,
+            )?
+            .min(16),
+            overrides: crate::agents::Settings::overrides_from(env.iter()).map_err(
+                |(setting, value)| ConfigError::Invalid {
+                    setting,
+                    value,
+                    expected: "low, medium or high".into(),
+                },
+            )?,
+        };
+
         let first_byte_timeout = env_setting(
             &env,
             "CHATCLI_FIRST_BYTE_TIMEOUT",
@@ -652,6 +671,7 @@ impl Config {
         Ok(Config {
             home,
             skills,
+            agents,
             bootstrap_max_chars,
             context_max_tokens,
             max_retries,
