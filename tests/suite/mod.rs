@@ -11,6 +11,7 @@ mod fuzz;
 mod local_servers;
 mod mcp;
 mod memory;
+mod orchestrator;
 mod output;
 mod peers;
 mod project_context;

@@ -1,0 +1,488 @@
+//! The orchestrator: `dispatch` runs specialists as sub-loops of the real agent loop, in
+//! parallel, each with only its own tools, prompt and task; their answers come back as one
+//! result; their events carry `agent` and `task`; their usage is booked per agent; an interrupt
+//! stops them all. The model is an in-process provider that answers by request content.
+
+use std::time::Duration;
+
+use chatcli::agent::{self, ApprovalPolicy};
+use chatcli::conversation::ModelRequest;
+use chatcli::protocol::{AgentEvent, ApprovalDecision, Mode, Op};
+use serde_json::json;
+
+use crate::common::scripted::{
+    Answer, ByContent, has_tool_result, respond, system_text, tool_results,
+};
+use crate::common::{events_until, options};
+
+/// Whether the request is specialist `name`'s.
+fn from_agent(request: &ModelRequest, name: &str) -> bool {
+    system_text(request).starts_with(&format!("You are `{name}`, a specialist agent"))
+}
+
+fn is_orchestrator(request: &ModelRequest) -> bool {
+    request.system.iter().any(|b| b.name == "orchestrator")
+}
+
+fn tool_names(request: &ModelRequest) -> Vec<String> {
+    request.tools.iter().map(|t| t.name.clone()).collect()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".git")).expect(".git");
+    std::fs::write(dir.path().join("a.txt"), "alpha line\nthe answer is 42\n").expect("a");
+    std::fs::write(dir.path().join("b.rs"), "fn needle() {}\n").expect("b");
+    dir
+}
+
+fn dispatch(tasks: serde_json::Value) -> crate::common::scripted::Script {
+    respond("", &[("d1", "dispatch", json!({ "tasks": tasks }))])
+}
+
+async fn until_finished(handle: &mut agent::AgentHandle) -> Vec<AgentEvent> {
+    events_until(handle, |e| matches!(e, AgentEvent::Cost { .. })).await
+}
+
+fn scoped<'a>(events: &'a [AgentEvent], name: &str) -> Vec<(u32, &'a AgentEvent)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Scoped { agent, task, event } if agent == name => Some((*task, &**event)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn file_and_search_run_at_once_each_with_its_own_tools_and_both_results_come_back() {
+    let dir = workspace();
+    // The latch opens only when both specialists' first requests wait at it: one after the
+    // other, the first would wait forever and the test would fail at its deadline.
+    let provider = ByContent::new(2, |request| {
+        if from_agent(request, "file") {
+            return if has_tool_result(request) {
+                Answer::now(respond("a.txt says the answer is 42", &[]))
+            } else {
+                Answer::at_latch(respond(
+                    "",
+                    &[("f1", "read_file", json!({"file": "a.txt"}))],
+                ))
+            };
+        }
+        if from_agent(request, "search") {
+            return if has_tool_result(request) {
+                Answer::now(respond("needle is defined in b.rs:1", &[]))
+            } else {
+                Answer::at_latch(respond(
+                    "",
+                    &[("s1", "search_files", json!({"term": "needle"}))],
+                ))
+            };
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("42, and needle is in b.rs", &[]))
+        } else {
+            Answer::now(dispatch(json!([
+                {"agent": "file", "task": "Read a.txt and say what the answer is."},
+                {"agent": "search", "task": "Find where `needle` is defined."}
+            ])))
+        }
+    });
+    let mut handle = agent::spawn(provider.clone(), options(dir.path(), Mode::Agent));
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "what is the answer, and where is needle?".into(),
+            mode: Mode::Coder,
+        })
+        .expect("send");
+    let events = tokio::time::timeout(Duration::from_secs(60), until_finished(&mut handle))
+        .await
+        .expect("both specialists waited at the latch together: their requests overlapped");
+
+    let requests = provider.requests();
+    let file: Vec<&ModelRequest> = requests.iter().filter(|r| from_agent(r, "file")).collect();
+    let search: Vec<&ModelRequest> = requests
+        .iter()
+        .filter(|r| from_agent(r, "search"))
+        .collect();
+    assert_eq!((file.len(), search.len()), (2, 2));
+    for request in file.iter().chain(&search) {
+        assert_eq!(
+            tool_names(request),
+            vec!["list_directory", "read_file", "search_files"]
+        );
+        assert!(
+            !is_orchestrator(request),
+            "no orchestrator block in a specialist"
+        );
+        assert!(!system_text(request).contains("dispatch"));
+        // Only the task: one user message on the first request.
+        assert!(
+            request.messages[0].text().contains("Read a.txt")
+                || request.messages[0].text().contains("`needle`")
+        );
+    }
+    assert!(file[0].messages[0].text().contains("Read a.txt"));
+    assert!(
+        !file[0].messages[0].text().contains("needle"),
+        "a specialist sees only its own task"
+    );
+
+    let main: Vec<&ModelRequest> = requests.iter().filter(|r| is_orchestrator(r)).collect();
+    assert_eq!(main.len(), 2);
+    assert!(tool_names(main[0]).contains(&"dispatch".to_string()));
+    let results = tool_results(main[1]);
+    assert_eq!(results.len(), 1, "one dispatch call, one result");
+    let result = &results[0];
+    let first = result
+        .find("## Task 1 · file · done")
+        .expect("file's section");
+    let second = result
+        .find("## Task 2 · search · done")
+        .expect("search's section");
+    assert!(first < second, "sections in task order: {result}");
+    assert!(result.contains("a.txt says the answer is 42"));
+    assert!(result.contains("needle is defined in b.rs:1"));
+    let transcript = result
+        .lines()
+        .find_map(|l| l.strip_prefix("Transcript: "))
+        .expect("a transcript path");
+    let saved = std::fs::read_to_string(transcript).expect("transcript saved");
+    assert!(
+        saved.contains("the answer is 42"),
+        "the read result is in it: {saved}"
+    );
+
+    // Events of a sub-loop carry the agent and the task, on the wire too.
+    let file_events = scoped(&events, "file");
+    assert!(file_events.iter().all(|(task, _)| *task == 0));
+    assert!(
+        file_events
+            .iter()
+            .any(|(_, e)| matches!(e, AgentEvent::ToolCall { name, .. } if name == "read_file"))
+    );
+    let search_events = scoped(&events, "search");
+    assert!(search_events.iter().all(|(task, _)| *task == 1));
+    let call = events
+        .iter()
+        .find(|e| matches!(e, AgentEvent::Scoped { event, .. } if matches!(**event, AgentEvent::ToolCall { .. })))
+        .expect("a scoped call");
+    let line = serde_json::to_string(call).expect("json");
+    assert!(
+        line.contains(r#""agent":"file""#) || line.contains(r#""agent":"search""#),
+        "{line}"
+    );
+    assert!(line.contains(r#""task":"#), "{line}");
+    assert!(file_events.iter().any(|(_, e)| matches!(e,
+        AgentEvent::AgentFinished { stop_reason, requests: 2, .. } if stop_reason == "end_turn")));
+
+    // Per-agent usage adds up to the session total.
+    handle.ops.send(Op::CostReport).expect("send");
+    let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CostReport { .. })).await;
+    let Some(AgentEvent::CostReport {
+        by_agent,
+        requests,
+        input_tokens,
+        output_tokens,
+        ..
+    }) = report.last()
+    else {
+        panic!("no cost report");
+    };
+    assert_eq!(*requests, 6);
+    let names: Vec<&str> = by_agent.iter().map(|a| a.agent.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    for name in ["main", "file", "search"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    assert_eq!(by_agent.iter().map(|a| a.requests).sum::<u32>(), *requests);
+    assert_eq!(
+        by_agent.iter().map(|a| a.input_tokens).sum::<u64>(),
+        *input_tokens
+    );
+    assert_eq!(
+        by_agent.iter().map(|a| a.output_tokens).sum::<u64>(),
+        *output_tokens
+    );
+    let _ = handle.ops.send(Op::Shutdown);
+}
+
+#[tokio::test]
+async fn a_read_only_agent_asking_to_write_is_refused_and_nothing_is_written() {
+    let dir = workspace();
+    let provider = ByContent::new(1, |request| {
+        if from_agent(request, "file") {
+            return if has_tool_result(request) {
+                Answer::now(respond("I could not write it.", &[]))
+            } else {
+                Answer::now(respond(
+                    "",
+                    &[(
+                        "w1",
+                        "write_file",
+                        json!({"file": "new.txt", "content": "x"}),
+                    )],
+                ))
+            };
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("done", &[]))
+        } else {
+            Answer::now(dispatch(
+                json!([{"agent": "file", "task": "Write new.txt."}]),
+            ))
+        }
+    });
+    let mut opts = options(dir.path(), Mode::Agent);
+    // Even with every call approved, the specialist's set decides.
+    opts.approval = ApprovalPolicy::AutoApprove;
+    let mut handle = agent::spawn(provider.clone(), opts);
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "write new.txt".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    until_finished(&mut handle).await;
+    assert!(!dir.path().join("new.txt").exists(), "nothing was written");
+    let requests = provider.requests();
+    let second = requests
+        .iter()
+        .filter(|r| from_agent(r, "file"))
+        .nth(1)
+        .expect("the file agent's second request");
+    let results = tool_results(second);
+    assert_eq!(
+        results,
+        vec![
+            "refused: `write_file` is not one of the `file` agent's tools (list_directory, read_file, search_files); nothing was run"
+                .to_string()
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_custom_agent_from_a_file_is_in_the_catalog_and_is_dispatched() {
+    let dir = workspace();
+    let agents = dir.path().join(".chatcli/agents");
+    std::fs::create_dir_all(&agents).expect("dir");
+    std::fs::write(
+        agents.join("auditor.md"),
+        "---\nname: auditor\ndescription: Audits licences.\ntools: Read, Grep\nmodel: audit-model\n---\nYou audit licence headers and list the files without one.\n",
+    )
+    .expect("write");
+    std::fs::write(agents.join("broken.md"), "---\nname: broken\n---\nx\n").expect("write");
+    let provider = ByContent::new(1, |request| {
+        if from_agent(request, "auditor") {
+            return Answer::now(respond("a.txt has no licence header", &[]));
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("done", &[]))
+        } else {
+            Answer::now(dispatch(
+                json!([{"agent": "auditor", "task": "Audit a.txt."}]),
+            ))
+        }
+    });
+    let mut handle = agent::spawn(provider.clone(), options(dir.path(), Mode::Agent));
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "audit the licences".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    let events = until_finished(&mut handle).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Notice { message }
+            if message.contains("broken.md") && message.contains("`description` is missing"))),
+        "one notice names the invalid file"
+    );
+    let requests = provider.requests();
+    let main = requests.iter().find(|r| is_orchestrator(r)).expect("main");
+    let block = main
+        .system
+        .iter()
+        .find(|b| b.name == "orchestrator")
+        .expect("block");
+    assert!(
+        block
+            .text
+            .ends_with("- auditor [read_file, search_files]: Audits licences."),
+        "custom agents after the built-ins: {}",
+        block.text
+    );
+    let auditor = requests
+        .iter()
+        .find(|r| from_agent(r, "auditor"))
+        .expect("the auditor ran");
+    assert_eq!(auditor.model, "audit-model");
+    assert_eq!(tool_names(auditor), vec!["read_file", "search_files"]);
+    assert!(system_text(auditor).contains("You audit licence headers"));
+    let last = requests.last().expect("last");
+    assert!(tool_results(last)[0].contains("a.txt has no licence header"));
+}
+
+#[tokio::test]
+async fn an_interrupt_cancels_every_running_specialist() {
+    let dir = workspace();
+    let provider = ByContent::new(1, |request| {
+        if from_agent(request, "file") || from_agent(request, "search") {
+            return Answer::hang();
+        }
+        Answer::now(dispatch(json!([
+            {"agent": "file", "task": "Read a.txt."},
+            {"agent": "search", "task": "Find needle."}
+        ])))
+    });
+    let mut handle = agent::spawn(provider.clone(), options(dir.path(), Mode::Agent));
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "go".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    // Both specialists are mid-request once both have started a turn.
+    let started = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    events_until(&mut handle, |e| {
+        if let AgentEvent::Scoped { agent, event, .. } = e
+            && matches!(**event, AgentEvent::TurnStarted { .. })
+        {
+            started.borrow_mut().insert(agent.clone());
+        }
+        started.borrow().len() == 2
+    })
+    .await;
+    handle.ops.send(Op::Interrupt).expect("interrupt");
+    let events = until_finished(&mut handle).await;
+    for name in ["file", "search"] {
+        assert!(
+            scoped(&events, name).iter().any(|(_, e)| matches!(e,
+                AgentEvent::AgentFinished { stop_reason, .. } if stop_reason == "interrupted")),
+            "{name} was cancelled"
+        );
+    }
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::TurnFinished { stop_reason, .. } if stop_reason == "interrupted")));
+    // The next prompt is a valid request (the dispatch call got its result).
+    assert!(!provider.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_specialists_writes_ask_labelled_with_its_name_one_dialog_at_a_time() {
+    let dir = workspace();
+    let provider = ByContent::new(1, |request| {
+        if from_agent(request, "coder") {
+            let task = request.messages[0].text();
+            let file = if task.contains("one.txt") {
+                "one.txt"
+            } else {
+                "two.txt"
+            };
+            return if has_tool_result(request) {
+                Answer::now(respond(&format!("wrote {file}"), &[]))
+            } else {
+                Answer::now(respond(
+                    "",
+                    &[("w", "write_file", json!({"file": file, "content": "x"}))],
+                ))
+            };
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("done", &[]))
+        } else {
+            Answer::now(dispatch(json!([
+                {"agent": "coder", "task": "Write one.txt."},
+                {"agent": "coder", "task": "Write two.txt."}
+            ])))
+        }
+    });
+    let mut handle = agent::spawn(provider.clone(), options(dir.path(), Mode::Coder));
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "write both".into(),
+            mode: Mode::Coder,
+        })
+        .expect("send");
+    let calls = std::cell::Cell::new(0);
+    let asks = std::cell::RefCell::new(Vec::new());
+    events_until(&mut handle, |e| {
+        if let AgentEvent::Scoped { agent, event, .. } = e {
+            match **event {
+                AgentEvent::ToolCall { .. } => calls.set(calls.get() + 1),
+                AgentEvent::ApprovalRequest { .. } => asks.borrow_mut().push(agent.clone()),
+                _ => {}
+            }
+        }
+        calls.get() == 2 && !asks.borrow().is_empty()
+    })
+    .await;
+    assert_eq!(
+        asks.into_inner(),
+        vec!["coder"],
+        "the dialog names the agent"
+    );
+    // Both calls wait; only one dialog is open. Give the other a generous chance to ask too.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut pending = Vec::new();
+    while let Ok(event) = handle.events.try_recv() {
+        pending.push(event);
+    }
+    assert!(
+        !pending
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Scoped { event, .. }
+            if matches!(**event, AgentEvent::ApprovalRequest { .. }))),
+        "a second dialog opened before the first was answered"
+    );
+    for _ in 0..2 {
+        handle
+            .ops
+            .send(Op::Approve {
+                id: "w".into(),
+                decision: ApprovalDecision::AllowOnce,
+            })
+            .expect("approve");
+        let events = events_until(&mut handle, |e| {
+            matches!(e, AgentEvent::Scoped { event, .. }
+                if matches!(**event, AgentEvent::ApprovalRequest { .. } | AgentEvent::AgentFinished { .. }))
+                || matches!(e, AgentEvent::Cost { .. })
+        })
+        .await;
+        if let Some(AgentEvent::Scoped { agent, event, .. }) = events.last()
+            && let AgentEvent::ApprovalRequest { .. } = **event
+        {
+            assert_eq!(agent, "coder", "the dialog names the agent");
+        }
+    }
+    until_finished(&mut handle).await;
+    assert!(dir.path().join("one.txt").exists());
+    assert!(dir.path().join("two.txt").exists());
+}
+
+#[tokio::test]
+async fn with_parallel_mode_off_there_is_no_dispatch_and_no_orchestrator_block() {
+    let dir = workspace();
+    let provider = ByContent::new(1, |_| Answer::now(respond("hi", &[])));
+    let mut opts = options(dir.path(), Mode::Agent);
+    opts.agents = chatcli::agents::Settings::off();
+    let mut handle = agent::spawn(provider.clone(), opts);
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "list the files".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    until_finished(&mut handle).await;
+    let request = &provider.requests()[0];
+    assert!(!is_orchestrator(request));
+    assert!(!tool_names(request).contains(&"dispatch".to_string()));
+}
