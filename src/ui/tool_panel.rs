@@ -476,6 +476,14 @@ pub fn summarize_args(args: &serde_json::Value) -> String {
     let Some(obj) = args.as_object() else {
         return String::new();
     };
+    // `dispatch`: the agents it runs, in task order.
+    if let Some(tasks) = obj.get("tasks").and_then(|t| t.as_array()) {
+        let agents: Vec<&str> = tasks
+            .iter()
+            .filter_map(|t| t.get("agent").and_then(|a| a.as_str()))
+            .collect();
+        return format!("{} tasks: {}", tasks.len(), agents.join(", "));
+    }
     for key in KEYS {
         if let Some(v) = obj.get(key).and_then(|v| v.as_str()) {
             return v.replace('\n', " ");

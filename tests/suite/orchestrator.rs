@@ -486,3 +486,139 @@ async fn with_parallel_mode_off_there_is_no_dispatch_and_no_orchestrator_block()
     assert!(!is_orchestrator(request));
     assert!(!tool_names(request).contains(&"dispatch".to_string()));
 }
+
+fn usage(input: u64, output: u64) -> AgentEvent {
+    AgentEvent::Usage {
+        turn: 1,
+        usage: chatcli::protocol::UsageFigures {
+            input_tokens: input,
+            output_tokens: output,
+            ..Default::default()
+        },
+        cost_usd: Some(0.001),
+    }
+}
+
+#[test]
+fn the_tool_panel_shows_each_specialist_with_its_calls_nested_and_cost_breaks_down_per_agent() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (tx, _ops) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = chatcli::ui::App::new(tx, Mode::Agent, "anthropic".into(), "claude".into());
+    let call = |id: &str, name: &str, args: serde_json::Value| AgentEvent::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        args,
+    };
+    let prompt = |text: &str| AgentEvent::Prompt {
+        text: text.into(),
+        mode: Mode::Run,
+    };
+    let result = |id: &str, name: &str, chars: u64| AgentEvent::ToolResult {
+        id: id.into(),
+        name: name.into(),
+        ok: true,
+        chars,
+        saved_path: None,
+        duration_ms: 12,
+        error: None,
+        exit_code: None,
+        output: "x".into(),
+        diff: None,
+    };
+    let events = vec![
+        AgentEvent::TurnStarted { turn: 1 },
+        call(
+            "d1",
+            "dispatch",
+            json!({"tasks": [{"agent": "file", "task": "Read a.txt"}, {"agent": "search", "task": "Find needle"}]}),
+        ),
+        prompt("Read a.txt and say what the answer is.").scoped("file", 0),
+        prompt("Find where `needle` is defined.").scoped("search", 1),
+        call("c1", "read_file", json!({"file": "a.txt"})).scoped("file", 0),
+        call("c1", "search_files", json!({"term": "needle"})).scoped("search", 1),
+        result("c1", "read_file", 2400).scoped("file", 0),
+        usage(1200, 80).scoped("file", 0),
+        usage(900, 40).scoped("search", 1),
+        // Its second call lands under its own row, not after the other specialist's.
+        call("c2", "list_directory", json!({"dir": "src"})).scoped("file", 0),
+        result("c2", "list_directory", 300).scoped("file", 0),
+        usage(1500, 60).scoped("file", 0),
+        AgentEvent::AgentFinished {
+            stop_reason: "end_turn".into(),
+            duration_ms: 2300,
+            requests: 2,
+            input_tokens: 2700,
+            output_tokens: 140,
+            transcript: None,
+        }
+        .scoped("file", 0),
+    ];
+    for event in events {
+        app.handle_agent_event(event);
+    }
+    let screen = crate::common::screen_at(&mut app, 100, 24);
+    let lines: Vec<&str> = screen.lines().collect();
+    let row = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} not on screen:\n{screen}"))
+    };
+    assert!(row("✓ file ") < row("✓ read_file"));
+    assert!(row("✓ read_file") < row("✓ list_directory"));
+    assert!(
+        row("✓ list_directory") < row("⠋ search "),
+        "the file agent's calls stay under it"
+    );
+    assert!(row("⠋ search ") < row("⠋ search_files"));
+    assert!(
+        lines[row("✓ file ")].contains("2.7k↑ 140↓ 2.3s"),
+        "{screen}"
+    );
+    assert!(
+        lines[row("⠋ search ")].contains("900↑ 40↓ running"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("3.6k↑"),
+        "the status bar counts the specialists' usage: {screen}"
+    );
+    insta::assert_snapshot!("orchestrator_tool_panel", screen);
+
+    for c in "/cost".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let agent_cost = |agent: &str, requests: u32, input: u64, output: u64, cost: f64| {
+        chatcli::agent::accounting::AgentCost {
+            agent: agent.into(),
+            requests,
+            input_tokens: input,
+            output_tokens: output,
+            cost_usd: Some(cost),
+        }
+    };
+    app.handle_agent_event(AgentEvent::CostReport {
+        provider: "anthropic".into(),
+        model: "claude".into(),
+        requests: 5,
+        uncached_input_tokens: 5_000,
+        input_tokens: 5_000,
+        output_tokens: 300,
+        cache_read_tokens: 0,
+        cache_creation_tokens: 0,
+        cost_usd: Some(0.05),
+        saved_usd: 0.0,
+        budget_usd: None,
+        by_model: Vec::new(),
+        by_agent: vec![
+            agent_cost("main", 2, 1_400, 120, 0.02),
+            agent_cost("file", 2, 2_700, 140, 0.02),
+            agent_cost("search", 1, 900, 40, 0.01),
+        ],
+    });
+    let summary = crate::common::screen_at(&mut app, 100, 30);
+    assert!(summary.contains("By agent:"), "{summary}");
+    assert!(summary.contains("file"));
+    insta::assert_snapshot!("orchestrator_cost_by_agent", summary);
+}
