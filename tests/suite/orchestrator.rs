@@ -622,3 +622,74 @@ fn the_tool_panel_shows_each_specialist_with_its_calls_nested_and_cost_breaks_do
     assert!(summary.contains("file"));
     insta::assert_snapshot!("orchestrator_cost_by_agent", summary);
 }
+
+#[tokio::test]
+async fn the_session_log_keeps_specialist_events_and_resume_shows_and_bills_them() {
+    let dir = workspace();
+    let rule = |request: &ModelRequest| {
+        if from_agent(request, "file") {
+            return Answer::now(respond("a.txt says 42", &[]));
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("42", &[]))
+        } else {
+            Answer::now(dispatch(json!([{"agent": "file", "task": "Read a.txt."}])))
+        }
+    };
+    let provider = ByContent::new(1, rule);
+    let sessions = dir.path().join("home/sessions");
+    let mut opts = options(dir.path(), Mode::Agent);
+    opts.sessions_dir = Some(sessions.clone());
+    let mut handle = agent::spawn(provider.clone(), opts.clone());
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "what does a.txt say?".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    until_finished(&mut handle).await;
+    let _ = handle.ops.send(Op::Shutdown);
+    let _ = handle.join.await;
+
+    let log = sessions.join(format!("{}.jsonl", opts.session_id));
+    let text = std::fs::read_to_string(&log).expect("log");
+    assert!(
+        text.lines()
+            .any(|l| l.contains(r#""agent":"file","task":0,"type":"agent_finished""#)),
+        "the log keeps scoped events flat"
+    );
+    let resumed = chatcli::session_log::load(&log).expect("the log reads back");
+    assert!(resumed.events.iter().any(|e| matches!(e,
+        AgentEvent::Scoped { agent, event, .. } if agent == "file" && matches!(**event, AgentEvent::Usage { .. }))));
+    // The history logged is the orchestrator's: the specialist's conversation is not in it.
+    assert!(
+        resumed
+            .history
+            .iter()
+            .all(|m| !m.text().contains("a.txt says 42")
+                || m.role == chatcli::conversation::Role::User),
+        "only the dispatch result mentions the specialist's answer"
+    );
+
+    let (tx, _ops) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = chatcli::ui::App::new(tx, Mode::Agent, "scripted".into(), "m".into());
+    app.replay(resumed.events.clone());
+    let screen = crate::common::screen_at(&mut app, 100, 24);
+    assert!(screen.contains("✓ file "), "{screen}");
+
+    // Resumed, the bill still knows who spent what.
+    let mut again = options(dir.path(), Mode::Agent);
+    again.resume = Some(resumed);
+    let mut handle = agent::spawn(ByContent::new(1, rule), again);
+    handle.ops.send(Op::CostReport).expect("send");
+    let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CostReport { .. })).await;
+    let Some(AgentEvent::CostReport { by_agent, .. }) = report.last() else {
+        panic!("no report");
+    };
+    let names: Vec<(&str, u32)> = by_agent
+        .iter()
+        .map(|a| (a.agent.as_str(), a.requests))
+        .collect();
+    assert_eq!(names, vec![("main", 2), ("file", 1)]);
+}
