@@ -465,6 +465,15 @@ async fn a_specialists_writes_ask_labelled_with_its_name_one_dialog_at_a_time() 
     until_finished(&mut handle).await;
     assert!(dir.path().join("one.txt").exists());
     assert!(dir.path().join("two.txt").exists());
+    // A specialist kind's prefix is the same for every task: the second reads it from the cache.
+    let requests = provider.requests();
+    let coders: Vec<&ModelRequest> = requests
+        .iter()
+        .filter(|r| from_agent(r, "coder") && !has_tool_result(r))
+        .collect();
+    assert_eq!(coders.len(), 2);
+    assert_eq!(coders[0].system, coders[1].system);
+    assert_eq!(coders[0].tools, coders[1].tools);
 }
 
 #[tokio::test]
