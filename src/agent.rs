@@ -676,6 +676,8 @@ impl Agent {
                 messages,
                 max_output_tokens: self.options.max_output_tokens,
                 session_id: self.options.session_id.clone(),
+                // A specialist's effort; the session's own loop leaves the provider's default.
+                effort: self.specialist.as_ref().map(|s| s.spec.effort),
             };
             let request = self.fit_output_limit(request);
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;

@@ -31,34 +31,7 @@ pub const SPECIALIST_MAX_TURNS: u32 = 20;
 const ORCHESTRATOR: &str = include_str!("../assets/prompts/orchestrator.md");
 const SPECIALIST: &str = include_str!("../assets/prompts/specialist.md");
 
-/// How much a specialist should think: mapped to a provider's reasoning setting where it has one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Effort {
-    Low,
-    Medium,
-    High,
-}
-
-impl Effort {
-    /// The name as written in front matter and environment variables.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
-        }
-    }
-
-    /// `low`, `medium` or `high` (case-insensitive).
-    pub fn parse(text: &str) -> Option<Effort> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "low" => Some(Effort::Low),
-            "medium" => Some(Effort::Medium),
-            "high" => Some(Effort::High),
-            _ => None,
-        }
-    }
-}
+pub use crate::conversation::Effort;
 
 /// Where an agent was defined.
 #[derive(Debug, Clone, PartialEq, Eq)]

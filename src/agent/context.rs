@@ -264,6 +264,7 @@ impl Agent {
             messages: prefix,
             max_output_tokens: 1024,
             session_id: self.options.session_id.clone(),
+            effort: None,
         };
         let mut stream = self.provider.stream(request);
         let mut text = String::new();

@@ -125,6 +125,8 @@ async fn file_and_search_run_at_once_each_with_its_own_tools_and_both_results_co
         );
     }
     assert!(file[0].messages[0].text().contains("Read a.txt"));
+    // Its effort (the built-in default for mechanical reads) rides with its requests only.
+    assert_eq!(file[0].effort, Some(chatcli::conversation::Effort::Low));
     assert!(
         !file[0].messages[0].text().contains("needle"),
         "a specialist sees only its own task"
@@ -133,6 +135,7 @@ async fn file_and_search_run_at_once_each_with_its_own_tools_and_both_results_co
     let main: Vec<&ModelRequest> = requests.iter().filter(|r| is_orchestrator(r)).collect();
     assert_eq!(main.len(), 2);
     assert!(tool_names(main[0]).contains(&"dispatch".to_string()));
+    assert_eq!(main[0].effort, None);
     let results = tool_results(main[1]);
     assert_eq!(results.len(), 1, "one dispatch call, one result");
     let result = &results[0];
