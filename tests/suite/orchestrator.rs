@@ -705,3 +705,52 @@ async fn the_session_log_keeps_specialist_events_and_resume_shows_and_bills_them
         .collect();
     assert_eq!(names, vec![("main", 2), ("file", 1)]);
 }
+
+#[test]
+fn a_specialists_approval_names_it_and_the_answer_goes_back_with_the_bare_id() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = chatcli::ui::App::new(tx, Mode::Coder, "anthropic".into(), "claude".into());
+    app.handle_agent_event(
+        AgentEvent::Prompt {
+            text: "Write one.txt.".into(),
+            mode: Mode::Run,
+        }
+        .scoped("coder", 0),
+    );
+    let args = json!({"file": "one.txt", "content": "x"});
+    app.handle_agent_event(
+        AgentEvent::ToolCall {
+            id: "w".into(),
+            name: "write_file".into(),
+            args: args.clone(),
+        }
+        .scoped("coder", 0),
+    );
+    app.handle_agent_event(
+        AgentEvent::ApprovalRequest {
+            id: "w".into(),
+            name: "write_file".into(),
+            args,
+            preview: None,
+        }
+        .scoped("coder", 0),
+    );
+    let screen = crate::common::screen_at(&mut app, 100, 30);
+    assert!(
+        screen.contains("The coder agent wants to run write_file"),
+        "{screen}"
+    );
+    assert!(screen.contains("awaiting approval"), "{screen}");
+    crate::common::settle_approval(&mut app);
+    app.handle_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+    assert_eq!(
+        ops.try_recv().ok(),
+        Some(Op::Approve {
+            id: "w".into(),
+            decision: ApprovalDecision::AllowOnce
+        })
+    );
+    let screen = crate::common::screen_at(&mut app, 100, 30);
+    assert!(!screen.contains("awaiting approval"), "{screen}");
+}
