@@ -93,7 +93,10 @@ impl App {
             AgentEvent::Usage {
                 usage, cost_usd, ..
             } => {
+                // The context meter is the orchestrator's window, not a specialist's.
+                let context = self.status.last_input;
                 self.status.add_usage(&usage, cost_usd);
+                self.status.last_input = context;
                 self.requests.push(usage);
                 self.tools
                     .agent_usage(&row, usage.input_tokens, usage.output_tokens);
