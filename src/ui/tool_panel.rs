@@ -422,7 +422,7 @@ impl Widget for &ToolPanel {
         let calls = self
             .entries
             .iter()
-            .filter(|e| e.status != ToolStatus::Note)
+            .filter(|e| e.status != ToolStatus::Note && e.tokens.is_none())
             .count();
         let title = format!(" Tools ({calls}) ");
         let block = Block::new()

@@ -754,3 +754,53 @@ fn a_specialists_approval_names_it_and_the_answer_goes_back_with_the_bare_id() {
     let screen = crate::common::screen_at(&mut app, 100, 30);
     assert!(!screen.contains("awaiting approval"), "{screen}");
 }
+
+#[tokio::test]
+async fn specialists_spend_the_sessions_budget_and_stop_at_it() {
+    let dir = workspace();
+    let provider = ByContent::new(1, |request| {
+        if from_agent(request, "file") || from_agent(request, "search") {
+            // Always one more read: only the budget can stop them.
+            return Answer::now(respond("", &[("r", "read_file", json!({"file": "a.txt"}))]));
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("done", &[]))
+        } else {
+            Answer::now(dispatch(json!([
+                {"agent": "file", "task": "Read a.txt."},
+                {"agent": "search", "task": "Find needle."}
+            ])))
+        }
+    });
+    let mut opts = options(dir.path(), Mode::Agent);
+    // One scripted request costs $0.00045 at the demo's prices: the orchestrator's first
+    // request and one specialist request pass this budget.
+    opts.budget_usd = Some(0.0008);
+    let mut handle = agent::spawn(provider.clone(), opts);
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "go".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    let events = until_finished(&mut handle).await;
+    for name in ["file", "search"] {
+        assert!(
+            scoped(&events, name).iter().any(|(_, e)| matches!(e,
+                AgentEvent::AgentFinished { stop_reason, .. } if stop_reason == "budget")),
+            "{name} stopped at the shared budget"
+        );
+    }
+    let specialist_requests = provider
+        .requests()
+        .iter()
+        .filter(|r| !is_orchestrator(r))
+        .count();
+    assert!(
+        specialist_requests <= 2,
+        "{specialist_requests} specialist requests"
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::TurnFinished { stop_reason, .. } if stop_reason == "budget")));
+}
