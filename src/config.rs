@@ -1354,4 +1354,43 @@ mod tests {
         .unwrap_or_default();
         assert!(err.contains("CHATCLI_FIRST_BYTE_TIMEOUT"), "{err}");
     }
+
+    #[test]
+    fn the_orchestrator_is_on_by_default_and_its_settings_are_checked() {
+        let config = resolve(&[], Overrides::default()).expect("config");
+        assert!(config.agents.parallel);
+        assert_eq!(
+            config.agents.max_parallel,
+            crate::agents::DEFAULT_MAX_PARALLEL
+        );
+        let config = resolve(
+            &[
+                ("CHATCLI_AGENT_PARALLEL_MODE", "false"),
+                ("CHATCLI_AGENT_MAX_PARALLEL", "2"),
+                ("CHATCLI_AGENT_REVIEWER_MODEL", "big-model"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert!(!config.agents.parallel);
+        assert_eq!(config.agents.max_parallel, 2);
+        assert_eq!(
+            config
+                .agents
+                .overrides
+                .get("REVIEWER")
+                .and_then(|o| o.model.as_deref()),
+            Some("big-model")
+        );
+        let err = resolve(
+            &[("CHATCLI_AGENT_FILE_EFFORT", "max")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("CHATCLI_AGENT_FILE_EFFORT must be low, medium or high (got \"max\")")
+        );
+    }
 }

@@ -237,6 +237,11 @@ impl Agent {
         };
         let options = AgentOptions {
             pricing,
+            // A specialist always runs with its guards: it has no user watching each turn.
+            compaction: compaction::Settings {
+                enabled: true,
+                ..self.options.compaction
+            },
             memory: None,
             mcp: None,
             resume: None,
