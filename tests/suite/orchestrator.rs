@@ -804,3 +804,76 @@ async fn specialists_spend_the_sessions_budget_and_stop_at_it() {
     assert!(events.iter().any(|e| matches!(e,
         AgentEvent::TurnFinished { stop_reason, .. } if stop_reason == "budget")));
 }
+
+#[tokio::test]
+async fn exec_json_lines_of_a_specialist_carry_agent_and_task_and_plain_output_is_the_answer() {
+    let dir = workspace();
+    let rule = |request: &ModelRequest| {
+        if from_agent(request, "file") {
+            return if has_tool_result(request) {
+                Answer::now(respond("SPECIALIST WORDS", &[]))
+            } else {
+                Answer::now(respond(
+                    "",
+                    &[("f1", "read_file", json!({"file": "a.txt"}))],
+                ))
+            };
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("the answer is 42", &[]))
+        } else {
+            Answer::now(dispatch(json!([{"agent": "file", "task": "Read a.txt."}])))
+        }
+    };
+    let mut out: Vec<u8> = Vec::new();
+    chatcli::exec::run(
+        ByContent::new(1, rule),
+        options(dir.path(), Mode::Agent),
+        "what is the answer?".into(),
+        Mode::Agent,
+        true,
+        &mut out,
+    )
+    .await
+    .expect("exec");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let call = lines
+        .iter()
+        .find(|l| l["type"] == "tool_call" && l["name"] == "read_file")
+        .expect("the specialist's call");
+    assert_eq!(call["agent"], "file");
+    assert_eq!(call["task"], 0);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "agent_finished" && l["agent"] == "file")
+    );
+    assert_eq!(
+        lines.last().map(|l| l["type"].clone()),
+        Some(json!("cost")),
+        "the session's cost is last"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l["type"] == "cost").count(),
+        1,
+        "a specialist sends no cost of its own"
+    );
+
+    let mut plain: Vec<u8> = Vec::new();
+    chatcli::exec::run(
+        ByContent::new(1, rule),
+        options(dir.path(), Mode::Agent),
+        "what is the answer?".into(),
+        Mode::Agent,
+        false,
+        &mut plain,
+    )
+    .await
+    .expect("exec");
+    let text = String::from_utf8_lossy(&plain);
+    assert!(text.contains("the answer is 42"), "{text}");
+    assert!(!text.contains("SPECIALIST WORDS"), "{text}");
+}
