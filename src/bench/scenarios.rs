@@ -494,13 +494,15 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
     }
 }
 
+/// A prompt (or a specialist's lane key) and the turns that answer it.
+pub type Prompt = (String, Vec<Turn>);
+
 /// The `orchestrated` scenario: read the six modules and name each one's first function, then
 /// a follow-up answered from what the session holds. With `parallel` the model dispatches three
 /// `file` specialists (two modules each) and answers from their reports; without, it reads all
 /// six files itself in one batch (the cheapest a single loop can do it). Returns the prompts and
 /// the specialists' lanes (keyed by a text of their task).
-#[allow(clippy::type_complexity)]
-pub fn orchestrated(parallel: bool) -> (Vec<(String, Vec<Turn>)>, Vec<(String, Vec<Turn>)>) {
+pub fn orchestrated(parallel: bool) -> (Vec<Prompt>, Vec<Prompt>) {
     let pairs = [("lexer", "parser"), ("eval", "util"), ("render", "store")];
     let first = |m: &str| format!("{m}.rs: the first function is {m}_item_0(input, table)");
     let answer = format!(
