@@ -10,6 +10,7 @@
 pub mod accounting;
 pub mod compaction;
 mod context;
+mod dispatch;
 pub mod early_exit;
 mod mcp_glue;
 pub mod retry;
@@ -111,6 +112,8 @@ pub struct AgentOptions {
     pub skills: crate::skills::Limits,
     /// The OS sandbox commands run under (`CHATCLI_SANDBOX`, `CHATCLI_SANDBOX_NETWORK`).
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// The orchestrator: parallel mode, how many specialists at once, per-agent overrides.
+    pub agents: crate::agents::Settings,
 }
 
 /// A source of the current time.
@@ -164,6 +167,7 @@ impl AgentOptions {
             mcp: None,
             skills: Default::default(),
             sandbox: Default::default(),
+            agents: Default::default(),
             session_id,
         }
     }
@@ -198,6 +202,10 @@ fn resumed_state(options: &AgentOptions, model: &str) -> (Vec<Message>, accounti
         return (Vec::new(), book);
     };
     for event in &resumed.events {
+        let (agent, event) = match event {
+            AgentEvent::Scoped { agent, event, .. } => (agent.as_str(), event.as_ref()),
+            event => (accounting::MAIN_AGENT, event),
+        };
         if let AgentEvent::Usage {
             usage, cost_usd, ..
         } = event
@@ -215,7 +223,7 @@ fn resumed_state(options: &AgentOptions, model: &str) -> (Vec<Message>, accounti
                 reported_cost: *cost_usd,
                 cache_reported: usage.cache_reported,
             };
-            book.record(model, &record, options.pricing.as_ref());
+            book.record_for(agent, model, &record, options.pricing.as_ref());
         }
     }
     let mut history = resumed.history.clone();
@@ -253,12 +261,12 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         .as_ref()
         .filter(|(_, settings)| settings.hyde)
         .map(|_| Arc::clone(&provider));
-    let approvals = Approvals {
+    let approvals = Arc::new(tokio::sync::Mutex::new(Approvals {
         policy: options.approval,
         permission: Default::default(),
         always: Default::default(),
         answers: answers_rx,
-    };
+    }));
     let bootstrap = prompt::bootstrap::Bootstrap::new(
         crate::project::project_root(&workspace),
         options.home.clone(),
@@ -266,10 +274,21 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
     );
     let skills =
         crate::skills::SessionSkills::discover(options.home.as_deref(), &workspace, options.skills);
+    let roster = Arc::new(if options.agents.parallel {
+        crate::agents::Roster::discover(
+            options.home.as_deref(),
+            &crate::project::project_root(&workspace),
+            &options.agents,
+        )
+    } else {
+        crate::agents::Roster::default()
+    });
     let agent = Agent {
+        roster,
+        specialist: None,
         bootstrap,
         attachments: options.attachments.clone(),
-        book,
+        book: Arc::new(std::sync::Mutex::new(book)),
         call_ids,
         tip_shown: false,
         prompt_starts: rewind::prompt_starts(&history),
@@ -339,12 +358,18 @@ struct Agent {
     ledger: ledger::CacheLedger,
     /// Where every event and history change goes (masking, the session log, the front end).
     sink: EventSink,
-    approvals: Approvals,
+    /// Shared with the specialists this session dispatches.
+    approvals: Arc<tokio::sync::Mutex<Approvals>>,
     options: AgentOptions,
     mode: Mode,
     tool_ctx: ToolContext,
     history: Vec<Message>,
-    book: accounting::CostBook,
+    /// The session's bill, shared with the specialists it dispatches (one budget for all).
+    book: accounting::SharedBook,
+    /// The specialists `dispatch` may run (empty with parallel mode off).
+    roster: Arc<crate::agents::Roster>,
+    /// Set when this loop is a dispatched specialist: its spec and its task's index.
+    specialist: Option<dispatch::Specialist>,
     /// Every tool-call id of the session, to keep them unique.
     call_ids: streaming::CallIds,
     /// The routing tip was shown in full once; later ones are a short marker.
@@ -373,6 +398,7 @@ struct Response {
 }
 
 /// How a prompt ended, as `turn_finished` names it.
+#[derive(Debug, Clone, PartialEq)]
 enum Ending {
     Answer(StopReason),
     Interrupted,
@@ -432,6 +458,9 @@ impl Agent {
         for message in self.skills.catalog().warnings.clone() {
             self.emit(AgentEvent::Notice { message });
         }
+        for message in self.roster.warnings.clone() {
+            self.emit(AgentEvent::Notice { message });
+        }
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -470,7 +499,7 @@ impl Agent {
                     self.emit(report);
                 }
                 Op::SetBudget { usd } => {
-                    self.book.set_budget(usd);
+                    accounting::lock(&self.book).set_budget(usd);
                     let message = match usd {
                         Some(b) => format!("session budget set to ${b:.2}"),
                         None => "session budget removed".into(),
@@ -486,7 +515,7 @@ impl Agent {
                     self.emit(AgentEvent::Notice { message });
                 }
                 Op::SetPermission { permission } => {
-                    self.approvals.permission = permission;
+                    self.approvals.lock().await.permission = permission;
                 }
                 Op::Rewind { prompt } => self.rewind(prompt),
                 Op::MemoryStatus => {
@@ -571,7 +600,13 @@ impl Agent {
         shutdown
     }
 
-    async fn run_prompt(&mut self, text: String, mode: Mode, cancel: CancellationToken) {
+    /// Runs one prompt to its end and returns its final answer and how it ended.
+    async fn run_prompt(
+        &mut self,
+        text: String,
+        mode: Mode,
+        cancel: CancellationToken,
+    ) -> (String, Ending) {
         self.emit(AgentEvent::Prompt {
             text: text.clone(),
             mode,
@@ -590,16 +625,19 @@ impl Agent {
         } else {
             mode
         };
-        if let Some(message) = self.book.over_budget() {
+        let over_budget = accounting::lock(&self.book).over_budget();
+        if let Some(message) = over_budget {
             // Refused before it enters the history: it must not ride along with the next prompt.
             self.emit(AgentEvent::Notice {
                 message: format!("{message}; this prompt was not sent"),
             });
             self.finish_prompt(String::new(), Ending::Budget);
-            return;
+            return (String::new(), Ending::Budget);
         }
         self.prompt_memory = self.memory_blocks(&text, mode);
-        self.activate_skills(&text, &mentioned, mode);
+        if self.specialist.is_none() {
+            self.activate_skills(&text, &mentioned, mode);
+        }
         let start = match self.history.last() {
             // Merged into a trailing user message (an interrupted prompt got no answer).
             Some(last) if last.role == Role::User => self.history.len() - 1,
@@ -620,7 +658,8 @@ impl Agent {
         let mut final_text = String::new();
         let mut turn = 0u32;
         let ending = loop {
-            if let Some(message) = self.book.over_budget() {
+            let over_budget = accounting::lock(&self.book).over_budget();
+            if let Some(message) = over_budget {
                 self.emit(AgentEvent::Notice { message });
                 break Ending::Budget;
             }
@@ -628,12 +667,7 @@ impl Agent {
             self.emit(AgentEvent::TurnStarted { turn });
             self.mcp_reports();
             self.refresh_bootstrap().await;
-            let system = prompt::stable_blocks(
-                mode,
-                &self.tool_ctx.workspace,
-                &self.prefix_blocks(mode),
-                self.memory_index(mode),
-            );
+            let system = self.system_blocks(mode);
             self.attach_volatile();
             self.sync_history();
             let specs = tools.specs();
@@ -642,12 +676,14 @@ impl Agent {
                 messages = self.guard_context(&system, &specs, &cancel).await;
             }
             let request = ModelRequest {
-                model: self.provider.model().to_string(),
+                model: self.model_name(),
                 system,
                 tools: specs,
                 messages,
                 max_output_tokens: self.options.max_output_tokens,
                 session_id: self.options.session_id.clone(),
+                // A specialist's effort; the session's own loop leaves the provider's default.
+                effort: self.specialist.as_ref().map(|s| s.spec.effort),
             };
             let request = self.fit_output_limit(request);
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;
@@ -702,7 +738,8 @@ impl Agent {
             }
         };
         self.sync_history();
-        self.finish_prompt(final_text, ending);
+        self.finish_prompt(final_text.clone(), ending.clone());
+        (final_text, ending)
     }
 
     /// Reports the end of a prompt: `turn_finished`, then the session's cost.
@@ -711,19 +748,17 @@ impl Agent {
             text,
             stop_reason: ending.as_str().to_string(),
         });
-        let cost = self.cost_event();
-        self.emit(cost);
+        // A specialist's totals are the session's: the orchestrator reports them once.
+        if self.specialist.is_none() {
+            let cost = self.cost_event();
+            self.emit(cost);
+        }
     }
 
     /// What `/cache` shows: the fixed part of a request in this mode and the last request's blocks.
     fn cache_report(&self) -> AgentEvent {
         let tools = self.tools_for(self.mode).specs();
-        let system = prompt::stable_blocks(
-            self.mode,
-            &self.tool_ctx.workspace,
-            &self.prefix_blocks(self.mode),
-            self.memory_index(self.mode),
-        );
+        let system = self.system_blocks(self.mode);
         let tools_tokens = crate::tokens::count(&serde_json::to_string(&tools).unwrap_or_default());
         let system_text: Vec<&str> = system.iter().map(|b| b.text.as_str()).collect();
         AgentEvent::CacheReport {

@@ -39,7 +39,7 @@ pub struct Feature {
 }
 
 /// Every optimisation, with its off switch.
-pub const FEATURES: [Feature; 6] = [
+pub const FEATURES: [Feature; 7] = [
     Feature {
         name: "cache",
         var: "CHATCLI_PROMPT_CACHE",
@@ -69,6 +69,11 @@ pub const FEATURES: [Feature; 6] = [
         name: "memory_index",
         var: "CHATCLI_MEMORY_MODE",
         off: "full",
+    },
+    Feature {
+        name: "parallel",
+        var: "CHATCLI_AGENT_PARALLEL_MODE",
+        off: "false",
     },
 ];
 
@@ -282,18 +287,25 @@ async fn run_one(
             .add_all(scenarios::facts(size.facts))
             .map_err(|e| BenchError(e.to_string()))?;
     }
-    let prompts = scenarios::script(name, size, web);
+    let (prompts, lanes) = if name == scenarios::ORCHESTRATED {
+        scenarios::orchestrated(config.agents.parallel)
+    } else {
+        (scenarios::script(name, size, web), Vec::new())
+    };
     let turns = prompts
         .iter()
         .flat_map(|(_, turns)| turns.clone())
         .collect();
-    let model = Arc::new(FakeModel::new(
-        pm.model(),
-        pm.semantics(),
-        config.prompt_cache,
-        workspace.path().to_path_buf(),
-        turns,
-    ));
+    let model = Arc::new(
+        FakeModel::new(
+            pm.model(),
+            pm.semantics(),
+            config.prompt_cache,
+            workspace.path().to_path_buf(),
+            turns,
+        )
+        .with_lanes(lanes),
+    );
     // The same options `chatcli` builds from its configuration; only the clock is virtual.
     let mut options = crate::session::agent_options(
         &config,

@@ -159,6 +159,9 @@ pub struct Config {
     /// Size limits of the skill blocks (`CHATCLI_SKILLS_CATALOG_MAX_CHARS`,
     /// `CHATCLI_SKILLS_ACTIVE_MAX_CHARS`).
     pub skills: crate::skills::Limits,
+    /// The orchestrator (`CHATCLI_AGENT_PARALLEL_MODE`, `CHATCLI_AGENT_MAX_PARALLEL`,
+    /// `CHATCLI_AGENT_<NAME>_MODEL` / `_EFFORT`).
+    pub agents: crate::agents::Settings,
     /// Tokens all `/context` attachments may add up to (`CHATCLI_CONTEXT_MAX_TOKENS`).
     pub context_max_tokens: u64,
     /// Cache markers and cache keys in requests (`CHATCLI_PROMPT_CACHE`; off sends neither).
@@ -508,6 +511,22 @@ impl Config {
             )?,
         };
 
+        let agents = crate::agents::Settings {
+            parallel: switch("CHATCLI_AGENT_PARALLEL_MODE", true)?,
+            max_parallel: positive(
+                "CHATCLI_AGENT_MAX_PARALLEL",
+                crate::agents::DEFAULT_MAX_PARALLEL,
+            )?
+            .min(16),
+            overrides: crate::agents::Settings::overrides_from(env.iter()).map_err(
+                |(setting, value)| ConfigError::Invalid {
+                    setting,
+                    value,
+                    expected: "low, medium or high".into(),
+                },
+            )?,
+        };
+
         let first_byte_timeout = env_setting(
             &env,
             "CHATCLI_FIRST_BYTE_TIMEOUT",
@@ -524,6 +543,7 @@ impl Config {
         Ok(Config {
             home,
             skills,
+            agents,
             bootstrap_max_chars,
             context_max_tokens,
             max_retries,
@@ -1201,5 +1221,44 @@ mod tests {
         .map(|e| e.to_string())
         .unwrap_or_default();
         assert!(err.contains("CHATCLI_FIRST_BYTE_TIMEOUT"), "{err}");
+    }
+
+    #[test]
+    fn the_orchestrator_is_on_by_default_and_its_settings_are_checked() {
+        let config = resolve(&[], Overrides::default()).expect("config");
+        assert!(config.agents.parallel);
+        assert_eq!(
+            config.agents.max_parallel,
+            crate::agents::DEFAULT_MAX_PARALLEL
+        );
+        let config = resolve(
+            &[
+                ("CHATCLI_AGENT_PARALLEL_MODE", "false"),
+                ("CHATCLI_AGENT_MAX_PARALLEL", "2"),
+                ("CHATCLI_AGENT_REVIEWER_MODEL", "big-model"),
+            ],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert!(!config.agents.parallel);
+        assert_eq!(config.agents.max_parallel, 2);
+        assert_eq!(
+            config
+                .agents
+                .overrides
+                .get("REVIEWER")
+                .and_then(|o| o.model.as_deref()),
+            Some("big-model")
+        );
+        let err = resolve(
+            &[("CHATCLI_AGENT_FILE_EFFORT", "max")],
+            Overrides::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("CHATCLI_AGENT_FILE_EFFORT must be low, medium or high (got \"max\")")
+        );
     }
 }

@@ -94,6 +94,37 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+/// How much a model should think (a specialist's `effort`): sent as the provider's reasoning
+/// setting where it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    /// The name as written in front matter and environment variables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+
+    /// `low`, `medium` or `high` (case-insensitive).
+    pub fn parse(text: &str) -> Option<Effort> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "low" => Some(Effort::Low),
+            "medium" => Some(Effort::Medium),
+            "high" => Some(Effort::High),
+            _ => None,
+        }
+    }
+}
+
 /// Everything one request to the model carries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelRequest {
@@ -104,6 +135,10 @@ pub struct ModelRequest {
     pub max_output_tokens: u32,
     /// Stable per session: providers use it as their cache key where they take one.
     pub session_id: String,
+    /// How much to reason, where the wire has a setting for it (OpenAI's reasoning models);
+    /// `None` leaves the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
 }
 
 /// Appends user text to the history, merging into a trailing user message so roles keep alternating.

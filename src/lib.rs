@@ -5,6 +5,7 @@
 //! what they show, and `protocol` is the typed channel between them.
 
 pub mod agent;
+pub mod agents;
 pub mod bench;
 pub mod cli;
 pub mod clock;

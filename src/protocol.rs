@@ -289,6 +289,16 @@ pub struct ModelCost {
     pub cost_usd: Option<f64>,
 }
 
+/// One agent's share of the session (`main`, or a specialist by name).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentCost {
+    pub agent: String,
+    pub requests: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: Option<f64>,
+}
+
 /// How one block of the last request was billed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BlockReport {
@@ -372,8 +382,12 @@ impl<'de> Deserialize<'de> for UsageFigures {
 }
 
 /// From the agent task to whoever listens (TUI, `exec --json`, session log).
+///
+/// An event of a dispatched specialist is `Scoped`: on the wire it is the inner event's object
+/// with `"agent"` and `"task"` added (`{"type":"tool_call","agent":"file","task":0,…}`), and an
+/// object carrying both reads back as `Scoped` (see the `Serialize`/`Deserialize` impls below).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// The session is ready: what the status bar names.
     SessionConfigured {
@@ -475,6 +489,9 @@ pub enum AgentEvent {
         saved_usd: f64,
         budget_usd: Option<f64>,
         by_model: Vec<ModelCost>,
+        /// Each agent's share: `main` and every specialist that made a request.
+        #[serde(default)]
+        by_agent: Vec<AgentCost>,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },
@@ -508,6 +525,100 @@ pub enum AgentEvent {
         cache_creation_tokens: u64,
         cost_usd: Option<f64>,
     },
+    /// A dispatched specialist finished its task (sent `Scoped`): how it ended, how long it
+    /// took, its usage, and where its full transcript was saved.
+    AgentFinished {
+        stop_reason: String,
+        duration_ms: u64,
+        requests: u32,
+        input_tokens: u64,
+        output_tokens: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transcript: Option<String>,
+    },
+    /// An event of the specialist `agent` running task `task` (from 0) of a `dispatch` call.
+    #[serde(skip)]
+    Scoped {
+        agent: String,
+        task: u32,
+        event: Box<AgentEvent>,
+    },
+}
+
+impl AgentEvent {
+    /// The event wrapped as one of specialist `agent`'s, task `task` (never wrapped twice).
+    pub fn scoped(self, agent: &str, task: u32) -> AgentEvent {
+        match self {
+            AgentEvent::Scoped { .. } => self,
+            event => AgentEvent::Scoped {
+                agent: agent.to_string(),
+                task,
+                event: Box::new(event),
+            },
+        }
+    }
+}
+
+/// The flat wire form of a scoped event: the inner object plus `agent` and `task`.
+#[derive(Serialize)]
+struct ScopedWire<'a> {
+    agent: &'a str,
+    task: u32,
+    #[serde(flatten)]
+    event: Unscoped<'a>,
+}
+
+/// An event serialized by the derived code alone (a scoped event is never nested, and going
+/// through the `Serialize` impl again would make the serializer type recurse without end).
+struct Unscoped<'a>(&'a AgentEvent);
+
+impl Serialize for Unscoped<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        AgentEvent::serialize(self.0, serializer)
+    }
+}
+
+impl Serialize for AgentEvent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AgentEvent::Scoped { agent, task, event } => ScopedWire {
+                agent,
+                task: *task,
+                event: Unscoped(event),
+            }
+            .serialize(serializer),
+            event => AgentEvent::serialize(event, serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Value::deserialize(deserializer)?;
+        let scope = match value.as_object_mut() {
+            Some(object) if object.contains_key("agent") && object.contains_key("task") => {
+                let agent = object.remove("agent");
+                let task = object.remove("task");
+                match (agent, task.as_ref().and_then(serde_json::Value::as_u64)) {
+                    (Some(serde_json::Value::String(agent)), Some(task)) => {
+                        Some((agent, u32::try_from(task).map_err(D::Error::custom)?))
+                    }
+                    _ => {
+                        return Err(D::Error::custom(
+                            "`agent` must be a string and `task` a number",
+                        ));
+                    }
+                }
+            }
+            _ => None,
+        };
+        let event = AgentEvent::deserialize(value).map_err(D::Error::custom)?;
+        Ok(match scope {
+            Some((agent, task)) => event.scoped(&agent, task),
+            None => event,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -576,6 +687,26 @@ mod tests {
             serde_json::to_string(&started).unwrap_or_default(),
             r#"{"type":"turn_started","turn":1}"#
         );
+    }
+
+    #[test]
+    fn a_specialist_event_is_the_inner_object_with_agent_and_task() {
+        let event = AgentEvent::ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            args: serde_json::json!({"file": "a"}),
+        }
+        .scoped("file", 1);
+        let json = serde_json::to_string(&event).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"agent":"file","task":1,"type":"tool_call","id":"c1","name":"read_file","args":{"file":"a"}}"#
+        );
+        let back: AgentEvent = serde_json::from_str(&json).expect("round trip");
+        assert_eq!(back, event);
+        let plain: AgentEvent =
+            serde_json::from_str(r#"{"type":"turn_started","turn":2}"#).expect("plain");
+        assert_eq!(plain, AgentEvent::TurnStarted { turn: 2 });
     }
 
     #[test]

@@ -267,6 +267,7 @@ pub fn agent_options(
         home: Some(config.home.clone()),
         bootstrap_max_chars: config.bootstrap_max_chars,
         skills: config.skills,
+        agents: config.agents.clone(),
         attachments: crate::prompt::attachments::Attachments::new(config.context_max_tokens),
         mcp: None,
         sandbox: config.sandbox.clone(),

@@ -302,6 +302,19 @@ impl ToolRegistry {
         self
     }
 
+    /// The registry with `tool` added in its sorted place (the orchestrator's `dispatch`).
+    pub fn with_tool(mut self, tool: Box<dyn Tool>) -> Self {
+        self.tools.push((tool.spec().name, tool));
+        self.tools.sort_by(|a, b| a.0.cmp(&b.0));
+        self
+    }
+
+    /// The registry with only the named tools (a specialist's set), in their sorted order.
+    pub fn only(mut self, names: &[String]) -> Self {
+        self.tools.retain(|(n, _)| names.iter().any(|k| k == n));
+        self
+    }
+
     /// The definitions, in the stable order they are sent.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|(_, t)| t.spec()).collect()

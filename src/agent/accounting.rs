@@ -4,13 +4,31 @@
 //! Usage belongs to the response it came with; the book only adds records up. A price the
 //! provider reported (OpenRouter's `usage.cost`) beats the catalog's. Once any request has no
 //! known price the session total is unknown too, rather than silently low.
+//!
+//! Every record is booked to one agent too: `main` (the session's own loop) or the dispatched
+//! specialist that made the request, so the per-agent rows of `/cost` always add up to the total.
+//! A session and its specialists share one book (`SharedBook`), so the budget counts them all.
 
 use crate::cost::Pricing;
-use crate::protocol::ModelCost;
+use crate::protocol::{AgentCost, ModelCost};
 use crate::provider::UsageRecord;
 
 /// Share of the budget at which the user is warned once.
 pub const BUDGET_WARNING: f64 = 0.80;
+
+/// The agent the session's own loop books its requests to.
+pub const MAIN_AGENT: &str = "main";
+
+/// The book a session and its specialists write to.
+pub type SharedBook = std::sync::Arc<std::sync::Mutex<CostBook>>;
+
+/// The book, even if a writer panicked while holding it (the figures stay usable).
+pub fn lock(book: &SharedBook) -> std::sync::MutexGuard<'_, CostBook> {
+    match book.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
 
 /// The running bill.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +40,8 @@ pub struct CostBook {
     /// What cache reads saved against full input price, net of the writes' premium.
     pub saved_usd: f64,
     pub by_model: Vec<ModelCost>,
+    /// Each agent's share, in the order they first made a request.
+    pub by_agent: Vec<AgentCost>,
     pub budget_usd: Option<f64>,
     warned: bool,
     /// The cost of every request with a known price: what the budget counts, even once the
@@ -45,6 +65,17 @@ impl CostBook {
     /// a model the budget cannot price), each given once.
     pub fn record(
         &mut self,
+        model: &str,
+        usage: &UsageRecord,
+        pricing: Option<&Pricing>,
+    ) -> (Option<f64>, Vec<String>) {
+        self.record_for(MAIN_AGENT, model, usage, pricing)
+    }
+
+    /// `record`, booked to `agent`.
+    pub fn record_for(
+        &mut self,
+        agent: &str,
         model: &str,
         usage: &UsageRecord,
         pricing: Option<&Pricing>,
@@ -89,6 +120,25 @@ impl CostBook {
         entry.cache_read_tokens += usage.cache_read;
         entry.cache_creation_tokens += usage.cache_write();
         entry.cost_usd = match (entry.cost_usd, cost) {
+            (Some(total), Some(c)) => Some(total + c),
+            _ => None,
+        };
+        let share = match self.by_agent.iter().position(|a| a.agent == agent) {
+            Some(i) => &mut self.by_agent[i],
+            None => {
+                self.by_agent.push(AgentCost {
+                    agent: agent.to_string(),
+                    cost_usd: Some(0.0),
+                    ..AgentCost::default()
+                });
+                let last = self.by_agent.len() - 1;
+                &mut self.by_agent[last]
+            }
+        };
+        share.requests += 1;
+        share.input_tokens += usage.total_input();
+        share.output_tokens += usage.output;
+        share.cost_usd = match (share.cost_usd, cost) {
             (Some(total), Some(c)) => Some(total + c),
             _ => None,
         };

@@ -59,7 +59,15 @@ impl Agent {
 
     /// The tools a mode offers this session (no `memory` tool when memory is off).
     pub(super) fn tools_for(&self, mode: Mode) -> ToolRegistry {
+        if let Some(specialist) = &self.specialist {
+            return ToolRegistry::for_mode(Mode::Run).only(&specialist.spec.tools);
+        }
         let mut tools = ToolRegistry::for_mode(mode);
+        if self.orchestrating(mode) {
+            tools = tools.with_tool(Box::new(super::dispatch::DispatchTool(
+                self.roster.dispatch_spec(),
+            )));
+        }
         if mode.uses_tools() && !self.skills.catalog().is_empty() {
             tools = tools.with_skill_tool();
         }
@@ -69,6 +77,32 @@ impl Agent {
             tools.without("memory")
         };
         tools.with_extra(self.mcp_extra(mode))
+    }
+
+    /// The stable system blocks of a request in `mode`: a specialist's own, or the session's
+    /// with the orchestrator block after the tools hint and before the memory index.
+    pub(super) fn system_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
+        if let Some(specialist) = &self.specialist {
+            return specialist.spec.system_blocks(&self.tool_ctx.workspace);
+        }
+        let mut blocks = prompt::stable_blocks(
+            mode,
+            &self.tool_ctx.workspace,
+            &self.prefix_blocks(mode),
+            self.memory_index(mode),
+        );
+        if self.orchestrating(mode) {
+            let at = blocks
+                .iter()
+                .position(|b| b.name == "memory index")
+                .unwrap_or(blocks.len());
+            blocks.insert(
+                at,
+                self.roster
+                    .orchestrator_block(self.options.agents.max_parallel),
+            );
+        }
+        blocks
     }
 
     /// The frozen digest, when the mode shows it (index mode, and never in chat mode).
@@ -230,6 +264,7 @@ impl Agent {
             messages: prefix,
             max_output_tokens: 1024,
             session_id: self.options.session_id.clone(),
+            effort: None,
         };
         let mut stream = self.provider.stream(request);
         let mut text = String::new();

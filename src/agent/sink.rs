@@ -6,6 +6,11 @@
 //! a channel of its own. History changes go to the same log through `append_history`, so the log
 //! keeps its order. The thing a newcomer gets wrong: sending on the raw channel "just for this
 //! one event" — that is how tool events once missed the log and `--resume` showed `…`.
+//!
+//! A dispatched specialist gets a scoped clone (`EventSink::scoped`): its events go out through
+//! the same log and front end wrapped as `AgentEvent::Scoped`, masked by a masker of its own (a
+//! delta held back in one specialist's stream must not swallow another's), and its history never
+//! enters the session log (the log's history is the orchestrator's conversation).
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +24,14 @@ use crate::session_log::{HistoryRecord, SessionLog};
 #[derive(Clone)]
 pub struct EventSink {
     inner: Arc<Inner>,
+    scope: Option<Arc<Scope>>,
+}
+
+/// The specialist a scoped sink speaks for.
+struct Scope {
+    agent: String,
+    task: u32,
+    masker: Mutex<EventMasker>,
 }
 
 struct Inner {
@@ -49,15 +62,49 @@ impl EventSink {
                 secrets,
                 front,
             }),
+            scope: None,
+        }
+    }
+
+    /// A sink for specialist `agent` running task `task`: same log and front end, events wrapped
+    /// as `Scoped`, no history records.
+    pub fn scoped(&self, agent: &str, task: u32) -> EventSink {
+        EventSink {
+            inner: Arc::clone(&self.inner),
+            scope: Some(Arc::new(Scope {
+                agent: agent.to_string(),
+                task,
+                masker: Mutex::new(EventMasker::new(self.inner.secrets.clone())),
+            })),
         }
     }
 
     /// Masks known secrets in the event (across text-delta boundaries), appends it to the log,
     /// and forwards it; a log that could not be written is said once, then the session goes on.
     pub fn emit(&self, event: AgentEvent) {
+        // A specialist's events are masked by its own masker, then wrapped; the orchestrator's
+        // go through the shared one below.
+        let scoped = match &self.scope {
+            Some(scope) => {
+                let mut masker = match scope.masker.lock() {
+                    Ok(guard) => guard,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                Ok(masker
+                    .filter(event)
+                    .into_iter()
+                    .map(|e| e.scoped(&scope.agent, scope.task))
+                    .collect::<Vec<_>>())
+            }
+            None => Err(event),
+        };
         let mut state = self.lock();
         let State { masker, log } = &mut *state;
-        for event in masker.filter(event) {
+        let events = match scoped {
+            Ok(events) => events,
+            Err(event) => masker.filter(event),
+        };
+        for event in events {
             if let Some(log) = log.as_mut() {
                 log.append(&event);
             }
@@ -73,6 +120,9 @@ impl EventSink {
 
     /// Appends a history change to the log, in order with the events.
     pub fn append_history(&self, record: &HistoryRecord) {
+        if self.scope.is_some() {
+            return;
+        }
         if let Some(log) = self.lock().log.as_mut() {
             log.append_history(record);
         }

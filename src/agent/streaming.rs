@@ -387,6 +387,17 @@ impl Agent {
             .iter()
             .cloned()
             .partition(|(_, _, args)| args.is_object());
+        // `dispatch` runs specialists here, not in the tool layer; a specialist asking for a
+        // tool outside its set is refused before anything runs.
+        let (dispatches, runnable): (Vec<tools_run::Call>, Vec<tools_run::Call>) =
+            runnable.into_iter().partition(|(_, name, _)| {
+                name == crate::agents::DISPATCH
+                    && self.specialist.is_none()
+                    && tools.get(name).is_some()
+            });
+        let (refused, runnable): (Vec<tools_run::Call>, Vec<tools_run::Call>) = runnable
+            .into_iter()
+            .partition(|(_, name, _)| self.refuses(name));
         let mut results = if runnable.is_empty() {
             Vec::new()
         } else {
@@ -394,12 +405,18 @@ impl Agent {
                 tools,
                 &self.tool_ctx,
                 &runnable,
-                &mut self.approvals,
+                &self.approvals,
                 cancel,
                 &self.sink,
             )
             .await
         };
+        for call in &refused {
+            results.push(self.refuse(call));
+        }
+        for call in &dispatches {
+            results.push(self.dispatch(call, cancel).await);
+        }
         for (id, name, args) in cut {
             let limited = response.at_limit || response.stop == Some(StopReason::MaxTokens);
             let by = match &args {
@@ -459,10 +476,18 @@ impl Agent {
 
     pub(super) fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
         self.last_input = usage.total_input();
-        let model = self.provider.model().to_string();
-        let (cost_usd, warnings) = self
-            .book
-            .record(&model, &usage, self.options.pricing.as_ref());
+        self.count_specialist_usage(&usage);
+        let model = self.model_name();
+        let agent = self
+            .specialist
+            .as_ref()
+            .map_or(accounting::MAIN_AGENT, |s| s.spec.name.as_str());
+        let (cost_usd, warnings) = accounting::lock(&self.book).record_for(
+            agent,
+            &model,
+            &usage,
+            self.options.pricing.as_ref(),
+        );
         self.emit(AgentEvent::Usage {
             turn,
             usage: usage.figures(),
@@ -475,20 +500,22 @@ impl Agent {
 
     /// What `/cost` shows.
     pub(super) fn cost_report(&self) -> AgentEvent {
-        let t = &self.book.totals;
+        let book = accounting::lock(&self.book);
+        let t = &book.totals;
         AgentEvent::CostReport {
             provider: self.provider.label(),
             model: self.provider.model().to_string(),
-            requests: self.book.requests,
+            requests: book.requests,
             uncached_input_tokens: t.uncached_input,
             input_tokens: t.total_input(),
             output_tokens: t.output,
             cache_read_tokens: t.cache_read,
             cache_creation_tokens: t.cache_write(),
-            cost_usd: self.book.cost_usd,
-            saved_usd: self.book.saved_usd,
-            budget_usd: self.book.budget_usd,
-            by_model: self.book.by_model.clone(),
+            cost_usd: book.cost_usd,
+            saved_usd: book.saved_usd,
+            budget_usd: book.budget_usd,
+            by_model: book.by_model.clone(),
+            by_agent: book.by_agent.clone(),
         }
     }
 
@@ -523,13 +550,14 @@ impl Agent {
     }
 
     pub(super) fn cost_event(&self) -> AgentEvent {
-        let t = &self.book.totals;
+        let book = accounting::lock(&self.book);
+        let t = &book.totals;
         AgentEvent::Cost {
             input_tokens: t.total_input(),
             output_tokens: t.output,
             cache_read_tokens: t.cache_read,
             cache_creation_tokens: t.cache_write(),
-            cost_usd: self.book.cost_usd,
+            cost_usd: book.cost_usd,
         }
     }
 }

@@ -112,11 +112,14 @@ impl Approvals {
 
 /// Runs the calls and returns their `ToolResult` blocks in call order, with the usage of any
 /// model request a tool made.
+///
+/// `approvals` is shared with the session's dispatched specialists: a call that needs an answer
+/// holds it while it asks, so with several specialists waiting the user sees one dialog at a time.
 pub async fn run_calls(
     tools: &ToolRegistry,
     ctx: &ToolContext,
     calls: &[Call],
-    approvals: &mut Approvals,
+    approvals: &tokio::sync::Mutex<Approvals>,
     cancel: &CancellationToken,
     events: &EventSink,
 ) -> Vec<(ContentBlock, Option<UsageRecord>)> {
@@ -143,9 +146,18 @@ pub async fn run_calls(
             .filter(|_| call.2.is_object())
             .and_then(|t| t.preview(&call.2, ctx));
         let verdict = if needs_approval && !cancel.is_cancelled() {
-            approvals
-                .decide(call, &key, preview.clone(), cancel, events)
-                .await
+            let mut approvals = tokio::select! {
+                _ = cancel.cancelled() => None,
+                guard = approvals.lock() => Some(guard),
+            };
+            match approvals.as_mut() {
+                Some(approvals) => {
+                    approvals
+                        .decide(call, &key, preview.clone(), cancel, events)
+                        .await
+                }
+                None => Err(CANCELLED),
+            }
         } else {
             Ok(())
         };

@@ -7,6 +7,9 @@
 //! for it again, as a real model would: a ranged `read_file` of the file or of the saved page,
 //! a filtered `web_fetch`, a memory recall. That request is counted like any other. When the
 //! script runs out it answers "done". Every request's usage and its floor are logged.
+//!
+//! Dispatched specialists ask concurrently, so their turns cannot share one queue: a request
+//! whose first user message contains a lane's key (its task text) plays that lane's script.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -86,6 +89,8 @@ pub struct Logged {
 
 struct State {
     script: VecDeque<Turn>,
+    /// Specialists' scripts, by a text their task contains.
+    lanes: Vec<(String, VecDeque<Turn>)>,
     /// Re-reads asked for the turn at the head of the script (at most two rounds).
     rereads: u32,
     cache: CacheModel,
@@ -122,12 +127,22 @@ impl FakeModel {
             state: Mutex::new(State {
                 rereads: 0,
                 script: script.into(),
+                lanes: Vec::new(),
                 cache: CacheModel::new(semantics),
                 memo: HashMap::new(),
                 log: Vec::new(),
                 calls: 0,
             }),
         }
+    }
+
+    /// The model with specialists' scripts: a request whose task contains a lane's key plays
+    /// that lane.
+    pub fn with_lanes(self, lanes: Vec<(String, Vec<Turn>)>) -> Self {
+        if let Ok(mut state) = self.state.lock() {
+            state.lanes = lanes.into_iter().map(|(k, t)| (k, t.into())).collect();
+        }
+        self
     }
 
     /// Every request's usage and floor so far.
@@ -154,8 +169,17 @@ impl Provider for FakeModel {
             let mut usage = state.cache.account(&segs, &markers);
             let (floor_read, floor_fresh) = state.cache.floor(&segs);
             let sent = request_text(&request);
-            let missing: Vec<Need> = state
-                .script
+            let task = request
+                .messages
+                .first()
+                .map(|m| m.text())
+                .unwrap_or_default();
+            let lane = state.lanes.iter().position(|(key, _)| task.contains(key));
+            let script = match lane {
+                Some(i) => &mut state.lanes[i].1,
+                None => &mut state.script,
+            };
+            let missing: Vec<Need> = script
                 .front()
                 .map(|t| {
                     t.needs
@@ -178,10 +202,7 @@ impl Provider for FakeModel {
                 }
             } else {
                 state.rereads = 0;
-                state
-                    .script
-                    .pop_front()
-                    .unwrap_or_else(|| Turn::answer("done"))
+                script.pop_front().unwrap_or_else(|| Turn::answer("done"))
             };
             let mut output = turn.text.clone();
             if !turn.text.is_empty() {

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::fake::{Source, Turn};
 
 /// The scenarios, in report order.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 8] = [
     "lookup",
     "coder",
     "edit",
@@ -19,7 +19,11 @@ pub const NAMES: [&str; 7] = [
     "stagnation",
     "memory",
     "long",
+    ORCHESTRATED,
 ];
+
+/// The scenario that reads many files and answers, with specialists or without.
+pub const ORCHESTRATED: &str = "orchestrated";
 
 /// The fixture crate's modules and their size relative to `Size::file_bytes`.
 const MODULES: [(&str, f64); 6] = [
@@ -488,6 +492,84 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
         }
         _ => Vec::new(),
     }
+}
+
+/// A prompt (or a specialist's lane key) and the turns that answer it.
+pub type Prompt = (String, Vec<Turn>);
+
+/// The `orchestrated` scenario: read the six modules and name each one's first function, then
+/// a follow-up answered from what the session holds. With `parallel` the model dispatches three
+/// `file` specialists (two modules each) and answers from their reports; without, it reads all
+/// six files itself in one batch (the cheapest a single loop can do it). Returns the prompts and
+/// the specialists' lanes (keyed by a text of their task).
+pub fn orchestrated(parallel: bool) -> (Vec<Prompt>, Vec<Prompt>) {
+    let pairs = [("lexer", "parser"), ("eval", "util"), ("render", "store")];
+    let first = |m: &str| format!("{m}.rs: the first function is {m}_item_0(input, table)");
+    let answer = format!(
+        "Each module's first function: {}. All take (input: &str, table: &mut HashMap<String, usize>).",
+        MODULES
+            .iter()
+            .map(|(m, _)| format!("{m}_item_0"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let follow_up = (
+        "and which module is the largest?".to_string(),
+        vec![Turn::answer(
+            "parser.rs is the largest of the six, then render.rs.",
+        )],
+    );
+    let prompt = "for each of the six modules in src/ (lexer, parser, eval, util, render, store), name its first function and what the functions take".to_string();
+    if !parallel {
+        let reads = MODULES
+            .iter()
+            .map(|(m, _)| ("read_file", json!({ "file": format!("src/{m}.rs") })))
+            .collect();
+        return (
+            vec![
+                (prompt, vec![Turn::calls(reads), Turn::answer(&answer)]),
+                follow_up,
+            ],
+            Vec::new(),
+        );
+    }
+    let task = |a: &str, b: &str| {
+        format!(
+            "Read src/{a}.rs and src/{b}.rs; for each, name its first function and its parameters."
+        )
+    };
+    let tasks: Vec<Value> = pairs
+        .iter()
+        .map(|(a, b)| json!({"agent": "file", "task": task(a, b)}))
+        .collect();
+    let lanes = pairs
+        .iter()
+        .map(|(a, b)| {
+            (
+                format!("src/{a}.rs and src/{b}.rs"),
+                vec![
+                    Turn::calls(vec![
+                        read(&format!("src/{a}.rs")),
+                        read(&format!("src/{b}.rs")),
+                    ]),
+                    Turn::answer(&format!("{}; {}.", first(a), first(b))),
+                ],
+            )
+        })
+        .collect();
+    (
+        vec![
+            (
+                prompt,
+                vec![
+                    Turn::calls(vec![("dispatch", json!({ "tasks": tasks }))]),
+                    Turn::answer(&answer),
+                ],
+            ),
+            follow_up,
+        ],
+        lanes,
+    )
 }
 
 /// Facts for the memory scenario: a few the prompts need, the rest filler.

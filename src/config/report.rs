@@ -139,6 +139,20 @@ impl Config {
                 ),
             ),
             (
+                "parallel agents",
+                if self.agents.parallel {
+                    format!("on, {} at once", self.agents.max_parallel)
+                } else {
+                    "off".into()
+                },
+                source(
+                    None,
+                    &["CHATCLI_AGENT_PARALLEL_MODE", "CHATCLI_AGENT_MAX_PARALLEL"],
+                    env,
+                    None,
+                ),
+            ),
+            (
                 "budget",
                 self.budget_usd
                     .map_or_else(|| "none".into(), |b| format!("${b:.2}")),

@@ -198,6 +198,7 @@ mod tests {
             messages,
             max_output_tokens: 1,
             session_id: "s".into(),
+            effort: None,
         }
     }
 

@@ -240,6 +240,13 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
         "max_tokens"
     };
     body[limit_key] = json!(request.max_output_tokens);
+    // OpenAI's own reasoning models take an effort; other servers may reject the key.
+    if preset.max_completion_tokens
+        && super::openai_responses::is_reasoning_model(&request.model)
+        && let Some(effort) = request.effort
+    {
+        body["reasoning_effort"] = json!(effort.as_str());
+    }
     if !request.tools.is_empty() {
         body["tools"] = Value::Array(
             request

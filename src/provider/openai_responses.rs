@@ -67,7 +67,7 @@ impl Provider for OpenAiResponses {
 }
 
 /// Whether the model reasons (and so can return encrypted reasoning to send back).
-fn is_reasoning_model(model: &str) -> bool {
+pub(crate) fn is_reasoning_model(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
     m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit())
         || m.starts_with("gpt-5")
@@ -158,6 +158,9 @@ pub fn build_body(request: &ModelRequest) -> Value {
     }
     if is_reasoning_model(&request.model) {
         body["include"] = json!(["reasoning.encrypted_content"]);
+        if let Some(effort) = request.effort {
+            body["reasoning"] = json!({"effort": effort.as_str()});
+        }
     }
     body
 }
@@ -334,5 +337,50 @@ impl StreamParser for ResponsesParser {
                 provider: self.provider.clone(),
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{Effort, Message};
+
+    fn request(model: &str, effort: Option<Effort>) -> ModelRequest {
+        ModelRequest {
+            model: model.into(),
+            system: Vec::new(),
+            tools: Vec::new(),
+            messages: vec![Message::user_text("hi")],
+            max_output_tokens: 100,
+            session_id: "s".into(),
+            effort,
+        }
+    }
+
+    #[test]
+    fn a_specialists_effort_is_the_reasoning_models_effort_on_both_openai_wires() {
+        let body = build_body(&request("o4-mini", Some(Effort::Low)));
+        assert_eq!(body["reasoning"], json!({"effort": "low"}));
+        let chat = crate::provider::openai_chat::build_body(
+            &request("gpt-5", Some(Effort::High)),
+            &crate::provider::openai_chat::Preset::OPENAI,
+        );
+        assert_eq!(chat["reasoning_effort"], json!("high"));
+        // A model without a reasoning setting, or no effort asked: nothing is sent.
+        assert!(
+            build_body(&request("gpt-4.1", Some(Effort::Low)))
+                .get("reasoning")
+                .is_none()
+        );
+        assert!(
+            build_body(&request("o4-mini", None))
+                .get("reasoning")
+                .is_none()
+        );
+        let other = crate::provider::openai_chat::build_body(
+            &request("gpt-4.1", Some(Effort::High)),
+            &crate::provider::openai_chat::Preset::OPENAI,
+        );
+        assert!(other.get("reasoning_effort").is_none());
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Accepted: `key: value` scalars (plain, `'single'` or `"double"` quoted), `key: [a, "b c"]`
 //! flow lists, `key:` followed by `- item` lines, and `key: >` / `key: |` block scalars. Keys
-//! other than `name`, `description`, `triggers`, `paths`, `model` and `effort` are skipped with
+//! other than `name`, `description`, `triggers`, `paths`, `tools`, `model` and `effort` are skipped with
 //! everything indented under them (Claude Code's `allowed-tools`, `metadata`, `license`), so a
 //! skill written for another tool still loads. What a newcomer gets wrong: the front matter must
 //! open on the very first line with `---`; a file without it is not a skill, and the caller
@@ -17,6 +17,9 @@ pub struct FrontMatter {
     pub paths: Vec<String>,
     pub model: Option<String>,
     pub effort: Option<String>,
+    /// `tools:` as written (custom agents): `None` when the key is absent. A plain value is a
+    /// comma-separated list (`tools: Read, Grep`, as Claude Code writes it).
+    pub tools: Option<Vec<String>>,
 }
 
 /// Splits `text` into its front matter and body; `Err` says what is wrong, in words.
@@ -87,6 +90,17 @@ pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
                 } else {
                     fm.paths = list;
                 }
+            }
+            "tools" => {
+                let items = list(key, value, nested)?;
+                fm.tools = Some(
+                    items
+                        .iter()
+                        .flat_map(|item| item.split(','))
+                        .map(|t| t.trim().to_string())
+                        .filter(|t| !t.is_empty())
+                        .collect(),
+                );
             }
             _ => {}
         }
@@ -204,6 +218,24 @@ mod tests {
         assert_eq!(fm.model.as_deref(), Some("opus"));
         assert_eq!(fm.effort.as_deref(), Some("high"));
         assert_eq!(body, "# PDF\nUse qpdf.");
+        assert_eq!(fm.tools, None);
+    }
+
+    #[test]
+    fn tools_take_every_list_form() {
+        for header in [
+            "tools: Read, Grep",
+            "tools: [Read, \"Grep\"]",
+            "tools:\n  - Read\n  - Grep",
+        ] {
+            let text = format!("---\nname: a\ndescription: d\n{header}\n---\nbody");
+            let (fm, _) = parse(&text).expect("valid");
+            assert_eq!(
+                fm.tools,
+                Some(vec!["Read".into(), "Grep".into()]),
+                "{header}"
+            );
+        }
     }
 
     #[test]

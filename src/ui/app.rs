@@ -25,6 +25,7 @@ use super::tool_panel::ToolPanel;
 use super::transcript::{RecordOutcome, Transcript};
 use crate::protocol::{AgentEvent, Mode, Op};
 
+mod agents;
 mod input;
 mod layout;
 mod submit;
@@ -258,6 +259,8 @@ impl App {
                 AgentEvent::Prompt { text, .. } => self.chat.push(CellKind::User(text)),
                 // A resumed session is idle: nothing is waiting for an answer.
                 AgentEvent::ApprovalRequest { .. } => {}
+                AgentEvent::Scoped { ref event, .. }
+                    if matches!(**event, AgentEvent::ApprovalRequest { .. }) => {}
                 other => self.handle_agent_event(other),
             }
         }
@@ -333,9 +336,10 @@ impl App {
             // While a call waits, only the dialog hears keys: no other overlay, no composer.
             if let ApprovalKey::Answer(decision) = pending.handle_key(key, Instant::now()) {
                 let id = pending.id.clone();
+                let panel_key = pending.panel_key.clone();
                 self.pending_approval = None;
                 self.overlay = None;
-                self.tools.answered(&id);
+                self.tools.answered(panel_key.as_deref().unwrap_or(&id));
                 self.send(Op::Approve { id, decision });
             }
             return;
@@ -622,8 +626,10 @@ impl App {
                 saved_usd,
                 budget_usd,
                 by_model,
+                by_agent,
             } => {
                 self.cost_view = Some(CostView {
+                    by_agent,
                     provider,
                     model,
                     requests,
@@ -719,6 +725,11 @@ impl App {
                 if cost_usd.is_none() {
                     self.status.cost_usd = None;
                 }
+            }
+            // Only ever sent scoped; handled there.
+            AgentEvent::AgentFinished { .. } => {}
+            AgentEvent::Scoped { agent, task, event } => {
+                self.handle_specialist_event(&agent, task, *event)
             }
         }
     }

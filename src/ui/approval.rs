@@ -40,6 +40,10 @@ pub struct PendingApproval {
     pub page: usize,
     /// The sandbox the command will run under (`run_command`), shown under it.
     pub policy: Option<String>,
+    /// The dispatched specialist that asks (`None`: the session's own loop).
+    pub agent: Option<String>,
+    /// The call's key in the tool panel when it is not `id` (a specialist's call).
+    pub panel_key: Option<String>,
 }
 
 /// What a key did to the dialog.
@@ -63,6 +67,8 @@ impl PendingApproval {
             shown_at: None,
             page: 1,
             policy: None,
+            agent: None,
+            panel_key: None,
         }
     }
 
@@ -200,9 +206,13 @@ pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
     pending.page = visible.max(1);
     let below = body.len() - visible - pending.scroll;
 
+    let who = match &pending.agent {
+        Some(agent) => format!("The {agent} agent wants to run "),
+        None => "The model wants to run ".to_string(),
+    };
     let mut lines = vec![
         Line::from(vec![
-            Span::raw("The model wants to run "),
+            Span::raw(who),
             Span::styled(
                 pending.name.clone(),
                 Style::new()

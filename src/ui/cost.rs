@@ -32,6 +32,8 @@ pub struct CostView {
     pub saved_usd: f64,
     pub budget_usd: Option<f64>,
     pub by_model: Vec<ModelCost>,
+    /// Each agent's share (`main` and the dispatched specialists).
+    pub by_agent: Vec<crate::protocol::AgentCost>,
 }
 
 /// `12,345`.
@@ -90,6 +92,21 @@ pub fn summary_lines(view: &CostView) -> Vec<String> {
                 thousands(m.input_tokens),
                 thousands(m.output_tokens),
                 money(m.cost_usd)
+            ));
+        }
+    }
+    // `main` alone says nothing the totals do not.
+    if view.by_agent.iter().any(|a| a.agent != "main") {
+        lines.push(String::new());
+        lines.push("  By agent:".into());
+        for a in &view.by_agent {
+            lines.push(format!(
+                "    {:<24} {:>3} req  {:>9}↑ {:>8}↓  {}",
+                a.agent,
+                a.requests,
+                thousands(a.input_tokens),
+                thousands(a.output_tokens),
+                money(a.cost_usd)
             ));
         }
     }

@@ -40,6 +40,10 @@ pub struct ToolEntry {
     pub duration: Option<Duration>,
     pub chars: Option<u64>,
     pub saved_path: Option<String>,
+    /// A dispatched specialist's row: its input and output tokens so far.
+    pub tokens: Option<(u64, u64)>,
+    /// 1 for a specialist's own call, drawn indented under its row.
+    pub depth: u8,
 }
 
 /// The panel's entries and scroll.
@@ -66,6 +70,8 @@ impl ToolPanel {
             duration: None,
             chars: None,
             saved_path: None,
+            tokens: None,
+            depth: 0,
         });
         if self.scroll > 0 {
             self.scroll += 1;
@@ -106,10 +112,110 @@ impl ToolPanel {
             duration: None,
             chars: None,
             saved_path: None,
+            tokens: None,
+            depth: 0,
         });
         if self.scroll > 0 {
             self.scroll += 1;
         }
+    }
+
+    /// A dispatched specialist started task `summary`; `key` names its row.
+    pub fn agent_started(&mut self, key: &str, agent: &str, summary: &str) {
+        self.entries.push(ToolEntry {
+            id: key.to_string(),
+            name: agent.to_string(),
+            summary: summary.replace('\n', " "),
+            status: ToolStatus::Running,
+            duration: None,
+            chars: None,
+            saved_path: None,
+            tokens: Some((0, 0)),
+            depth: 0,
+        });
+        if self.scroll > 0 {
+            self.scroll += 1;
+        }
+    }
+
+    /// A specialist's request was billed: its row's `N↑ M↓` grows.
+    pub fn agent_usage(&mut self, key: &str, input: u64, output: u64) {
+        if let Some(entry) = self.agent_row(key)
+            && let Some((i, o)) = entry.tokens.as_mut()
+        {
+            *i += input;
+            *o += output;
+        }
+    }
+
+    /// A specialist finished (`stop_reason` as its loop ended) after `duration`.
+    pub fn agent_finished(&mut self, key: &str, stop_reason: &str, duration: Duration) {
+        if let Some(entry) = self.agent_row(key) {
+            entry.status = match stop_reason {
+                "end_turn" | "stop" | "max_tokens" => ToolStatus::Ok,
+                "interrupted" => ToolStatus::Failed("cancelled".into()),
+                other => ToolStatus::Failed(other.replace('_', " ")),
+            };
+            entry.duration = Some(duration);
+        }
+    }
+
+    fn agent_row(&mut self, key: &str) -> Option<&mut ToolEntry> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.id == key && e.tokens.is_some())
+    }
+
+    /// `receiving`, for a call of the specialist whose row is `parent`.
+    pub fn receiving_in(&mut self, parent: &str, id: &str, name: &str) {
+        self.receiving(id, name);
+        self.nest_last(parent);
+    }
+
+    /// `started`, for a call of the specialist whose row is `parent`.
+    pub fn started_in(&mut self, parent: &str, id: &str, name: &str, args: &serde_json::Value) {
+        let streamed = self
+            .entries
+            .iter()
+            .any(|e| e.id == id && matches!(e.status, ToolStatus::Receiving(_)));
+        self.started(id, name, args);
+        if !streamed {
+            self.nest_last(parent);
+        }
+    }
+
+    /// Moves the newest entry under the row `parent`, after that row's other calls, so each
+    /// specialist's calls stay together while several run at once.
+    fn nest_last(&mut self, parent: &str) {
+        let Some(mut entry) = self.entries.pop() else {
+            return;
+        };
+        entry.depth = 1;
+        let prefix = format!("{parent}/");
+        let at = match self
+            .entries
+            .iter()
+            .rposition(|e| e.id == parent && e.tokens.is_some())
+        {
+            Some(row) => {
+                let mut at = row + 1;
+                while at < self.entries.len()
+                    && self.entries[at].depth == 1
+                    && self.entries[at].id.starts_with(&prefix)
+                {
+                    at += 1;
+                }
+                at
+            }
+            None => self.entries.len(),
+        };
+        if let Some(selected) = self.selected.as_mut()
+            && *selected >= at
+        {
+            *selected += 1;
+        }
+        self.entries.insert(at, entry);
     }
 
     /// A call waits for the user's approval.
@@ -152,6 +258,8 @@ impl ToolPanel {
             duration: None,
             chars: None,
             saved_path: None,
+            tokens: None,
+            depth: 0,
         });
         if self.scroll > 0 {
             self.scroll += 1;
@@ -252,6 +360,17 @@ impl ToolPanel {
             ToolStatus::Note => ("⚠", Style::new().fg(Color::Yellow)),
         };
         let tail = match (&entry.status, entry.duration, entry.chars) {
+            _ if entry.tokens.is_some() => {
+                let (input, output) = entry.tokens.unwrap_or_default();
+                let state = match (&entry.status, entry.duration) {
+                    (ToolStatus::Running, _) => "running".to_string(),
+                    (ToolStatus::Failed(e), _) if e == "cancelled" => "cancelled".to_string(),
+                    (ToolStatus::Failed(e), Some(d)) => format!("{e} {}", format_duration(d)),
+                    (_, Some(d)) => format_duration(d),
+                    _ => String::new(),
+                };
+                format!("{}↑ {}↓ {state}", compact(input), compact(output))
+            }
             (ToolStatus::AwaitingApproval, _, _) => "awaiting approval".to_string(),
             (ToolStatus::Running, _, _) => "running".to_string(),
             (ToolStatus::Receiving(bytes), _, _) => format!("receiving {}B", compact(*bytes)),
@@ -268,7 +387,8 @@ impl ToolPanel {
             _ => String::new(),
         };
         let name = entry.name.clone();
-        let fixed = 2 + name.width() + 1 + tail.width() + 1;
+        let indent = if entry.depth > 0 { "  " } else { "" };
+        let fixed = indent.width() + 2 + name.width() + 1 + tail.width() + 1;
         // One column kept free between the summary and the tail.
         let room = width.saturating_sub(fixed + 1);
         let summary = if room >= 2 {
@@ -277,9 +397,17 @@ impl ToolPanel {
             String::new()
         };
         let pad = width.saturating_sub(fixed + summary.width());
+        let name_style = if entry.tokens.is_some() {
+            Style::new()
+                .fg(Color::LightMagenta)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::BOLD)
+        };
         Line::from(vec![
+            Span::raw(indent),
             Span::styled(format!("{icon} "), icon_style),
-            Span::styled(name, Style::new().add_modifier(Modifier::BOLD)),
+            Span::styled(name, name_style),
             Span::raw(" "),
             Span::styled(summary, Style::new().fg(Color::Gray)),
             Span::raw(" ".repeat(pad)),
@@ -294,7 +422,7 @@ impl Widget for &ToolPanel {
         let calls = self
             .entries
             .iter()
-            .filter(|e| e.status != ToolStatus::Note)
+            .filter(|e| e.status != ToolStatus::Note && e.tokens.is_none())
             .count();
         let title = format!(" Tools ({calls}) ");
         let block = Block::new()
@@ -348,6 +476,14 @@ pub fn summarize_args(args: &serde_json::Value) -> String {
     let Some(obj) = args.as_object() else {
         return String::new();
     };
+    // `dispatch`: the agents it runs, in task order.
+    if let Some(tasks) = obj.get("tasks").and_then(|t| t.as_array()) {
+        let agents: Vec<&str> = tasks
+            .iter()
+            .filter_map(|t| t.get("agent").and_then(|a| a.as_str()))
+            .collect();
+        return format!("{} tasks: {}", tasks.len(), agents.join(", "));
+    }
     for key in KEYS {
         if let Some(v) = obj.get(key).and_then(|v| v.as_str()) {
             return v.replace('\n', " ");

@@ -157,3 +157,132 @@ pub fn assert_valid_history(messages: &[Message]) {
         "a request ends on a user message"
     );
 }
+
+/// How `ByContent` answers one request: the response, and whether it first waits at the latch.
+pub struct Answer {
+    pub script: Script,
+    /// Wait at the provider's latch before streaming (proves that requests overlap: the latch
+    /// opens only when every party is waiting at it, so requests made one after another hang).
+    pub latch: bool,
+    /// Never answer (until the request is cancelled).
+    pub hang: bool,
+}
+
+impl Answer {
+    /// Answers at once with `script`.
+    pub fn now(script: Script) -> Answer {
+        Answer {
+            script,
+            latch: false,
+            hang: false,
+        }
+    }
+
+    /// Answers with `script` once every party waits at the latch.
+    pub fn at_latch(script: Script) -> Answer {
+        Answer {
+            script,
+            latch: true,
+            hang: false,
+        }
+    }
+
+    /// Never answers.
+    pub fn hang() -> Answer {
+        Answer {
+            script: Vec::new(),
+            latch: false,
+            hang: true,
+        }
+    }
+}
+
+type Rule = dyn Fn(&ModelRequest) -> Answer + Send + Sync;
+
+/// A provider that answers each request by what it contains, keeping every request.
+pub struct ByContent {
+    rule: Box<Rule>,
+    latch: Arc<tokio::sync::Barrier>,
+    pub requests: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+impl ByContent {
+    /// A provider answering by `rule`; its latch opens when `parties` requests wait at it.
+    pub fn new(
+        parties: usize,
+        rule: impl Fn(&ModelRequest) -> Answer + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(ByContent {
+            rule: Box::new(rule),
+            latch: Arc::new(tokio::sync::Barrier::new(parties.max(1))),
+            requests: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+impl Provider for ByContent {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn model(&self) -> &str {
+        "scripted-model"
+    }
+
+    fn stream(&self, request: ModelRequest) -> ProviderStream {
+        assert_valid_history(&request.messages);
+        let answer = (self.rule)(&request);
+        self.requests.lock().expect("lock").push(request);
+        if answer.hang {
+            return Box::pin(stream::pending());
+        }
+        let latch = answer.latch.then(|| Arc::clone(&self.latch));
+        Box::pin(stream::unfold(
+            (latch, answer.script.into_iter()),
+            |(latch, mut it)| async move {
+                if let Some(latch) = latch {
+                    latch.wait().await;
+                }
+                let next = it.next()?;
+                Some((Ok(next), (None, it)))
+            },
+        ))
+    }
+}
+
+/// The system prompt of a request, as one text.
+pub fn system_text(request: &ModelRequest) -> String {
+    request
+        .system
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Whether the request carries a tool result yet (the model already called a tool).
+pub fn has_tool_result(request: &ModelRequest) -> bool {
+    request.messages.iter().any(|m| {
+        m.content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+    })
+}
+
+/// Every tool result's text in the request, in order.
+pub fn tool_results(request: &ModelRequest) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect()
+}

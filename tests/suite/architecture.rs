@@ -28,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "cost",
             "mcp",
             "skills",
+            "agents",
             "secrets",
             "sandbox",
             "session_log",

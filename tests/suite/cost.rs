@@ -223,6 +223,7 @@ fn the_cost_summary_and_the_cache_chart() {
         saved_usd: 0.2367,
         budget_usd: Some(2.0),
         by_model: Vec::new(),
+        by_agent: Vec::new(),
     });
     let summary = screen_text(&draw(&mut app));
     assert!(summary.contains("Session cost summary"));

@@ -12,6 +12,7 @@ mod fuzz;
 mod local_servers;
 mod mcp;
 mod memory;
+mod orchestrator;
 mod output;
 mod peers;
 mod project_context;

@@ -109,10 +109,13 @@ async fn every_mode_gets_bootstrap_then_attachments_after_core_and_mentions_in_t
         assert!(notice.starts_with("attached spec.md ("), "{notice}");
         submit(&mut handle, "fix the bug described in @notes.txt", mode).await;
         let request = &provider.requests()[0];
-        let expected: Vec<&str> = if mode == Mode::Chat {
-            vec!["core", "bootstrap", "attachments"]
-        } else {
-            vec!["core", "bootstrap", "attachments", "tools"]
+        // Agent and coder modes orchestrate by default: their catalog follows the tools hint.
+        let expected: Vec<&str> = match mode {
+            Mode::Chat => vec!["core", "bootstrap", "attachments"],
+            Mode::Agent | Mode::Coder => {
+                vec!["core", "bootstrap", "attachments", "tools", "orchestrator"]
+            }
+            Mode::Run => vec!["core", "bootstrap", "attachments", "tools"],
         };
         assert!(
             block(request, "attachments")
@@ -459,7 +462,7 @@ async fn attachments_change_only_on_refresh_and_context_list_shows_tokens() {
     submit(&mut handle, "four", Mode::Coder).await;
     assert_eq!(
         names(&provider.requests()[3]),
-        vec!["core", "bootstrap", "tools"]
+        vec!["core", "bootstrap", "tools", "orchestrator"]
     );
 }
 

@@ -87,3 +87,51 @@ fn a_full_memory_digest_still_fits_the_budget() {
         );
     }
 }
+
+/// The orchestrator's instructions (without its catalog), pinned at or under the reference's
+/// ~1,050 tokens.
+const ORCHESTRATOR_MAX: u64 = 1050;
+/// (mode, pinned tools + system tokens with parallel mode on, the default)
+const PINNED_ORCHESTRATED: &[(Mode, u64)] = &[(Mode::Agent, 1566), (Mode::Coder, 1578)];
+
+/// The fixed part in `mode` with parallel mode on: the `dispatch` tool and the orchestrator
+/// block (built-in agents only) added to what `fixed_part` counts.
+fn orchestrated_part(mode: Mode) -> (u64, u64) {
+    use chatcli::agents::{Roster, Settings, builtin};
+    let roster = Roster::from_parts(builtin::all(), Vec::new(), Vec::new(), &Settings::default());
+    let mut tools = ToolRegistry::for_mode(mode).specs();
+    tools.push(roster.dispatch_spec());
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut system: Vec<String> = stable_blocks(mode, Path::new("/home/user/project"), &[], None)
+        .into_iter()
+        .map(|b| b.text)
+        .collect();
+    system.push(roster.orchestrator_block(4).text);
+    (
+        count(&serde_json::to_string(&tools).expect("json")),
+        count(&system.join("\n\n")),
+    )
+}
+
+#[test]
+fn the_orchestrator_stays_within_the_reference_size() {
+    let instructions = count(chatcli::agents::orchestrator_instructions());
+    eprintln!("orchestrator instructions: {instructions} tokens");
+    assert!(
+        instructions <= ORCHESTRATOR_MAX,
+        "the orchestrator instructions grew to {instructions} tokens (at most {ORCHESTRATOR_MAX})"
+    );
+    for (mode, pinned) in PINNED_ORCHESTRATED {
+        let (tools, system) = orchestrated_part(*mode);
+        let total = tools + system;
+        let (off_tools, off_system) = fixed_part(*mode);
+        eprintln!(
+            "{mode} with parallel mode on: tools {tools} + system {system} = {total} tokens ({} more than off)",
+            total - off_tools - off_system
+        );
+        assert!(
+            within(total, *pinned) && total * 11 >= pinned * 10,
+            "{mode} with parallel mode on: {total} tokens (pinned {pinned}): update the pin if intended"
+        );
+    }
+}
