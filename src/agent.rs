@@ -632,8 +632,10 @@ impl Agent {
             self.sync_history();
             let specs = tools.specs();
             let mut messages = self.render_messages();
+            let mut settled_messages = self.compactor.settled();
             if self.over_guard(&system, &specs, &messages) {
                 messages = self.guard_context(&system, &specs, &cancel).await;
+                settled_messages = None;
             }
             let request = ModelRequest {
                 model: self.provider.model().to_string(),
@@ -642,6 +644,7 @@ impl Agent {
                 messages,
                 max_output_tokens: self.options.max_output_tokens,
                 session_id: self.options.session_id.clone(),
+                settled_messages,
             };
             let request = self.fit_output_limit(request);
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;

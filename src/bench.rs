@@ -23,7 +23,7 @@ use crate::agent::{self, ApprovalPolicy, Clock};
 use crate::config::{Config, Env, Overrides};
 use crate::cost::{Catalog, Pricing};
 use crate::memory::Store;
-use crate::protocol::{AgentEvent, Mode, Op};
+use crate::protocol::{AgentEvent, Op};
 use cache_model::Semantics;
 use fake::FakeModel;
 use scenarios::Size;
@@ -81,9 +81,12 @@ pub struct Variant {
 
 /// The reference system's eager microcompact, kept as one extra row.
 pub const REFERENCE_EAGER: &str = "reference:eager_compaction";
+/// The `batched` schedule (the default before `consumed`), kept as one extra row.
+pub const SCHEDULE_BATCHED: &str = "schedule:batched";
 
 /// Every configuration, in report order: `optimised` (the defaults), `off` (every switch off),
-/// one `without:<feature>` per feature, and the reference's eager compaction.
+/// one `without:<feature>` per feature, the reference's eager compaction and the `batched`
+/// schedule.
 pub fn variants() -> Vec<Variant> {
     let mut out = vec![
         Variant {
@@ -104,6 +107,10 @@ pub fn variants() -> Vec<Variant> {
     out.push(Variant {
         mode: REFERENCE_EAGER.into(),
         env: vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "eager")],
+    });
+    out.push(Variant {
+        mode: SCHEDULE_BATCHED.into(),
+        env: vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "batched")],
     });
     out
 }
@@ -272,7 +279,7 @@ async fn run_one(
 ) -> Result<Row, BenchError> {
     let workspace = tempfile::tempdir().map_err(err("cannot make a workspace"))?;
     let home = tempfile::tempdir().map_err(err("cannot make a home"))?;
-    scenarios::write_workspace(workspace.path(), size)
+    scenarios::write_scenario_workspace(name, workspace.path(), size)
         .map_err(err("cannot write the fixture crate"))?;
     let config = variant_config(variant, home.path(), workspace.path(), web)?;
     if name == "memory" {
@@ -319,7 +326,7 @@ async fn run_one(
             .ops
             .send(Op::Submit {
                 text: prompt,
-                mode: Mode::Agent,
+                mode: scenarios::mode(name),
             })
             .map_err(|_| BenchError("the agent stopped".into()))?;
         loop {

@@ -565,10 +565,11 @@ impl Config {
                 &env,
                 "CHATCLI_MICROCOMPACT_SCHEDULE",
                 defaults.schedule,
-                "eager or batched",
+                "consumed, batched or eager",
                 |v| match v.to_ascii_lowercase().as_str() {
                     "eager" => Some(crate::agent::compaction::Schedule::Eager),
                     "batched" => Some(crate::agent::compaction::Schedule::Batched),
+                    "consumed" => Some(crate::agent::compaction::Schedule::Consumed),
                     _ => None,
                 },
             )?,

@@ -11,6 +11,10 @@
 //! and for the re-reads they may cause (a cut result the model needs again costs a request).
 //! Content inlined by `@` mentions (a `<mentions>` text block in a user turn) is compacted like
 //! a tool result; its age counts from its own message and its id is a hash of its text.
+//! The default `consumed` schedule avoids that rewrite altogether: each large result is placed
+//! when it arrives (`placement`): kept whole, or shown whole once and sent as a pointer from the
+//! next request on, before it was ever cached; the compactor then reports how many leading
+//! messages are settled so the rolling cache marker goes before the result about to change.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -19,14 +23,20 @@ use crate::conversation::{ContentBlock, Message, Role};
 use crate::provider::demo::estimate_tokens;
 use crate::tools::{Scratch, last_chars, take_chars};
 
+pub mod placement;
+use placement::{Arrival, Placement};
+
 /// When compactions are applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Schedule {
     /// As soon as a result reaches a stage (the reference behaviour).
     Eager,
     /// Together, when the tokens they save pay for re-writing the cached suffix.
-    #[default]
     Batched,
+    /// Each large result placed when it arrives: kept, or whole once and then a pointer,
+    /// never rewriting a cached message (`placement`).
+    #[default]
+    Consumed,
 }
 
 /// The microcompact settings (`CHATCLI_MICROCOMPACT_*`).
@@ -51,9 +61,9 @@ impl Default for Settings {
             summarize_turns: 4,
             head_chars: 2000,
             tail_chars: 500,
-            // `chatcli bench` measures batched at or below eager and below "off" on every
+            // `chatcli bench` measures consumed at or below batched, eager and "off" on every
             // scenario (README, "Benchmark"), so it is the default.
-            schedule: Schedule::Batched,
+            schedule: Schedule::Consumed,
         }
     }
 }
@@ -108,6 +118,10 @@ pub struct Compactor {
     applied: HashMap<String, Stage>,
     /// Force every eligible result to its summary (the context guard's first stage).
     force_summary: bool,
+    /// The `consumed` schedule's decision for each result, made when it arrived.
+    placements: HashMap<String, Placement>,
+    /// Leading messages of the last render that the next one sends unchanged.
+    settled: Option<usize>,
 }
 
 /// A pending decision of the batched schedule, for tests and logs.
@@ -125,7 +139,20 @@ impl Compactor {
             settings,
             applied: HashMap::new(),
             force_summary: false,
+            placements: HashMap::new(),
+            settled: None,
         }
+    }
+
+    /// How many leading messages of the last render the next request sends unchanged (`None`:
+    /// all of them, or not known); the rolling cache marker belongs on the last of them.
+    pub fn settled(&self) -> Option<usize> {
+        self.settled
+    }
+
+    /// The `consumed` schedule's decision for a result, if one was made.
+    pub fn placement(&self, id: &str) -> Option<&Placement> {
+        self.placements.get(id)
     }
 
     /// From now on every eligible old result is sent as its summary line.
@@ -164,7 +191,13 @@ impl Compactor {
             Schedule::Batched => {
                 self.batch_decision(history, &targets, pressure).apply || self.force_summary
             }
+            // Only the context guard moves stages; placements do the rest.
+            Schedule::Consumed => self.force_summary,
         };
+        self.settled = None;
+        if self.settings.schedule == Schedule::Consumed && self.settings.enabled {
+            self.place_arrivals(history, &ages, scratch, pressure);
+        }
         if apply_now {
             for (id, stage) in &targets {
                 self.applied.insert((*id).to_string(), *stage);
@@ -184,13 +217,13 @@ impl Compactor {
                             is_error,
                         } => ContentBlock::ToolResult {
                             tool_use_id: tool_use_id.clone(),
-                            content: self.form(tool_use_id, content, scratch),
+                            content: self.form_at(tool_use_id, content, scratch, &ages),
                             is_error: *is_error,
                         },
                         ContentBlock::Text { text } if message.role == Role::User => {
                             match mentions_id(text) {
                                 Some(id) => ContentBlock::Text {
-                                    text: self.form(&id, text, scratch),
+                                    text: self.form_at(&id, text, scratch, &ages),
                                 },
                                 None => block.clone(),
                             }
@@ -200,6 +233,104 @@ impl Compactor {
                     .collect(),
             })
             .collect()
+    }
+
+    /// Decides the placement of every result that has none yet, and which leading messages
+    /// are settled: all before the first one holding a consumed result still shown whole.
+    fn place_arrivals(
+        &mut self,
+        history: &[Message],
+        ages: &HashMap<String, (usize, usize)>,
+        scratch: &Scratch,
+        pressure: Pressure,
+    ) {
+        let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
+        for message in history.iter().filter(|m| m.role == Role::Assistant) {
+            for (id, name, input) in message.tool_uses() {
+                calls.insert(id, (name, input));
+            }
+        }
+        let tokens =
+            |m: &Message| estimate_tokens(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
+        // The context a re-read would carry: consumed results count as their pointers.
+        let consumed: u64 = history
+            .iter()
+            .flat_map(compactable)
+            .filter(|(id, _)| matches!(self.placements.get(id), Some(Placement::Consume { .. })))
+            .map(|(_, content)| estimate_tokens(content.len()))
+            .sum();
+        let context_tokens = history
+            .iter()
+            .map(tokens)
+            .sum::<u64>()
+            .saturating_sub(consumed);
+        let requests = history.iter().filter(|m| m.role == Role::Assistant).count() as u64;
+        let horizon = requests.clamp(MIN_REMAINING_TURNS, MAX_REMAINING_TURNS);
+        let null = serde_json::Value::Null;
+        for (index, message) in history.iter().enumerate() {
+            for (id, content) in compactable(message) {
+                if !self.placements.contains_key(&id) {
+                    let arrival = Arrival {
+                        tokens: estimate_tokens(content.len()),
+                        context_tokens,
+                        horizon,
+                        economics: pressure.economics,
+                    };
+                    let (tool, args) = calls
+                        .get(id.as_str())
+                        .copied()
+                        .unwrap_or(("@ mention", &null));
+                    let placement = if content.chars().count() < placement::CONSUME_MIN_CHARS
+                        || !arrival.consume_pays()
+                    {
+                        Placement::Keep
+                    } else {
+                        // Consumed only when the original is on disk: the pointer must lead to it.
+                        match scratch.save_fixed(
+                            &format!("toolresult_{}.txt", safe_name(&id)),
+                            content.as_bytes(),
+                        ) {
+                            Ok(path) => Placement::Consume {
+                                pointer: placement::pointer(
+                                    tool,
+                                    args,
+                                    content,
+                                    &path.display().to_string(),
+                                ),
+                            },
+                            Err(_) => Placement::Keep,
+                        }
+                    };
+                    self.placements.insert(id.clone(), placement);
+                }
+                let fresh = ages.get(&id).is_none_or(|(age, _)| *age == 0);
+                if fresh
+                    && matches!(self.placements.get(&id), Some(Placement::Consume { .. }))
+                    && self.settled.is_none()
+                {
+                    self.settled = Some(index);
+                }
+            }
+        }
+    }
+
+    /// The form of a result in this render, by its stage or its placement and age.
+    fn form_at(
+        &self,
+        id: &str,
+        content: &str,
+        scratch: &Scratch,
+        ages: &HashMap<String, (usize, usize)>,
+    ) -> String {
+        let stage = self.applied.get(id).copied().unwrap_or(Stage::Whole);
+        if stage == Stage::Whole
+            && self.settings.schedule == Schedule::Consumed
+            && let Some(Placement::Consume { pointer }) = self.placements.get(id)
+            && ages.get(id).is_some_and(|(age, _)| *age >= 1)
+        {
+            return pointer.clone();
+        }
+        self.form(id, content, scratch)
     }
 
     fn form(&self, id: &str, content: &str, scratch: &Scratch) -> String {

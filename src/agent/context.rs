@@ -230,6 +230,7 @@ impl Agent {
             messages: prefix,
             max_output_tokens: 1024,
             session_id: self.options.session_id.clone(),
+            settled_messages: None,
         };
         let mut stream = self.provider.stream(request);
         let mut text = String::new();

@@ -206,6 +206,7 @@ mod tests {
             messages,
             max_output_tokens: 1,
             session_id: "s".into(),
+            settled_messages: None,
         }
     }
 

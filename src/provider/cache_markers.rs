@@ -69,6 +69,7 @@ mod tests {
             messages: vec![Message::user_text("hi")],
             max_output_tokens: 100,
             session_id: "s1".into(),
+            settled_messages: None,
         }
     }
 

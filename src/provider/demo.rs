@@ -283,6 +283,7 @@ mod tests {
             messages,
             max_output_tokens: 1000,
             session_id: "s".into(),
+            settled_messages: None,
         }
     }
 

@@ -166,6 +166,7 @@ async fn one_request(provider: &dyn Provider, system: &str, session: &str) -> Us
         messages: vec![Message::user_text("Say hello.")],
         max_output_tokens: 16,
         session_id: session.to_string(),
+        settled_messages: None,
     };
     let mut stream = provider.stream(request);
     let mut usage = None;
