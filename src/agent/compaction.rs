@@ -885,6 +885,70 @@ mod tests {
         assert!(!decision.apply, "{decision:?}");
     }
 
+    fn read_call(id: &str, file: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: "read_file".into(),
+                input: json!({ "file": file }),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_consumed_schedule_shows_a_large_result_once_and_settles_what_comes_before() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scratch = Scratch::private(dir.path().join("scratch"));
+        let pressure = Pressure {
+            context_share: 0.0,
+            economics: CacheEconomics::default(),
+        };
+        let big = "fn x() {}\n".repeat(600);
+        let mut history = vec![
+            Message::user_text("go"),
+            read_call("a", "src/a.rs"),
+            result("a", &big),
+        ];
+        let mut c = Compactor::new(Settings::default());
+        let first = c.render(&history, &scratch, pressure);
+        assert_eq!(
+            first[2], history[2],
+            "whole while the model has not seen it"
+        );
+        assert_eq!(c.settled(), Some(2), "the marker goes before it");
+        history.push(read_call("b", "src/b.rs"));
+        history.push(result("b", "small"));
+        let second = c.render(&history, &scratch, pressure);
+        let ContentBlock::ToolResult { content, .. } = &second[2].content[0] else {
+            panic!("a result")
+        };
+        assert!(
+            content.starts_with("[read_file src/a.rs: 600 lines, 6000 chars")
+                && content.contains("read_file src/a.rs with start/end"),
+            "{content}"
+        );
+        assert_eq!(c.settled(), None, "every message is settled");
+        assert_eq!(second[4], history[4], "small results stay whole");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("scratch/toolresult_a.txt")).ok(),
+            Some(big.clone())
+        );
+        assert_eq!(
+            c.render(&history, &scratch, pressure),
+            second,
+            "rendering again changes nothing"
+        );
+        // When the original cannot be saved, nothing would lead back to it: kept whole.
+        let blocked = dir.path().join("file");
+        std::fs::write(&blocked, "x").expect("write");
+        let unsaved = Scratch::private(blocked.join("scratch"));
+        let mut c = Compactor::new(Settings::default());
+        c.render(&history[..3], &unsaved, pressure);
+        assert_eq!(c.placement("a"), Some(&Placement::Keep));
+        assert_eq!(c.render(&history, &unsaved, pressure)[2], history[2]);
+    }
+
     #[test]
     fn microcompact_off_sends_every_result_whole_until_the_context_guard_acts() {
         let mut c = Compactor::new(Settings {

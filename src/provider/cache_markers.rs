@@ -108,6 +108,49 @@ mod tests {
     }
 
     #[test]
+    fn the_rolling_marker_goes_on_the_last_settled_message_on_anthropic_and_bedrock() {
+        let mut r = request();
+        r.messages = vec![
+            Message::user_text("read it"),
+            Message {
+                role: crate::conversation::Role::Assistant,
+                content: vec![crate::conversation::ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    input: json!({"file": "big.rs"}),
+                }],
+            },
+            Message {
+                role: crate::conversation::Role::User,
+                content: vec![crate::conversation::ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: "a large result about to become a pointer".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let marked = |messages: &Value| -> Vec<usize> {
+            messages
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .enumerate()
+                        .filter(|(_, m)| mentions_cache(m))
+                        .map(|(i, _)| i)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        for (settled, expected) in [(None, vec![2]), (Some(2), vec![1]), (Some(0), vec![])] {
+            r.settled_messages = settled;
+            let anthropic = crate::provider::anthropic::build_body(&r, CacheTtl::FiveMinutes);
+            assert_eq!(marked(&anthropic["messages"]), expected, "{settled:?}");
+            let bedrock = crate::provider::bedrock::build_body(&r);
+            assert_eq!(marked(&bedrock["messages"]), expected, "{settled:?}");
+        }
+    }
+
+    #[test]
     fn cache_headers_go_and_the_others_stay() {
         let mut headers = vec![
             ("x-api-key".to_string(), "k".to_string()),

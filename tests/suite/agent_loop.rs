@@ -573,6 +573,9 @@ async fn the_context_guard_turns_old_results_into_summary_lines_first() {
     ];
     let provider = Scripted::new(script, Duration::ZERO);
     let mut s = session(provider, |o| {
+        // Under the default schedule this result would already be a pointer at age 1: the
+        // guard is what this test is about.
+        o.compaction.schedule = chatcli::agent::compaction::Schedule::Batched;
         o.pricing = Some(chatcli::cost::Pricing {
             input: 3.0,
             output: 15.0,
