@@ -258,6 +258,10 @@ pub struct Row {
     pub output_tokens: u64,
     pub cost_usd: f64,
     pub floor_cost_usd: f64,
+    /// Tokens of the fixed prefix (tool schemas and system prompt) per request, at most.
+    pub fixed_prefix_tokens: u64,
+    /// What the fixed prefix cost over the run, as each request was billed for it.
+    pub fixed_prefix_cost_usd: f64,
 }
 
 impl Row {
@@ -423,6 +427,8 @@ fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake
         output_tokens: 0,
         cost_usd: 0.0,
         floor_cost_usd: 0.0,
+        fixed_prefix_tokens: 0,
+        fixed_prefix_cost_usd: 0.0,
     };
     let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
     for l in log {
@@ -438,6 +444,13 @@ fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake
         r.floor_cost_usd += per(l.floor_read, pricing.cache_read.unwrap_or(pricing.input))
             + per(l.floor_fresh, pricing.input)
             + per(u.output, pricing.output);
+        // The prefix comes first: it is read before anything else, then written, then plain.
+        r.fixed_prefix_tokens = r.fixed_prefix_tokens.max(l.fixed);
+        let read = l.fixed.min(u.cache_read);
+        let written = (l.fixed - read).min(u.cache_write());
+        r.fixed_prefix_cost_usd += per(read, pricing.cache_read.unwrap_or(pricing.input))
+            + per(written, pricing.cache_write_5m.unwrap_or(pricing.input))
+            + per(l.fixed - read - written, pricing.input);
     }
     r
 }
@@ -645,6 +658,19 @@ pub fn markdown(rows: &[Row]) -> String {
             r.floor_ratio()
         ));
     }
+    out.push_str(
+        "\n| scenario | provider | fixed prefix per request | its cost in `optimised` | share |\n|---|---|---|---|---|\n",
+    );
+    for r in rows.iter().filter(|r| r.mode == "optimised") {
+        out.push_str(&format!(
+            "| {} | {} | {} tokens | ${:.4} | {:.0}% |\n",
+            r.name,
+            r.provider_model,
+            r.fixed_prefix_tokens,
+            r.fixed_prefix_cost_usd,
+            share(r.fixed_prefix_cost_usd, r.cost_usd)
+        ));
+    }
     let peers = against_peers(rows);
     if !peers.is_empty() {
         out.push_str(
@@ -702,6 +728,7 @@ mod tests {
             },
             floor_read,
             floor_fresh: uncached + read + write - floor_read,
+            fixed: 0,
         }
     }
 

@@ -265,7 +265,7 @@ impl Compactor {
             .sum::<u64>()
             .saturating_sub(consumed);
         let requests = history.iter().filter(|m| m.role == Role::Assistant).count() as u64;
-        let horizon = requests.clamp(MIN_REMAINING_TURNS, MAX_REMAINING_TURNS);
+        let horizon = requests.clamp(placement::MIN_HORIZON, placement::MAX_HORIZON);
         let null = serde_json::Value::Null;
         for (index, message) in history.iter().enumerate() {
             for (id, content) in compactable(message) {

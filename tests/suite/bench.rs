@@ -140,6 +140,16 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
                 batched.cost_usd
             );
             assert!(optimised.floor_ratio() <= 1.2, "{pm}/{name}: {optimised:?}");
+            // The fixed prefix (tools and system prompt, coder mode) stays small and cheap:
+            // 1,053 tokens today, and under a fifth of what the session costs.
+            assert!(
+                optimised.fixed_prefix_tokens > 500 && optimised.fixed_prefix_tokens <= 1_160,
+                "{pm}/{name}: {optimised:?}"
+            );
+            assert!(
+                optimised.fixed_prefix_cost_usd < optimised.cost_usd * 0.2,
+                "{pm}/{name}: {optimised:?}"
+            );
         }
     }
     // Against the peers (same oracle, same prices): the measured ratios, with a little room.

@@ -28,6 +28,11 @@ pub enum Placement {
 pub const POINTER_TOKENS: u64 = 60;
 /// Results shorter than this (characters) are always kept: a pointer saves too little.
 pub const CONSUME_MIN_CHARS: usize = 1_000;
+/// Requests expected after a result arrives: as many as the session has made so far, within
+/// these bounds (sessions of 10–30 requests are what the schedule is built for; `chatcli bench`
+/// measured a floor of 2, as `batched` uses, at 1–11% dearer on `long` and the peer sessions).
+pub const MIN_HORIZON: u64 = 10;
+pub const MAX_HORIZON: u64 = 30;
 /// Lines of a command's output a pointer keeps: its verdict is at the end.
 pub const COMMAND_TAIL_LINES: usize = 3;
 /// Characters of those lines a pointer keeps at most.
