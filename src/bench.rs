@@ -4,9 +4,11 @@
 //! that re-read what a request lost; usage from a model of the provider's prompt cache). Every
 //! run is configured only through the variables a user sets (`variants`): **optimised** (the
 //! defaults), **off** (every switch in `FEATURES` off: same prompts, tools and `max_length`),
-//! one **without:<feature>** per feature, and the reference system's eager compaction. Every
-//! run is also priced at its **floor**: a prefix sent before at the cache-read price, all else
-//! at the base input price; no client can pay less, so no row is ever below it. What a newcomer
+//! one **without:<feature>** per feature, the reference system's eager compaction and the
+//! `batched` schedule. Every run is also priced at its **floor**: a prefix sent before at the
+//! cache-read price, all else at the base input price; no client can pay less, so no row is
+//! ever below it. The peer sessions (`session6`, `session11`) print chatcli's cost beside the
+//! peers' measured costs (`PEERS`), fixed figures the benchmark never tunes. What a newcomer
 //! gets wrong: a baseline that is a different program (a strawman) instead of one switch.
 
 pub mod cache_model;

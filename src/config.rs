@@ -1064,6 +1064,23 @@ mod tests {
             config.compaction.schedule,
             crate::agent::compaction::Schedule::Batched
         );
+        let consumed = resolve(
+            &[("CHATCLI_MICROCOMPACT_SCHEDULE", "Consumed")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(
+            consumed.compaction.schedule,
+            crate::agent::compaction::Schedule::Consumed
+        );
+        assert_eq!(
+            resolve(&[], Overrides::default())
+                .expect("config")
+                .compaction
+                .schedule,
+            crate::agent::compaction::Schedule::Consumed,
+            "the default"
+        );
         for bad in ["0", "-1", "two"] {
             let err = resolve(
                 &[("CHATCLI_MICROCOMPACT_HEAD_CHARS", bad)],

@@ -2,9 +2,10 @@
 //!
 //! Mental model: the agent keeps every tool result whole; each request is *rendered* from the
 //! history, and a result's form in it depends on its age (the number of assistant messages after
-//! the one that asked for it). With the defaults a result of at least 3,000 characters is whole
-//! for two requests, truncated to head + tail from its third, and replaced by a one-line summary
-//! from its fifth (the original saved to the scratch directory, its path in the line). Rendering
+//! the one that asked for it). Under the `eager` and `batched` schedules a result of at least
+//! 3,000 characters is whole for two requests, truncated to head + tail from its third, and
+//! replaced by a one-line summary from its fifth (the original saved to the scratch directory,
+//! its path in the line). Rendering
 //! is deterministic (no counters, no fresh file names), so a compacted message keeps its bytes
 //! until its next stage. Every stage change rewrites a message in the middle of the cached
 //! prefix, so the `batched` schedule holds stage changes back until they pay for that rewrite
@@ -24,7 +25,7 @@ use crate::provider::demo::estimate_tokens;
 use crate::tools::{Scratch, last_chars, take_chars};
 
 pub mod placement;
-use placement::{Arrival, Placement};
+use placement::Placement;
 
 /// When compactions are applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -233,104 +234,6 @@ impl Compactor {
                     .collect(),
             })
             .collect()
-    }
-
-    /// Decides the placement of every result that has none yet, and which leading messages
-    /// are settled: all before the first one holding a consumed result still shown whole.
-    fn place_arrivals(
-        &mut self,
-        history: &[Message],
-        ages: &HashMap<String, (usize, usize)>,
-        scratch: &Scratch,
-        pressure: Pressure,
-    ) {
-        let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
-        for message in history.iter().filter(|m| m.role == Role::Assistant) {
-            for (id, name, input) in message.tool_uses() {
-                calls.insert(id, (name, input));
-            }
-        }
-        let tokens =
-            |m: &Message| estimate_tokens(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
-        // The context a re-read would carry: consumed results count as their pointers.
-        let consumed: u64 = history
-            .iter()
-            .flat_map(compactable)
-            .filter(|(id, _)| matches!(self.placements.get(id), Some(Placement::Consume { .. })))
-            .map(|(_, content)| estimate_tokens(content.len()))
-            .sum();
-        let context_tokens = history
-            .iter()
-            .map(tokens)
-            .sum::<u64>()
-            .saturating_sub(consumed);
-        let requests = history.iter().filter(|m| m.role == Role::Assistant).count() as u64;
-        let horizon = requests.clamp(placement::MIN_HORIZON, placement::MAX_HORIZON);
-        let null = serde_json::Value::Null;
-        for (index, message) in history.iter().enumerate() {
-            for (id, content) in compactable(message) {
-                if !self.placements.contains_key(&id) {
-                    let arrival = Arrival {
-                        tokens: estimate_tokens(content.len()),
-                        context_tokens,
-                        horizon,
-                        economics: pressure.economics,
-                    };
-                    let (tool, args) = calls
-                        .get(id.as_str())
-                        .copied()
-                        .unwrap_or(("@ mention", &null));
-                    let placement = if content.chars().count() < placement::CONSUME_MIN_CHARS
-                        || !arrival.consume_pays()
-                    {
-                        Placement::Keep
-                    } else {
-                        // Consumed only when the original is on disk: the pointer must lead to it.
-                        match scratch.save_fixed(
-                            &format!("toolresult_{}.txt", safe_name(&id)),
-                            content.as_bytes(),
-                        ) {
-                            Ok(path) => Placement::Consume {
-                                pointer: placement::pointer(
-                                    tool,
-                                    args,
-                                    content,
-                                    &path.display().to_string(),
-                                ),
-                            },
-                            Err(_) => Placement::Keep,
-                        }
-                    };
-                    self.placements.insert(id.clone(), placement);
-                }
-                let fresh = ages.get(&id).is_none_or(|(age, _)| *age == 0);
-                if fresh
-                    && matches!(self.placements.get(&id), Some(Placement::Consume { .. }))
-                    && self.settled.is_none()
-                {
-                    self.settled = Some(index);
-                }
-            }
-        }
-    }
-
-    /// The form of a result in this render, by its stage or its placement and age.
-    fn form_at(
-        &self,
-        id: &str,
-        content: &str,
-        scratch: &Scratch,
-        ages: &HashMap<String, (usize, usize)>,
-    ) -> String {
-        let stage = self.applied.get(id).copied().unwrap_or(Stage::Whole);
-        if stage == Stage::Whole
-            && self.settings.schedule == Schedule::Consumed
-            && let Some(Placement::Consume { pointer }) = self.placements.get(id)
-            && ages.get(id).is_some_and(|(age, _)| *age >= 1)
-        {
-            return pointer.clone();
-        }
-        self.form(id, content, scratch)
     }
 
     fn form(&self, id: &str, content: &str, scratch: &Scratch) -> String {
@@ -883,70 +786,6 @@ mod tests {
             "{decision:?}"
         );
         assert!(!decision.apply, "{decision:?}");
-    }
-
-    fn read_call(id: &str, file: &str) -> Message {
-        Message {
-            role: Role::Assistant,
-            content: vec![ContentBlock::ToolUse {
-                id: id.into(),
-                name: "read_file".into(),
-                input: json!({ "file": file }),
-            }],
-        }
-    }
-
-    #[test]
-    fn the_consumed_schedule_shows_a_large_result_once_and_settles_what_comes_before() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let scratch = Scratch::private(dir.path().join("scratch"));
-        let pressure = Pressure {
-            context_share: 0.0,
-            economics: CacheEconomics::default(),
-        };
-        let big = "fn x() {}\n".repeat(600);
-        let mut history = vec![
-            Message::user_text("go"),
-            read_call("a", "src/a.rs"),
-            result("a", &big),
-        ];
-        let mut c = Compactor::new(Settings::default());
-        let first = c.render(&history, &scratch, pressure);
-        assert_eq!(
-            first[2], history[2],
-            "whole while the model has not seen it"
-        );
-        assert_eq!(c.settled(), Some(2), "the marker goes before it");
-        history.push(read_call("b", "src/b.rs"));
-        history.push(result("b", "small"));
-        let second = c.render(&history, &scratch, pressure);
-        let ContentBlock::ToolResult { content, .. } = &second[2].content[0] else {
-            panic!("a result")
-        };
-        assert!(
-            content.starts_with("[read_file src/a.rs: 600 lines, 6000 chars")
-                && content.contains("read_file src/a.rs with start/end"),
-            "{content}"
-        );
-        assert_eq!(c.settled(), None, "every message is settled");
-        assert_eq!(second[4], history[4], "small results stay whole");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("scratch/toolresult_a.txt")).ok(),
-            Some(big.clone())
-        );
-        assert_eq!(
-            c.render(&history, &scratch, pressure),
-            second,
-            "rendering again changes nothing"
-        );
-        // When the original cannot be saved, nothing would lead back to it: kept whole.
-        let blocked = dir.path().join("file");
-        std::fs::write(&blocked, "x").expect("write");
-        let unsaved = Scratch::private(blocked.join("scratch"));
-        let mut c = Compactor::new(Settings::default());
-        c.render(&history[..3], &unsaved, pressure);
-        assert_eq!(c.placement("a"), Some(&Placement::Keep));
-        assert_eq!(c.render(&history, &unsaved, pressure)[2], history[2]);
     }
 
     #[test]
