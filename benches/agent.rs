@@ -60,6 +60,7 @@ fn agent(c: &mut Criterion) {
                 messages: messages.clone(),
                 max_output_tokens: 8192,
                 session_id: "s".into(),
+                settled_messages: None,
             };
             let body = anthropic::build_body(&request, CacheTtl::FiveMinutes);
             let blocks = ledger::request_blocks(&request);

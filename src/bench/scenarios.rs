@@ -134,7 +134,7 @@ pub fn numbered_line(stem: &str, i: usize) -> String {
     const WORDS: [&str; 8] = [
         "parser", "buffer", "config", "window", "socket", "record", "filter", "cursor",
     ];
-    if i % 20 == 0 {
+    if i.is_multiple_of(20) {
         format!(
             "{stem} {i:04}: TODO check the {} limits of item_{i}",
             WORDS[i % 8]
