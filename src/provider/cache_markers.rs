@@ -108,7 +108,7 @@ mod tests {
     }
 
     #[test]
-    fn the_rolling_marker_goes_on_the_last_settled_message_on_anthropic_and_bedrock() {
+    fn the_rolling_marker_goes_on_the_last_settled_message_on_every_marking_wire() {
         let mut r = request();
         r.messages = vec![
             Message::user_text("read it"),
@@ -147,6 +147,18 @@ mod tests {
             assert_eq!(marked(&anthropic["messages"]), expected, "{settled:?}");
             let bedrock = crate::provider::bedrock::build_body(&r);
             assert_eq!(marked(&bedrock["messages"]), expected, "{settled:?}");
+        }
+        // OpenRouter passes markers through for Claude: its system message comes first, the
+        // tool result is a message of its own, and a tool-calls-only turn has no part to mark
+        // (the prompt before it carries the marker).
+        r.model = "anthropic/claude-sonnet-4.5".into();
+        for (settled, expected) in [(None, vec![0, 3]), (Some(2), vec![0, 1])] {
+            r.settled_messages = settled;
+            let body = crate::provider::openai_chat::build_body(
+                &r,
+                &crate::provider::openai_chat::Preset::OPENROUTER,
+            );
+            assert_eq!(marked(&body["messages"]), expected, "{settled:?}");
         }
     }
 
