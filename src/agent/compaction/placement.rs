@@ -39,6 +39,7 @@ pub const CONSUME_MIN_CHARS: usize = 1_000;
 /// these bounds (sessions of 10–30 requests are what the schedule is built for; `chatcli bench`
 /// measured a floor of 2, as `batched` uses, at 1–11% dearer on `long` and the peer sessions).
 pub const MIN_HORIZON: u64 = 10;
+/// The most requests a decision expects to come.
 pub const MAX_HORIZON: u64 = 30;
 /// Lines of a command's output a pointer keeps: its verdict is at the end.
 pub const COMMAND_TAIL_LINES: usize = 3;
@@ -54,6 +55,7 @@ pub struct Arrival {
     pub context_tokens: u64,
     /// Requests still expected after the one that shows the result.
     pub horizon: u64,
+    /// The provider's cache prices, relative to plain input.
     pub economics: CacheEconomics,
 }
 
