@@ -61,6 +61,7 @@ fn agent(c: &mut Criterion) {
                 max_output_tokens: 8192,
                 session_id: "s".into(),
                 effort: None,
+                settled_messages: None,
             };
             let body = anthropic::build_body(&request, CacheTtl::FiveMinutes);
             let blocks = ledger::request_blocks(&request);

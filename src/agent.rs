@@ -672,8 +672,10 @@ impl Agent {
             self.sync_history();
             let specs = tools.specs();
             let mut messages = self.render_messages();
+            let mut settled_messages = self.compactor.settled();
             if self.over_guard(&system, &specs, &messages) {
                 messages = self.guard_context(&system, &specs, &cancel).await;
+                settled_messages = None;
             }
             let request = ModelRequest {
                 model: self.model_name(),
@@ -684,6 +686,7 @@ impl Agent {
                 session_id: self.options.session_id.clone(),
                 // A specialist's effort; the session's own loop leaves the provider's default.
                 effort: self.specialist.as_ref().map(|s| s.spec.effort),
+                settled_messages,
             };
             let request = self.fit_output_limit(request);
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;

@@ -440,10 +440,11 @@ impl Config {
                 &env,
                 "CHATCLI_MICROCOMPACT_SCHEDULE",
                 defaults.schedule,
-                "eager or batched",
+                "consumed, batched or eager",
                 |v| match v.to_ascii_lowercase().as_str() {
                     "eager" => Some(crate::agent::compaction::Schedule::Eager),
                     "batched" => Some(crate::agent::compaction::Schedule::Batched),
+                    "consumed" => Some(crate::agent::compaction::Schedule::Consumed),
                     _ => None,
                 },
             )?,
@@ -950,6 +951,23 @@ mod tests {
         assert_eq!(
             config.compaction.schedule,
             crate::agent::compaction::Schedule::Batched
+        );
+        let consumed = resolve(
+            &[("CHATCLI_MICROCOMPACT_SCHEDULE", "Consumed")],
+            Overrides::default(),
+        )
+        .expect("config");
+        assert_eq!(
+            consumed.compaction.schedule,
+            crate::agent::compaction::Schedule::Consumed
+        );
+        assert_eq!(
+            resolve(&[], Overrides::default())
+                .expect("config")
+                .compaction
+                .schedule,
+            crate::agent::compaction::Schedule::Consumed,
+            "the default"
         );
         for bad in ["0", "-1", "two"] {
             let err = resolve(

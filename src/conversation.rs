@@ -139,6 +139,20 @@ pub struct ModelRequest {
     /// `None` leaves the provider's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
+    /// How many leading messages the next request sends again unchanged (the rest is about to
+    /// be compacted): the rolling cache marker goes on the last of them. `None`: every message.
+    pub settled_messages: Option<usize>,
+}
+
+impl ModelRequest {
+    /// The message the rolling cache marker goes on: the last settled one, if any.
+    pub fn rolling_marker(&self) -> Option<usize> {
+        let settled = self
+            .settled_messages
+            .unwrap_or(self.messages.len())
+            .min(self.messages.len());
+        settled.checked_sub(1)
+    }
 }
 
 /// Appends user text to the history, merging into a trailing user message so roles keep alternating.

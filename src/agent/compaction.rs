@@ -2,15 +2,20 @@
 //!
 //! Mental model: the agent keeps every tool result whole; each request is *rendered* from the
 //! history, and a result's form in it depends on its age (the number of assistant messages after
-//! the one that asked for it). With the defaults a result of at least 3,000 characters is whole
-//! for two requests, truncated to head + tail from its third, and replaced by a one-line summary
-//! from its fifth (the original saved to the scratch directory, its path in the line). Rendering
+//! the one that asked for it). Under the `eager` and `batched` schedules a result of at least
+//! 3,000 characters is whole for two requests, truncated to head + tail from its third, and
+//! replaced by a one-line summary from its fifth (the original saved to the scratch directory,
+//! its path in the line). Rendering
 //! is deterministic (no counters, no fresh file names), so a compacted message keeps its bytes
 //! until its next stage. Every stage change rewrites a message in the middle of the cached
 //! prefix, so the `batched` schedule holds stage changes back until they pay for that rewrite
 //! and for the re-reads they may cause (a cut result the model needs again costs a request).
 //! Content inlined by `@` mentions (a `<mentions>` text block in a user turn) is compacted like
 //! a tool result; its age counts from its own message and its id is a hash of its text.
+//! The default `consumed` schedule avoids that rewrite altogether: each large result is placed
+//! when it arrives (`placement`): kept whole, or shown whole once and sent as a pointer from the
+//! next request on, before it was ever cached; the compactor then reports how many leading
+//! messages are settled so the rolling cache marker goes before the result about to change.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -19,14 +24,20 @@ use crate::conversation::{ContentBlock, Message, Role};
 use crate::provider::demo::estimate_tokens;
 use crate::tools::{Scratch, last_chars, take_chars};
 
+pub mod placement;
+use placement::Placement;
+
 /// When compactions are applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Schedule {
     /// As soon as a result reaches a stage (the reference behaviour).
     Eager,
     /// Together, when the tokens they save pay for re-writing the cached suffix.
-    #[default]
     Batched,
+    /// Each large result placed when it arrives: kept, or whole once and then a pointer,
+    /// never rewriting a cached message (`placement`).
+    #[default]
+    Consumed,
 }
 
 /// The microcompact settings (`CHATCLI_MICROCOMPACT_*`).
@@ -51,9 +62,9 @@ impl Default for Settings {
             summarize_turns: 4,
             head_chars: 2000,
             tail_chars: 500,
-            // `chatcli bench` measures batched at or below eager and below "off" on every
+            // `chatcli bench` measures consumed at or below batched, eager and "off" on every
             // scenario (README, "Benchmark"), so it is the default.
-            schedule: Schedule::Batched,
+            schedule: Schedule::Consumed,
         }
     }
 }
@@ -108,6 +119,10 @@ pub struct Compactor {
     applied: HashMap<String, Stage>,
     /// Force every eligible result to its summary (the context guard's first stage).
     force_summary: bool,
+    /// The `consumed` schedule's decision for each result, made when it arrived.
+    placements: HashMap<String, Placement>,
+    /// Leading messages of the last render that the next one sends unchanged.
+    settled: Option<usize>,
 }
 
 /// A pending decision of the batched schedule, for tests and logs.
@@ -125,7 +140,20 @@ impl Compactor {
             settings,
             applied: HashMap::new(),
             force_summary: false,
+            placements: HashMap::new(),
+            settled: None,
         }
+    }
+
+    /// How many leading messages of the last render the next request sends unchanged (`None`:
+    /// all of them, or not known); the rolling cache marker belongs on the last of them.
+    pub fn settled(&self) -> Option<usize> {
+        self.settled
+    }
+
+    /// The `consumed` schedule's decision for a result, if one was made.
+    pub fn placement(&self, id: &str) -> Option<&Placement> {
+        self.placements.get(id)
     }
 
     /// From now on every eligible old result is sent as its summary line.
@@ -164,7 +192,13 @@ impl Compactor {
             Schedule::Batched => {
                 self.batch_decision(history, &targets, pressure).apply || self.force_summary
             }
+            // Only the context guard moves stages; placements do the rest.
+            Schedule::Consumed => self.force_summary,
         };
+        self.settled = None;
+        if self.settings.schedule == Schedule::Consumed && self.settings.enabled {
+            self.place_arrivals(history, &ages, scratch, pressure);
+        }
         if apply_now {
             for (id, stage) in &targets {
                 self.applied.insert((*id).to_string(), *stage);
@@ -184,13 +218,13 @@ impl Compactor {
                             is_error,
                         } => ContentBlock::ToolResult {
                             tool_use_id: tool_use_id.clone(),
-                            content: self.form(tool_use_id, content, scratch),
+                            content: self.form_at(tool_use_id, content, scratch, &ages),
                             is_error: *is_error,
                         },
                         ContentBlock::Text { text } if message.role == Role::User => {
                             match mentions_id(text) {
                                 Some(id) => ContentBlock::Text {
-                                    text: self.form(&id, text, scratch),
+                                    text: self.form_at(&id, text, scratch, &ages),
                                 },
                                 None => block.clone(),
                             }

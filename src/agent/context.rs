@@ -265,6 +265,7 @@ impl Agent {
             max_output_tokens: 1024,
             session_id: self.options.session_id.clone(),
             effort: None,
+            settled_messages: None,
         };
         let mut stream = self.provider.stream(request);
         let mut text = String::new();

@@ -85,6 +85,8 @@ pub struct Logged {
     pub floor_read: u64,
     /// Tokens sent for the first time at their position (the floor prices them as plain input).
     pub floor_fresh: u64,
+    /// Tokens of the fixed prefix (tool schemas and system prompt) this request sent.
+    pub fixed: u64,
 }
 
 struct State {
@@ -168,6 +170,8 @@ impl Provider for FakeModel {
             state.cache.now += SECONDS_PER_REQUEST;
             let mut usage = state.cache.account(&segs, &markers);
             let (floor_read, floor_fresh) = state.cache.floor(&segs);
+            let fixed_units = (request.tools.len() + request.system.len()).min(segs.len());
+            let fixed = segs[..fixed_units].iter().map(|s| s.tokens).sum();
             let sent = request_text(&request);
             let task = request
                 .messages
@@ -224,6 +228,7 @@ impl Provider for FakeModel {
                 usage,
                 floor_read,
                 floor_fresh,
+                fixed,
             });
             events.push(ProviderEvent::Usage(usage));
             let stop = if turn.calls.is_empty() {

@@ -199,6 +199,7 @@ mod tests {
             max_output_tokens: 1,
             session_id: "s".into(),
             effort: None,
+            settled_messages: None,
         }
     }
 

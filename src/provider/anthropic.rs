@@ -161,9 +161,21 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
     if let Some(i) = last_stable {
         system[i]["cache_control"] = marker.clone();
     }
-    let mut messages: Vec<Value> = request.messages.iter().filter_map(message_json).collect();
-    if let Some(block) = messages
-        .last_mut()
+    // The rolling marker goes on the last message the next request sends again unchanged: a
+    // result about to be compacted is never written to the cache (it would never be read).
+    let rolling = request.rolling_marker();
+    let mut messages: Vec<Value> = Vec::new();
+    let mut marked = None;
+    for (i, message) in request.messages.iter().enumerate() {
+        if let Some(json) = message_json(message) {
+            messages.push(json);
+            if rolling.is_some_and(|r| i <= r) {
+                marked = Some(messages.len() - 1);
+            }
+        }
+    }
+    if let Some(block) = marked
+        .and_then(|m| messages.get_mut(m))
         .and_then(|m| m["content"].as_array_mut())
         .and_then(|c| c.last_mut())
     {

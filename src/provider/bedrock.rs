@@ -148,8 +148,10 @@ fn cache_point() -> Value {
 
 /// The request body, with `cachePoint` blocks placed.
 pub fn build_body(request: &ModelRequest) -> Value {
+    let rolling = request.rolling_marker();
+    let mut marked = None;
     let mut messages: Vec<Value> = Vec::new();
-    for message in &request.messages {
+    for (i, message) in request.messages.iter().enumerate() {
         let role = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -184,10 +186,14 @@ pub fn build_body(request: &ModelRequest) -> Value {
             .collect();
         if !content.is_empty() {
             messages.push(json!({"role": role, "content": content}));
+            if rolling.is_some_and(|r| i <= r) {
+                marked = Some(messages.len() - 1);
+            }
         }
     }
-    if let Some(last) = messages
-        .last_mut()
+    // As Anthropic's rolling marker: after the last message the next request sends unchanged.
+    if let Some(last) = marked
+        .and_then(|m| messages.get_mut(m))
         .and_then(|m| m["content"].as_array_mut())
     {
         last.push(cache_point());

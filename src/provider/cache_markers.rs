@@ -70,6 +70,7 @@ mod tests {
             max_output_tokens: 100,
             session_id: "s1".into(),
             effort: None,
+            settled_messages: None,
         }
     }
 
@@ -105,6 +106,61 @@ mod tests {
             json!([{"type": "text", "text": "stable"}])
         );
         assert_eq!(anthropic["model"], json!("m"));
+    }
+
+    #[test]
+    fn the_rolling_marker_goes_on_the_last_settled_message_on_every_marking_wire() {
+        let mut r = request();
+        r.messages = vec![
+            Message::user_text("read it"),
+            Message {
+                role: crate::conversation::Role::Assistant,
+                content: vec![crate::conversation::ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    input: json!({"file": "big.rs"}),
+                }],
+            },
+            Message {
+                role: crate::conversation::Role::User,
+                content: vec![crate::conversation::ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: "a large result about to become a pointer".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let marked = |messages: &Value| -> Vec<usize> {
+            messages
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .enumerate()
+                        .filter(|(_, m)| mentions_cache(m))
+                        .map(|(i, _)| i)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        for (settled, expected) in [(None, vec![2]), (Some(2), vec![1]), (Some(0), vec![])] {
+            r.settled_messages = settled;
+            let anthropic = crate::provider::anthropic::build_body(&r, CacheTtl::FiveMinutes);
+            assert_eq!(marked(&anthropic["messages"]), expected, "{settled:?}");
+            let bedrock = crate::provider::bedrock::build_body(&r);
+            assert_eq!(marked(&bedrock["messages"]), expected, "{settled:?}");
+        }
+        // OpenRouter passes markers through for Claude: its system message comes first, the
+        // tool result is a message of its own, and a tool-calls-only turn has no part to mark
+        // (the prompt before it carries the marker).
+        r.model = "anthropic/claude-sonnet-4.5".into();
+        for (settled, expected) in [(None, vec![0, 3]), (Some(2), vec![0, 1])] {
+            r.settled_messages = settled;
+            let body = crate::provider::openai_chat::build_body(
+                &r,
+                &crate::provider::openai_chat::Preset::OPENROUTER,
+            );
+            assert_eq!(marked(&body["messages"]), expected, "{settled:?}");
+        }
     }
 
     #[test]

@@ -186,6 +186,8 @@ pub fn segments(
     markers: bool,
 ) -> (Vec<Segment>, Vec<usize>) {
     let mut units = Vec::new();
+    // The unit of each message, for the rolling marker.
+    let mut message_units = Vec::new();
     for tool in &request.tools {
         let text = serde_json::to_string(tool).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
@@ -198,6 +200,7 @@ pub fn segments(
     for message in &request.messages {
         let text = serde_json::to_string(message).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
+        message_units.push(units.len());
         units.push((h, count(memo, h, &text)));
     }
     let mut at = Vec::new();
@@ -209,8 +212,9 @@ pub fn segments(
         if let Some(i) = request.system.iter().rposition(|b| b.stable) {
             at.push(tools + i);
         }
-        if !request.messages.is_empty() {
-            at.push(units.len() - 1);
+        // The rolling marker, where the provider puts it (`ModelRequest::rolling_marker`).
+        if let Some(unit) = request.rolling_marker().and_then(|m| message_units.get(m)) {
+            at.push(*unit);
         }
     }
     (chain(&units), at)

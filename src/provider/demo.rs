@@ -284,6 +284,7 @@ mod tests {
             max_output_tokens: 1000,
             session_id: "s".into(),
             effort: None,
+            settled_messages: None,
         }
     }
 

@@ -167,7 +167,9 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
             messages.push(json!({"role": "system", "content": text}));
         }
     }
-    for message in &request.messages {
+    let rolling = request.rolling_marker();
+    let mut marked = None;
+    for (i, message) in request.messages.iter().enumerate() {
         match message.role {
             Role::Assistant => {
                 let text: String = message.text();
@@ -213,10 +215,19 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
                 }
             }
         }
+        // Only a message with content can carry the marker (an assistant turn that only calls
+        // tools has none): the last such one at or before the settled end.
+        if rolling.is_some_and(|r| i <= r)
+            && let Some(last) = messages.last()
+            && (last["content"].is_string() || last["content"].is_array())
+        {
+            marked = Some(messages.len() - 1);
+        }
     }
     if markers {
-        // The rolling marker: the newest message's last part, so the conversation is read next time.
-        if let Some(last) = messages.last_mut() {
+        // The rolling marker: the last part of the last message the next request sends
+        // unchanged, so the conversation is read next time.
+        if let Some(last) = marked.and_then(|m| messages.get_mut(m)) {
             if let Some(text) = last["content"].as_str().map(str::to_string) {
                 last["content"] = json!([{"type": "text", "text": text}]);
             }

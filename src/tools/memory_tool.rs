@@ -342,6 +342,7 @@ async fn hypothesize(
         max_output_tokens: 120,
         session_id: "hyde".into(),
         effort: None,
+        settled_messages: None,
     };
     let mut stream = provider.stream(request);
     let mut text = String::new();

@@ -437,6 +437,86 @@ async fn an_old_result_is_whole_then_truncated_then_a_summary_line() {
 }
 
 #[tokio::test]
+async fn a_large_read_is_whole_once_then_a_pointer_the_model_can_follow() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let saved = scratch.path().join("toolresult_big.txt");
+    let script = vec![
+        respond("", &[("big", "read_file", read("big.txt"))]),
+        respond("", &[("s0", "read_file", read("a.txt"))]),
+        // Following the pointer: the saved copy, then a range of the file itself.
+        respond(
+            "",
+            &[
+                (
+                    "back",
+                    "read_file",
+                    json!({"file": saved.display().to_string()}),
+                ),
+                (
+                    "range",
+                    "read_file",
+                    json!({"file": "big.txt", "start": 200, "end": 201}),
+                ),
+            ],
+        ),
+        respond("done", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let scratch_dir = scratch.path().to_path_buf();
+    // The default schedule, on a priced model (the decision weighs cache prices).
+    let mut s = session(provider, move |o| {
+        o.scratch = chatcli::tools::Scratch::private(scratch_dir);
+        o.pricing = chatcli::cost::Catalog::builtin()
+            .lookup("claude-sonnet-4-5")
+            .cloned();
+    });
+    let big: String = (1..=400)
+        .map(|i| format!("fn f{i}() {{ let value = {i}; }}\n"))
+        .collect();
+    std::fs::write(s.dir.path().join("big.txt"), &big).expect("write");
+    let events = prompt(&mut s, "read big.txt").await;
+    assert_eq!(stop_reason(&events), "end_turn");
+    let requests = s.provider.requests();
+    assert_eq!(requests.len(), 4);
+    // Request 2 shows it whole, with the rolling cache marker before it (it is about to change).
+    let whole = result_for(&requests[1], "big").expect("shown").to_string();
+    assert!(whole.contains("fn f200() { let value = 200; }"), "{whole}");
+    assert_eq!(
+        requests[1].settled_messages,
+        Some(requests[1].messages.len() - 1)
+    );
+    // From request 3 on it is a pointer that says where to read it again.
+    let pointer = result_for(&requests[2], "big")
+        .expect("pointer")
+        .to_string();
+    assert!(
+        pointer.starts_with("[read_file big.txt: 400 lines, ")
+            && pointer.contains("read_file big.txt with start/end")
+            && pointer.contains(&saved.display().to_string()),
+        "{pointer}"
+    );
+    assert_eq!(result_for(&requests[3], "big"), Some(pointer.as_str()));
+    assert_eq!(
+        std::fs::read_to_string(&saved).expect("the result is saved"),
+        whole,
+        "the saved copy is the result as the model saw it"
+    );
+    // Both ways back work: the saved copy whole, a range of the file.
+    let back = result_for(&requests[3], "back").expect("re-read");
+    assert!(back.contains("fn f400() { let value = 400; }"), "{back}");
+    let range = result_for(&requests[3], "range").expect("range");
+    assert!(
+        range.contains("fn f200()") && range.contains("fn f201()"),
+        "{range}"
+    );
+    // Small results stay whole, and the marker then goes on the newest message.
+    assert_eq!(
+        result_for(&requests[3], "s0").map(str::trim_end),
+        Some("1  A")
+    );
+}
+
+#[tokio::test]
 async fn compact_folds_older_turns_into_a_model_summary() {
     let mut script = Vec::new();
     for i in 0..6 {
@@ -493,6 +573,9 @@ async fn the_context_guard_turns_old_results_into_summary_lines_first() {
     ];
     let provider = Scripted::new(script, Duration::ZERO);
     let mut s = session(provider, |o| {
+        // Under the default schedule this result would already be a pointer at age 1: the
+        // guard is what this test is about.
+        o.compaction.schedule = chatcli::agent::compaction::Schedule::Batched;
         o.pricing = Some(chatcli::cost::Pricing {
             input: 3.0,
             output: 15.0,

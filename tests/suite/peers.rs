@@ -169,6 +169,7 @@ async fn one_request(provider: &dyn Provider, system: &str, session: &str) -> Us
         max_output_tokens: 16,
         session_id: session.to_string(),
         effort: None,
+        settled_messages: None,
     };
     let mut stream = provider.stream(request);
     let mut usage = None;

@@ -156,6 +156,104 @@ async fn consecutive_anthropic_requests_keep_the_prefix_byte_identical() {
 }
 
 #[tokio::test]
+async fn a_large_result_is_never_cached_whole_and_its_pointer_rewrites_only_the_tail() {
+    let server = MockServer::start().await;
+    let answers = [
+        sse::anthropic(
+            "",
+            Some(("toolu_1", "read_file", r#"{"file":"big.rs"}"#)),
+            10,
+            0,
+            1500,
+            5,
+        ),
+        sse::anthropic(
+            "",
+            Some(("toolu_2", "read_file", r#"{"file":"notes.txt"}"#)),
+            10,
+            1500,
+            60,
+            5,
+        ),
+        sse::anthropic("It says alpha.", None, 10, 1560, 20, 2),
+    ];
+    for (i, body) in answers.into_iter().enumerate() {
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-type", "text/event-stream")
+                    .set_body_string(body),
+            )
+            .up_to_n_times(1)
+            .with_priority(i as u8 + 1)
+            .mount(&server)
+            .await;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), "alpha\n").expect("write");
+    let big: String = (1..=300)
+        .map(|i| format!("pub fn item_{i}() -> usize {{ {i} }}\n"))
+        .collect();
+    std::fs::write(dir.path().join("big.rs"), big).expect("write");
+    let provider = Arc::new(Anthropic::new(
+        Http::default(),
+        "anthropic",
+        server.uri(),
+        "k".into(),
+        "claude-sonnet-4-5".into(),
+        CacheTtl::FiveMinutes,
+    ));
+    let mut options = AgentOptions::new("s".into(), Mode::Coder, dir.path().to_path_buf());
+    options.clock = Clock(Arc::new(|| UNIX_EPOCH + Duration::from_secs(1_796_000_000)));
+    options.pricing = chatcli::cost::Catalog::builtin()
+        .lookup("claude-sonnet-4-5")
+        .cloned();
+    let mut handle = agent::spawn(provider, options);
+    submit(&mut handle, "read big.rs", Mode::Coder).await;
+    let bodies: Vec<Value> = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).expect("json"))
+        .collect();
+    assert_eq!(bodies.len(), 3);
+    let messages = |b: &Value| b["messages"].as_array().cloned().unwrap_or_default();
+    let marked = |b: &Value| -> Vec<usize> {
+        messages(b)
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m["content"].to_string().contains("cache_control"))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    // Request 2 shows the file whole: the rolling marker sits on the call before it, so the
+    // whole file is never written to the cache (request 3 would never read it).
+    let second = messages(&bodies[1]);
+    assert_eq!(second.len(), 3);
+    assert!(second[2].to_string().contains("item_150"));
+    assert_eq!(marked(&bodies[1]), vec![1]);
+    // Request 3 carries a pointer instead, and repeats request 2 byte for byte up to the marker.
+    let third = messages(&bodies[2]);
+    assert!(!third[2].to_string().contains("item_150"));
+    assert!(
+        third[2]
+            .to_string()
+            .contains("read_file big.rs with start/end")
+    );
+    assert_eq!(
+        strip_markers(&Value::Array(third[..2].to_vec())),
+        strip_markers(&Value::Array(second[..2].to_vec()))
+    );
+    // The small result is the newest message and stays: the marker is on it.
+    assert_eq!(marked(&bodies[2]), vec![third.len() - 1]);
+    for body in &bodies {
+        assert!(count_markers(body) <= 4);
+    }
+}
+
+#[tokio::test]
 async fn a_date_change_between_turns_changes_no_earlier_byte() {
     let now = Arc::new(AtomicU64::new(1_796_000_000));
     let clock_now = Arc::clone(&now);
