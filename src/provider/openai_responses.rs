@@ -354,6 +354,7 @@ mod tests {
             max_output_tokens: 100,
             session_id: "s".into(),
             effort,
+            settled_messages: None,
         }
     }
 
