@@ -257,11 +257,6 @@ fn split_for_streaming(text: &str) -> Vec<String> {
     pieces
 }
 
-/// Tokens estimated from bytes, the usual 4 bytes a token for English text and code.
-pub fn estimate_tokens(bytes: usize) -> u64 {
-    (bytes as u64).div_ceil(4)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
