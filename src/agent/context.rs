@@ -316,7 +316,7 @@ impl Agent {
                 message: format!(
                     "inlined {} into this prompt (~{} tokens)",
                     names.join(", "),
-                    crate::tokens::count(inlined)
+                    crate::tokens::rough(inlined.len())
                 ),
             });
         }

@@ -144,32 +144,36 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
-fn count(memo: &mut HashMap<u64, u64>, hash: u64, text: &str) -> u64 {
-    *memo
-        .entry(hash)
-        .or_insert_with(|| crate::tokens::count(text))
+/// How a text's tokens are counted: exactly (`tokens::count`, the benchmark) or roughly (the
+/// demo, which must not load the encoder).
+pub type Counter = fn(&str) -> u64;
+
+fn count(memo: &mut HashMap<u64, u64>, hash: u64, text: &str, counter: Counter) -> u64 {
+    *memo.entry(hash).or_insert_with(|| counter(text))
 }
 
-/// The request as cache segments (tools, system blocks, messages) and where markers go.
+/// The request as cache segments (tools, system blocks, messages) and where markers go; each
+/// distinct text is counted once with `counter` and remembered in `memo`.
 pub fn segments(
     request: &ModelRequest,
     memo: &mut HashMap<u64, u64>,
     markers: bool,
+    counter: Counter,
 ) -> (Vec<Segment>, Vec<usize>) {
     let mut units = Vec::new();
     for tool in &request.tools {
         let text = serde_json::to_string(tool).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
-        units.push((h, count(memo, h, &text)));
+        units.push((h, count(memo, h, &text, counter)));
     }
     for block in &request.system {
         let h = hash_bytes(block.text.as_bytes());
-        units.push((h, count(memo, h, &block.text)));
+        units.push((h, count(memo, h, &block.text, counter)));
     }
     for message in &request.messages {
         let text = serde_json::to_string(message).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
-        units.push((h, count(memo, h, &text)));
+        units.push((h, count(memo, h, &text, counter)));
     }
     let mut at = Vec::new();
     if markers {
@@ -200,7 +204,12 @@ impl Provider for FakeModel {
         let mut events = Vec::new();
         if let Ok(mut state) = self.state.lock() {
             let state = &mut *state;
-            let (segs, markers) = segments(&request, &mut state.memo, self.markers);
+            let (segs, markers) = segments(
+                &request,
+                &mut state.memo,
+                self.markers,
+                crate::tokens::count,
+            );
             state.cache.now += SECONDS_PER_REQUEST;
             let mut usage = state.cache.account(&segs, &markers);
             let (floor_read, floor_fresh) = state.cache.floor(&segs);
@@ -249,7 +258,7 @@ impl Provider for FakeModel {
                 });
             }
             let h = hash_bytes(output.as_bytes());
-            usage.output = count(&mut state.memo, h, &output).max(1);
+            usage.output = count(&mut state.memo, h, &output, crate::tokens::count).max(1);
             state.log.push(Logged {
                 usage,
                 floor_read,
