@@ -186,3 +186,111 @@ fn the_demo_provider_never_loads_the_tokenizer() {
     let log = logs(home.path());
     assert!(!log.contains(LOADED), "{log}");
 }
+
+/// Waits until the session log in `dir` holds `needle` (the agent's progress, seen without
+/// reading a single event from the front end's channel); fails after a generous 60 s.
+async fn wait_for_log(dir: &Path, needle: &str) -> String {
+    for _ in 0..1200 {
+        let text: String = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .collect();
+        if text.contains(needle) {
+            return text;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the session log never showed {needle}");
+}
+
+#[tokio::test]
+async fn a_stalled_front_end_gets_merged_deltas_the_whole_text_and_every_other_event_in_order() {
+    use chatcli::agent::{self, outbox::EVENT_CAPACITY};
+    use chatcli::protocol::{AgentEvent, Mode, Op};
+    use serde_json::json;
+
+    use crate::common::scripted::{Scripted, respond};
+
+    let words = |tag: &str| -> String { (0..10_000).map(|i| format!("{tag}{i} ")).collect() };
+    let (first, second) = (words("a"), words("b"));
+    let provider = Scripted::new(
+        vec![
+            respond(
+                &first,
+                &[("call_1", "read_file", json!({"file": "notes.txt"}))],
+            ),
+            respond(&second, &[]),
+        ],
+        std::time::Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), "one\n").expect("write");
+    let sessions = dir.path().join("sessions");
+    let mut options = crate::common::options(dir.path(), Mode::Run);
+    options.sessions_dir = Some(sessions.clone());
+    let mut handle = agent::spawn(provider, options);
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "read notes.txt".into(),
+            mode: Mode::Run,
+        })
+        .expect("agent alive");
+    // The front end reads nothing while the model streams 20,000 deltas and a tool runs: the
+    // agent is not held up (the log shows the whole prompt, cost last).
+    let logged = wait_for_log(&sessions, "{\"type\":\"cost\"").await;
+    assert!(
+        handle.events.len() <= EVENT_CAPACITY,
+        "the channel is bounded"
+    );
+    let received =
+        crate::common::events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+
+    let logged: Vec<AgentEvent> = logged
+        .lines()
+        .filter(|l| !l.starts_with("{\"type\":\"history"))
+        .map(|l| serde_json::from_str(l).expect("an event line"))
+        .collect();
+    let deltas = |events: &[AgentEvent]| {
+        events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::TextDelta { .. }))
+            .count()
+    };
+    assert_eq!(deltas(&logged), 20_000, "the log keeps every delta");
+    assert!(
+        deltas(&received) <= EVENT_CAPACITY + 2,
+        "the queue stayed bounded: {} deltas reached the front end",
+        deltas(&received)
+    );
+    // The text arrives whole, once, per turn.
+    let texts = |events: &[AgentEvent]| -> Vec<String> {
+        let mut texts = Vec::new();
+        for event in events {
+            match event {
+                AgentEvent::TurnStarted { .. } => texts.push(String::new()),
+                AgentEvent::TextDelta { text } => texts.last_mut().expect("a turn").push_str(text),
+                _ => {}
+            }
+        }
+        texts
+    };
+    assert_eq!(texts(&received), vec![first, second]);
+    // Every other event arrives, in the order the agent emitted it.
+    let others = |events: &[AgentEvent]| -> Vec<AgentEvent> {
+        events
+            .iter()
+            .filter(|e| !matches!(e, AgentEvent::TextDelta { .. }))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(others(&received), others(&logged));
+    assert!(
+        others(&received)
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolResult { ok: true, .. }))
+    );
+}
