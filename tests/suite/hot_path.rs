@@ -85,6 +85,15 @@ async fn exec_session(
     (events, logs(home.path()))
 }
 
+/// A wire to test: provider, key variable, base URL from the server's, the call, the answer.
+type Wire = (
+    &'static str,
+    &'static str,
+    fn(&str) -> String,
+    String,
+    String,
+);
+
 fn usages(events: &[serde_json::Value]) -> Vec<&serde_json::Value> {
     events.iter().filter(|e| e["type"] == "usage").collect()
 }
@@ -92,7 +101,7 @@ fn usages(events: &[serde_json::Value]) -> Vec<&serde_json::Value> {
 #[tokio::test]
 async fn a_session_whose_provider_reports_usage_never_loads_the_tokenizer() {
     let args = r#"{"file":"notes.txt"}"#;
-    let wires: Vec<(&str, &str, fn(&str) -> String, String, String)> = vec![
+    let wires: Vec<Wire> = vec![
         (
             "openai",
             "OPENAI_API_KEY",
