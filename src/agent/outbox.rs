@@ -115,4 +115,50 @@ mod tests {
             ]
         );
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_receiver_holds_at_most_its_capacity_plus_one_merged_delta_per_run() {
+        let (input, input_rx) = mpsc::unbounded_channel();
+        let (output, mut received) = mpsc::channel(8);
+        tokio::spawn(forward(input_rx, output));
+        let mut sent = Vec::new();
+        for turn in 1..=2 {
+            sent.push(AgentEvent::TurnStarted { turn });
+            for i in 0..10_000 {
+                sent.push(delta(&format!("{turn}.{i} ")));
+            }
+            sent.push(AgentEvent::Notice {
+                message: format!("end of {turn}"),
+            });
+        }
+        for event in sent.iter().cloned() {
+            input.send(event).expect("forwarder alive");
+        }
+        drop(input);
+        // Paused time moves only when every task is idle: the forwarder has taken everything
+        // and waits on the full channel.
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        assert_eq!(received.len(), 8);
+        let mut got = Vec::new();
+        while let Some(event) = received.recv().await {
+            got.push(event);
+        }
+        let is_delta = |e: &AgentEvent| matches!(e, AgentEvent::TextDelta { .. });
+        let deltas = got.iter().filter(|e| is_delta(e)).count();
+        assert!(deltas <= 8 + 2, "{deltas} deltas queued");
+        let text = |events: &[AgentEvent]| -> String {
+            events
+                .iter()
+                .filter_map(|e| match e {
+                    AgentEvent::TextDelta { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(text(&got), text(&sent), "the whole text, once, in order");
+        let others = |events: &[AgentEvent]| -> Vec<AgentEvent> {
+            events.iter().filter(|e| !is_delta(e)).cloned().collect()
+        };
+        assert_eq!(others(&got), others(&sent));
+    }
 }
