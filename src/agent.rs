@@ -13,6 +13,7 @@ mod context;
 mod dispatch;
 pub mod early_exit;
 mod mcp_glue;
+pub mod outbox;
 pub mod retry;
 pub mod rewind;
 pub mod routing;
@@ -36,7 +37,8 @@ use crate::memory::{MemoryMode, MemorySettings, Store, digest as memory_digest};
 use crate::prompt::{self, VolatileTracker, ledger};
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
-use crate::session_log::{HistoryRecord, SessionLog};
+use crate::session_log::HistoryRecord;
+use crate::session_log::writer::{LogTarget, LogWriter};
 use crate::tools::memory_tool::{MemoryState, SharedMemory};
 use crate::tools::{Scratch, ToolContext, ToolRegistry, WebSettings};
 use context::open_memory;
@@ -176,7 +178,8 @@ impl AgentOptions {
 /// The two ends of a running agent task.
 pub struct AgentHandle {
     pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    /// Bounded (`outbox::EVENT_CAPACITY`); text deltas merge while it is full.
+    pub events: mpsc::Receiver<AgentEvent>,
     pub join: JoinHandle<()>,
 }
 
@@ -235,7 +238,7 @@ fn resumed_state(options: &AgentOptions, model: &str) -> (Vec<Message>, accounti
 /// Starts the agent task.
 pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
-    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = outbox::channel();
     let (answers_tx, answers_rx) = mpsc::unbounded_channel();
     let workspace = options
         .workspace
@@ -243,10 +246,12 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         .unwrap_or_else(|_| options.workspace.clone());
     let log = match (&options.resume, options.sessions_dir.as_deref()) {
         (None, None) => None,
-        (resumed, dir) => Some(SessionLog::open_or_report(
-            dir.unwrap_or_else(|| std::path::Path::new(".")),
-            &options.session_id,
-            resumed.as_ref().map(|r| r.path.as_path()),
+        (resumed, dir) => Some(LogWriter::spawn(
+            LogTarget {
+                dir: dir.map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf()),
+                id: options.session_id.clone(),
+                resume: resumed.as_ref().map(|r| r.path.clone()),
+            },
             options.secrets.clone(),
         )),
     };
@@ -549,7 +554,7 @@ impl Agent {
                         }
                         Err(message) => {
                             self.emit(AgentEvent::Notice { message });
-                            self.finish_prompt(String::new(), Ending::Failed);
+                            self.finish_prompt(String::new(), Ending::Failed).await;
                         }
                     }
                 }
@@ -563,6 +568,8 @@ impl Agent {
         if let Some(mcp) = &self.options.mcp {
             mcp.hub.shutdown();
         }
+        // Front ends await this task: the log is complete on disk when it ends.
+        self.sink.settled().await;
     }
 
     /// Runs one prompt while still taking ops; returns true when the session should end.
@@ -631,7 +638,7 @@ impl Agent {
             self.emit(AgentEvent::Notice {
                 message: format!("{message}; this prompt was not sent"),
             });
-            self.finish_prompt(String::new(), Ending::Budget);
+            self.finish_prompt(String::new(), Ending::Budget).await;
             return (String::new(), Ending::Budget);
         }
         self.prompt_memory = self.memory_blocks(&text, mode);
@@ -715,6 +722,8 @@ impl Agent {
                 final_text = self.stop_repeating(&response.tool_calls, stagnation);
                 break Ending::EarlyExit;
             }
+            // The calls' history line is synced by the log's thread; wait for it, not the disk.
+            self.sink.settled().await;
             self.snapshot_writes(number, &response.tool_calls);
             let results = self.run_or_refuse(&tools, &response, &cancel).await;
             let mut content = Vec::with_capacity(results.len());
@@ -741,16 +750,18 @@ impl Agent {
             }
         };
         self.sync_history();
-        self.finish_prompt(final_text.clone(), ending.clone());
+        self.finish_prompt(final_text.clone(), ending.clone()).await;
         (final_text, ending)
     }
 
-    /// Reports the end of a prompt: `turn_finished`, then the session's cost.
-    fn finish_prompt(&mut self, text: String, ending: Ending) {
+    /// Reports the end of a prompt: `turn_finished`, then (once the log holds it, so a failure to
+    /// write is said before it) the session's cost.
+    async fn finish_prompt(&mut self, text: String, ending: Ending) {
         self.emit(AgentEvent::TurnFinished {
             text,
             stop_reason: ending.as_str().to_string(),
         });
+        self.sink.settled().await;
         // A specialist's totals are the session's: the orchestrator reports them once.
         if self.specialist.is_none() {
             let cost = self.cost_event();

@@ -1,10 +1,14 @@
 //! Long-term memory: facts kept across sessions under `CHATCLI_HOME/memory/`, pulled on demand.
 //!
-//! Files: `facts.jsonl` (one fact a line), `profile.json` (who the user is, projects), and
-//! `MEMORY.md` regenerated from the facts (grouped by category, capped at 32 KB). Every write
-//! takes a lock file, re-reads what is on disk, applies the change to that, and replaces the
-//! file atomically (temp file, fsync, rename), so two chatcli processes writing at once lose
-//! nothing and a crash mid-write leaves the previous store whole. Pull-first: the system prompt
+//! Files: `facts.jsonl` (one fact a line), `profile.json` (who the user is, projects),
+//! `MEMORY.md` regenerated from the facts (grouped by category, capped at 32 KB), and
+//! `access.jsonl`, the append-only record of explicit recalls. Every write takes a lock file,
+//! re-reads what is on disk, applies the change to that, and replaces the file atomically (temp
+//! file, fsync, rename), so two chatcli processes writing at once lose nothing and a crash
+//! mid-write leaves the previous store whole. A recall never rewrites the store: it appends one
+//! line to `access.jsonl`, which opening the store folds into the facts' access statistics and
+//! which the next write (or a recall finding it over 256 KB) compacts into `facts.jsonl`.
+//! Writes may wait up to 10 s for the lock: from async code, run them with `spawn_blocking`. Pull-first: the system prompt
 //! carries only a small digest frozen for the session (`digest`); details come through the
 //! `memory` tool's recall, or as a small auto-recall block in the newest user turn.
 
@@ -88,6 +92,10 @@ pub const CATEGORIES: [&str; 6] = [
 pub const DUPLICATE_SIMILARITY: f64 = 0.85;
 const MEMORY_MD_CAP: usize = 32 * 1024;
 const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// The append-only record of explicit recalls.
+const ACCESS_LOG: &str = "access.jsonl";
+/// Past this size a recall folds the access record into `facts.jsonl`.
+const ACCESS_COMPACT_BYTES: u64 = 256 * 1024;
 const STALE_LOCK: Duration = Duration::from_secs(30);
 
 /// Why a memory operation failed.
@@ -202,7 +210,8 @@ pub struct Store {
 impl Store {
     /// Opens the store in `dir` (missing files mean an empty store).
     pub fn open(dir: &Path) -> Result<Store, MemoryError> {
-        let facts = read_facts(&dir.join("facts.jsonl"))?;
+        let mut facts = read_facts(&dir.join("facts.jsonl"))?;
+        fold_accesses(&mut facts, &read_accesses(&dir.join(ACCESS_LOG)));
         let profile = match std::fs::read_to_string(dir.join("profile.json")) {
             Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Profile::default(),
@@ -300,19 +309,39 @@ impl Store {
         })
     }
 
-    /// Marks facts as accessed by an explicit recall.
-    pub fn touch(&mut self, ids: &[String]) -> Result<(), MemoryError> {
+    /// Counts an explicit recall of `ids` in memory only (`record_access` also records it).
+    pub fn count_access(&mut self, ids: &[String]) {
+        let access = Access {
+            at: now_secs(),
+            ids: ids.to_vec(),
+        };
+        fold_accesses(&mut self.facts, std::slice::from_ref(&access));
+    }
+
+    /// Counts an explicit recall of `ids`: in memory, and as one line appended to
+    /// `access.jsonl`; `facts.jsonl` and `MEMORY.md` stay as they are, unless the record has
+    /// grown past 256 KB, when it is folded into `facts.jsonl` (under the lock).
+    pub fn record_access(&mut self, ids: &[String]) -> Result<(), MemoryError> {
         if ids.is_empty() {
             return Ok(());
         }
-        let now = now_secs();
-        self.mutate(|facts| {
-            for fact in facts.iter_mut().filter(|f| ids.contains(&f.id)) {
-                fact.access_count += 1;
-                fact.last_accessed = now;
-            }
-            Ok(())
-        })
+        let access = Access {
+            at: now_secs(),
+            ids: ids.to_vec(),
+        };
+        fold_accesses(&mut self.facts, std::slice::from_ref(&access));
+        create_private_dir(&self.dir).map_err(io(&self.dir))?;
+        let path = self.dir.join(ACCESS_LOG);
+        let mut line = serde_json::to_vec(&access).map_err(|e| io(&path)(e.into()))?;
+        line.push(b'\n');
+        let mut file = open_access_record(&path).map_err(io(&path))?;
+        // One write of one short line: appends from several processes do not interleave.
+        file.write_all(&line).map_err(io(&path))?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if size > ACCESS_COMPACT_BYTES {
+            self.mutate(|_| Ok(()))?;
+        }
+        Ok(())
     }
 
     /// Runs `change` on the facts as they are on disk now, under the lock, and saves the result.
@@ -324,6 +353,15 @@ impl Store {
         let _lock = Lock::acquire(&self.dir)?;
         let mut facts = read_facts(&self.dir.join("facts.jsonl"))?;
         let out = change(&mut facts)?;
+        // The access record is folded into what is written, then removed (compacted). Renamed
+        // first, so a recall appending meanwhile starts a new record instead of being lost.
+        let record = self.dir.join(ACCESS_LOG);
+        let folding = self.dir.join(format!("{ACCESS_LOG}.compacting"));
+        let accesses = match std::fs::rename(&record, &folding) {
+            Ok(()) => read_accesses(&folding),
+            Err(_) => Vec::new(),
+        };
+        fold_accesses(&mut facts, &accesses);
         if !self.secrets.is_empty() {
             for fact in facts.iter_mut() {
                 fact.content = self.secrets.mask(&fact.content);
@@ -331,10 +369,83 @@ impl Store {
                 fact.tags = fact.tags.iter().map(|t| self.secrets.mask(t)).collect();
             }
         }
-        write_atomic(&self.dir.join("facts.jsonl"), &facts_jsonl(&facts))?;
+        if let Err(e) = write_atomic(&self.dir.join("facts.jsonl"), &facts_jsonl(&facts)) {
+            // Not folded after all: the recalls go back to the record.
+            if let Ok(bytes) = std::fs::read(&folding) {
+                let _ = open_access_record(&record).and_then(|mut f| f.write_all(&bytes));
+            }
+            let _ = std::fs::remove_file(&folding);
+            return Err(e);
+        }
+        let _ = std::fs::remove_file(&folding);
         write_atomic(&self.dir.join("MEMORY.md"), memory_md(&facts).as_bytes())?;
         self.facts = facts;
         Ok(out)
+    }
+
+    /// A handle on the same files with no facts loaded, to write from another thread (a write
+    /// re-reads the facts from disk anyway): the caller swaps its `facts` in afterwards.
+    pub fn detached(&self) -> Store {
+        Store {
+            dir: self.dir.clone(),
+            facts: Vec::new(),
+            profile: self.profile.clone(),
+            secrets: self.secrets.clone(),
+        }
+    }
+}
+
+/// One explicit recall, as `access.jsonl` records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Access {
+    at: u64,
+    ids: Vec<String>,
+}
+
+/// Opens the access record to append (created 0600, never through a symlink).
+fn open_access_record(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
+
+/// The recalls recorded at `path` (none when it is missing; unreadable lines are skipped).
+fn read_accesses(path: &Path) -> Vec<Access> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// Adds recalls to the facts' access statistics.
+fn fold_accesses(facts: &mut [Fact], accesses: &[Access]) {
+    if accesses.is_empty() {
+        return;
+    }
+    let by_id: std::collections::HashMap<&str, usize> = facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.id.as_str(), i))
+        .collect();
+    let mut updates: Vec<(usize, u64)> = Vec::new();
+    for access in accesses {
+        for id in &access.ids {
+            if let Some(i) = by_id.get(id.as_str()) {
+                updates.push((*i, access.at));
+            }
+        }
+    }
+    for (i, at) in updates {
+        let fact = &mut facts[i];
+        fact.access_count = fact.access_count.saturating_add(1);
+        fact.last_accessed = fact.last_accessed.max(at);
     }
 }
 
@@ -655,6 +766,40 @@ mod tests {
         assert!(err.to_string().starts_with("unknown category \"mood\""));
         let md = std::fs::read_to_string(dir.path().join("MEMORY.md")).expect("md");
         assert!(md.contains("## gotcha") && md.contains("rotates every Monday"));
+    }
+
+    #[test]
+    fn recalls_append_to_their_record_and_the_next_write_compacts_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(dir.path()).expect("open");
+        store
+            .add(new("Builds run on the self-hosted runner", "project"))
+            .expect("add");
+        let id = store.facts[0].id.clone();
+        let facts_before = std::fs::read(dir.path().join("facts.jsonl")).expect("read");
+        store
+            .record_access(std::slice::from_ref(&id))
+            .expect("record");
+        store
+            .record_access(std::slice::from_ref(&id))
+            .expect("record");
+        assert_eq!(store.facts[0].access_count, 2, "counted in memory at once");
+        assert_eq!(
+            std::fs::read(dir.path().join("facts.jsonl")).expect("read"),
+            facts_before,
+            "the store itself is not rewritten"
+        );
+        assert_eq!(
+            Store::open(dir.path()).expect("open").facts[0].access_count,
+            2
+        );
+        // The next write folds the record into facts.jsonl and removes it: counted once.
+        store.add(new("Caches live in S3", "project")).expect("add");
+        assert!(!dir.path().join(ACCESS_LOG).exists());
+        let reopened = Store::open(dir.path()).expect("open");
+        let fact = reopened.facts.iter().find(|f| f.id == id).expect("fact");
+        assert_eq!(fact.access_count, 2);
+        assert!(fact.last_accessed > 0);
     }
 
     #[test]

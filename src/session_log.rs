@@ -2,9 +2,13 @@
 //! object per line, as it happens; and reading it back to resume.
 //!
 //! Lives at `CHATCLI_HOME/sessions/<session id>.jsonl`, in a directory only the user can read
-//! (0700), in a file created exclusively (0600, never through a planted symlink). Each line is
-//! flushed when written and the file is synced at the end of every prompt, so a crash loses at
-//! most the line in flight; a torn last line is skipped on resume with a warning, never a refusal.
+//! (0700), in a file created exclusively (0600, never through a planted symlink). The agent never
+//! writes it itself: its lines go to a writer thread ([`writer::LogWriter`]), which batches them
+//! and writes at the boundaries that matter (a prompt accepted, a tool result, an approval asked,
+//! an error, a prompt finished, its cost, every history change), else within
+//! [`writer::IDLE_FLUSH`]; the file is synced at the end of every prompt and before any tool call
+//! runs (the agent waits for that), so a crash loses at most the text streamed since the last
+//! boundary; a torn last line is skipped on resume with a warning, never a refusal.
 //! Event lines are exactly what `exec --json` prints; history lines (`history`, `history_reset`)
 //! carry the conversation the agent needs to go on. Known secrets are masked in every line, on
 //! the raw strings (a masked serialised line would miss a key holding `"` or `\`).
@@ -12,8 +16,10 @@
 //! is kept for the agent to tell the user once (a notice; `exec` also says it on stderr and
 //! exits 1 when not one line could be written), and nothing more is written after it.
 
+pub mod writer;
+
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -42,10 +48,18 @@ pub const LOG_STOPPED: &str = "the session log stopped being written";
 pub struct SessionLog {
     path: PathBuf,
     /// `None` when the file could not be created or opened.
-    file: Option<BufWriter<File>>,
+    file: Option<File>,
     secrets: Secrets,
     /// Lines written so far.
     written: u64,
+    /// Lines not yet written, each ending in a newline, and how many.
+    pending: Vec<u8>,
+    pending_lines: u64,
+    /// Bytes the file holds (as far as this log knows): what a failed write left is measured
+    /// against it.
+    len: u64,
+    /// Written since the last sync.
+    unsynced: bool,
     /// Set at the first failure: nothing more is written (a torn line stays the last one).
     failed: bool,
     /// The failure, until the user has been told (`take_failure`).
@@ -114,11 +128,19 @@ impl SessionLog {
     }
 
     fn over(path: PathBuf, file: Option<File>, secrets: Secrets) -> SessionLog {
+        let len = file
+            .as_ref()
+            .and_then(|f| f.metadata().ok())
+            .map_or(0, |m| m.len());
         SessionLog {
             path,
-            file: file.map(BufWriter::new),
+            file,
             secrets,
             written: 0,
+            pending: Vec::new(),
+            pending_lines: 0,
+            len,
+            unsynced: false,
             failed: false,
             unreported: None,
         }
@@ -130,6 +152,8 @@ impl SessionLog {
         }
         self.failed = true;
         self.file = None;
+        self.pending = Vec::new();
+        self.pending_lines = 0;
         let (what, consequence) = if self.written == 0 {
             (LOG_NOT_WRITTEN, "this session cannot be resumed")
         } else {
@@ -156,48 +180,103 @@ impl SessionLog {
         &self.path
     }
 
-    fn write_line(&mut self, line: std::io::Result<String>, sync: bool) {
-        let Some(file) = self.file.as_mut() else {
+    /// Queues one line; nothing reaches the file before the next `flush`.
+    fn push_line(&mut self, line: std::io::Result<String>) {
+        if self.file.is_none() {
             return;
-        };
-        let result = line
-            .and_then(|line| writeln!(file, "{line}"))
-            .and_then(|()| file.flush())
-            .and_then(|()| {
-                if sync {
-                    file.get_ref().sync_data()
-                } else {
-                    Ok(())
-                }
-            });
-        match result {
-            Ok(()) => self.written += 1,
-            Err(e) => {
-                tracing::warn!(path = %self.path.display(), error = %e, "session log write failed; continuing without it");
-                self.fail(&e);
+        }
+        match line {
+            Ok(line) => {
+                self.pending.extend_from_slice(line.as_bytes());
+                self.pending.push(b'\n');
+                self.pending_lines += 1;
             }
+            Err(e) => self.fail(&e),
         }
     }
 
-    /// Appends one event and flushes it; syncs to disk when a prompt finishes.
+    /// Whether lines are queued and not yet written.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Writes the queued lines in one go; with `sync`, then syncs what was written to disk.
+    pub fn flush(&mut self, sync: bool) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        let mut result = Ok(());
+        if !self.pending.is_empty() {
+            result = file.write_all(&self.pending);
+            match &result {
+                Ok(()) => {
+                    self.written += self.pending_lines;
+                    self.len += self.pending.len() as u64;
+                    self.unsynced = true;
+                }
+                Err(_) => {
+                    // Part of the batch may have landed (a disk that filled mid-write): the
+                    // complete lines in it count as written.
+                    let now = file.metadata().map_or(self.len, |m| m.len());
+                    let landed = now.saturating_sub(self.len) as usize;
+                    let complete = self.pending[..landed.min(self.pending.len())]
+                        .iter()
+                        .filter(|b| **b == b'\n')
+                        .count();
+                    self.written += complete as u64;
+                }
+            }
+            self.pending.clear();
+            self.pending_lines = 0;
+        }
+        if result.is_ok() && sync && self.unsynced {
+            result = file.sync_data();
+            self.unsynced = result.is_err();
+        }
+        if let Err(e) = result {
+            tracing::warn!(path = %self.path.display(), error = %e, "session log write failed; continuing without it");
+            self.fail(&e);
+        }
+    }
+
+    /// Queues one event; writes the batch at a boundary that matters (a prompt accepted, a tool
+    /// result, an approval asked, an error, a prompt finished, its cost) and syncs it to disk
+    /// when a prompt finishes.
     pub fn append(&mut self, event: &AgentEvent) {
-        let sync = matches!(event, AgentEvent::TurnFinished { .. });
         let line = self
             .secrets
             .to_masked_json(event)
             .map_err(std::io::Error::other);
-        self.write_line(line, sync);
+        self.push_line(line);
+        match event {
+            AgentEvent::TurnFinished { .. } => self.flush(true),
+            AgentEvent::Prompt { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::ApprovalRequest { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::Cost { .. } => self.flush(false),
+            _ => {}
+        }
     }
 
-    /// Appends a history change. A message holding tool calls is synced to disk before the tools run, so a crash mid-tool
-    /// never loses the call (resume then gives it an `INTERRUPTED` result).
+    /// Appends a history change and writes it at once. A message holding tool calls is synced
+    /// to disk too, before the tools run (the agent waits for it: `LogWriter::settled`), so a
+    /// crash mid-tool never loses the call (resume then gives it an `INTERRUPTED` result).
     pub fn append_history(&mut self, record: &HistoryRecord) {
         let holds_calls = matches!(record, HistoryRecord::History { message, .. } if message.tool_uses().next().is_some());
         let line = self
             .secrets
             .to_masked_json(record)
             .map_err(std::io::Error::other);
-        self.write_line(line, holds_calls);
+        self.push_line(line);
+        self.flush(holds_calls);
+    }
+}
+
+impl Drop for SessionLog {
+    /// Nothing queued is lost when the log is dropped (the writer thread ending, a resume repair).
+    fn drop(&mut self) {
+        self.flush(true);
     }
 }
 
@@ -472,6 +551,40 @@ mod tests {
             SessionLog::create(&sessions, "s1", Secrets::default()).is_err(),
             "never reopened or overwritten"
         );
+    }
+
+    #[test]
+    fn lines_wait_for_a_boundary_and_nothing_queued_is_lost_on_drop() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut log = SessionLog::create(dir.path(), "s", Secrets::default()).expect("create");
+        let path = log.path().to_path_buf();
+        let lines = || {
+            std::fs::read_to_string(&path)
+                .expect("read")
+                .lines()
+                .count()
+        };
+        log.append(&AgentEvent::TurnStarted { turn: 1 });
+        for piece in ["a", "b", "c"] {
+            log.append(&AgentEvent::TextDelta { text: piece.into() });
+        }
+        assert_eq!(lines(), 0, "deltas are batched, not written one by one");
+        log.append(&AgentEvent::ToolResult {
+            id: "call_1".into(),
+            name: "read_file".into(),
+            ok: true,
+            chars: 1,
+            saved_path: None,
+            duration_ms: 0,
+            error: None,
+            exit_code: None,
+            output: "x".into(),
+            diff: None,
+        });
+        assert_eq!(lines(), 5, "a tool result writes the batch");
+        log.append(&AgentEvent::TextDelta { text: "d".into() });
+        drop(log);
+        assert_eq!(lines(), 6, "dropping the log writes what was queued");
     }
 
     #[test]

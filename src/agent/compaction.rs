@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use crate::conversation::{ContentBlock, Message, Role};
-use crate::provider::demo::estimate_tokens;
 use crate::tools::{Scratch, last_chars, take_chars};
 
 pub mod placement;
@@ -293,7 +292,7 @@ impl Compactor {
         };
         // Everything from the first rewritten message on is written to the cache again.
         let tokens =
-            |m: &Message| estimate_tokens(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
+            |m: &Message| crate::tokens::rough(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
         let rewrite_tokens: u64 = history[first..]
             .iter()
             .map(tokens)
@@ -327,7 +326,7 @@ impl Compactor {
             }
             Stage::Summary => 120,
         };
-        estimate_tokens(chars)
+        crate::tokens::rough(chars)
     }
 }
 

@@ -190,7 +190,7 @@ impl Agent {
         let bytes = serde_json::to_vec(system).map(|b| b.len()).unwrap_or(0)
             + serde_json::to_vec(tools).map(|b| b.len()).unwrap_or(0)
             + serde_json::to_vec(messages).map(|b| b.len()).unwrap_or(0);
-        crate::provider::demo::estimate_tokens(bytes) as f64 > window as f64 * summary::GUARD_SHARE
+        crate::tokens::rough(bytes) as f64 > window as f64 * summary::GUARD_SHARE
     }
 
     /// The context window the server or the catalog reported, if either did.
@@ -213,7 +213,7 @@ impl Agent {
         let bytes = serde_json::to_vec(&request.system).map_or(0, |b| b.len())
             + serde_json::to_vec(&request.tools).map_or(0, |b| b.len())
             + serde_json::to_vec(&request.messages).map_or(0, |b| b.len());
-        let input = crate::provider::demo::estimate_tokens(bytes);
+        let input = crate::tokens::rough(bytes);
         let left = self.context_window().saturating_sub(input);
         // A request over the window still asks for a little: the server's own error says why.
         let left = u32::try_from(left)
@@ -352,7 +352,7 @@ impl Agent {
                 message: format!(
                     "inlined {} into this prompt (~{} tokens)",
                     names.join(", "),
-                    crate::tokens::count(inlined)
+                    crate::tokens::rough(inlined.len())
                 ),
             });
         }

@@ -11,6 +11,9 @@
 //! the same log and front end wrapped as `AgentEvent::Scoped`, masked by a masker of its own (a
 //! delta held back in one specialist's stream must not swallow another's), and its history never
 //! enters the session log (the log's history is the orchestrator's conversation).
+//!
+//! Emitting never waits: the log is written by its own thread (`session_log::writer`), and the
+//! front end is fed through a bounded channel that merges text deltas when it lags (`outbox`).
 
 use std::sync::{Arc, Mutex};
 
@@ -18,7 +21,8 @@ use tokio::sync::mpsc;
 
 use crate::protocol::AgentEvent;
 use crate::secrets::{EventMasker, Secrets};
-use crate::session_log::{HistoryRecord, SessionLog};
+use crate::session_log::HistoryRecord;
+use crate::session_log::writer::LogWriter;
 
 /// Where the agent's events go: masking, the session log, then the front end.
 #[derive(Clone)]
@@ -36,29 +40,26 @@ struct Scope {
 
 struct Inner {
     secrets: Secrets,
-    state: Mutex<State>,
+    /// The masker holds back a delta that may be the start of a key; the lock also keeps the
+    /// log's order and the front end's the same when several tool runners emit at once.
+    masker: Mutex<EventMasker>,
+    /// The session log's writer thread, when there is a log.
+    log: Option<LogWriter>,
+    /// The forwarder to the front end (`outbox`): never blocks, never drops.
     front: mpsc::UnboundedSender<AgentEvent>,
-}
-
-/// What emitting changes: the masker holds back a delta that may be the start of a key.
-struct State {
-    masker: EventMasker,
-    log: Option<SessionLog>,
 }
 
 impl EventSink {
     /// A sink writing to `log` (if any) and forwarding to `front`.
     pub fn new(
         secrets: Secrets,
-        log: Option<SessionLog>,
+        log: Option<LogWriter>,
         front: mpsc::UnboundedSender<AgentEvent>,
     ) -> Self {
         EventSink {
             inner: Arc::new(Inner {
-                state: Mutex::new(State {
-                    masker: EventMasker::new(secrets.clone()),
-                    log,
-                }),
+                masker: Mutex::new(EventMasker::new(secrets.clone())),
+                log,
                 secrets,
                 front,
             }),
@@ -79,7 +80,7 @@ impl EventSink {
         }
     }
 
-    /// Masks known secrets in the event (across text-delta boundaries), appends it to the log,
+    /// Masks known secrets in the event (across text-delta boundaries), queues it for the log,
     /// and forwards it; a log that could not be written is said once, then the session goes on.
     pub fn emit(&self, event: AgentEvent) {
         // A specialist's events are masked by its own masker, then wrapped; the orchestrator's
@@ -98,24 +99,21 @@ impl EventSink {
             }
             None => Err(event),
         };
-        let mut state = self.lock();
-        let State { masker, log } = &mut *state;
-        let events = match scoped {
-            Ok(events) => events,
-            Err(event) => masker.filter(event),
-        };
-        for event in events {
-            if let Some(log) = log.as_mut() {
-                log.append(&event);
+        {
+            let mut masker = self.lock();
+            let events = match scoped {
+                Ok(events) => events,
+                Err(event) => masker.filter(event),
+            };
+            for event in events {
+                if let Some(log) = &self.inner.log {
+                    log.append(&event);
+                }
+                // The receiver gone means the front end is shutting down; nobody is left to tell.
+                let _ = self.inner.front.send(event);
             }
-            // The receiver gone means the front end is shutting down; nobody is left to tell.
-            let _ = self.inner.front.send(event);
         }
-        if let Some(message) = log.as_mut().and_then(SessionLog::take_failure) {
-            let _ = self.inner.front.send(AgentEvent::Notice {
-                message: self.inner.secrets.mask(&message),
-            });
-        }
+        self.report_log_failure();
     }
 
     /// Appends a history change to the log, in order with the events.
@@ -123,8 +121,27 @@ impl EventSink {
         if self.scope.is_some() {
             return;
         }
-        if let Some(log) = self.lock().log.as_mut() {
+        let _masker = self.lock();
+        if let Some(log) = &self.inner.log {
             log.append_history(record);
+        }
+    }
+
+    /// Waits (asynchronously: the task yields, nothing blocks) until everything emitted so far
+    /// is written and synced, then says a failure if there was one. Used before tool calls run
+    /// and when a prompt ends.
+    pub async fn settled(&self) {
+        if let Some(log) = &self.inner.log {
+            log.settled().await;
+        }
+        self.report_log_failure();
+    }
+
+    fn report_log_failure(&self) {
+        if let Some(message) = self.inner.log.as_ref().and_then(LogWriter::take_failure) {
+            let _ = self.inner.front.send(AgentEvent::Notice {
+                message: self.inner.secrets.mask(&message),
+            });
         }
     }
 
@@ -133,9 +150,9 @@ impl EventSink {
         self.inner.secrets.mask(text)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // A poisoned lock means a writer panicked mid-line; the log is best effort, go on.
-        match self.inner.state.lock() {
+    fn lock(&self) -> std::sync::MutexGuard<'_, EventMasker> {
+        // A poisoned lock means an emitter panicked mid-event; the masker is still usable.
+        match self.inner.masker.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }

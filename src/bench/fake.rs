@@ -166,7 +166,12 @@ impl Provider for FakeModel {
         let mut events = Vec::new();
         if let Ok(mut state) = self.state.lock() {
             let state = &mut *state;
-            let (segs, markers) = segments(&request, &mut state.memo, self.markers);
+            let (segs, markers) = segments(
+                &request,
+                &mut state.memo,
+                self.markers,
+                crate::tokens::count,
+            );
             state.cache.now += SECONDS_PER_REQUEST;
             let mut usage = state.cache.account(&segs, &markers);
             let (floor_read, floor_fresh) = state.cache.floor(&segs);
@@ -223,7 +228,7 @@ impl Provider for FakeModel {
                 });
             }
             let h = hash_bytes(output.as_bytes());
-            usage.output = count(&mut state.memo, h, &output).max(1);
+            usage.output = count(&mut state.memo, h, &output, crate::tokens::count).max(1);
             state.log.push(Logged {
                 usage,
                 floor_read,

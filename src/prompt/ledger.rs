@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
 use crate::protocol::BlockReport;
 use crate::provider::UsageRecord;
-use crate::provider::demo::estimate_tokens;
 
 /// Below this many cached tokens a provider caches nothing anyway: no miss to explain.
 const MIN_CACHED: u64 = 1024;
@@ -34,7 +33,7 @@ fn hash_of(value: &impl Serialize) -> (u64, u64) {
     let bytes = serde_json::to_vec(value).unwrap_or_default();
     let mut hasher = DefaultHasher::new();
     bytes.hash(&mut hasher);
-    (hasher.finish(), estimate_tokens(bytes.len()))
+    (hasher.finish(), crate::tokens::rough(bytes.len()))
 }
 
 fn message_label(index: usize, message: &Message) -> String {

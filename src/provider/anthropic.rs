@@ -17,7 +17,6 @@ use serde_json::{Value, json};
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
-use crate::provider::demo::estimate_tokens;
 
 /// How long cache entries written by the markers live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,7 +70,7 @@ impl Provider for Anthropic {
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {
         let body = build_body(&request, self.ttl);
-        let prefix = estimate_tokens(
+        let prefix = crate::tokens::rough(
             body.get("tools").map(|t| t.to_string().len()).unwrap_or(0)
                 + body.get("system").map(|s| s.to_string().len()).unwrap_or(0),
         );

@@ -443,7 +443,7 @@ pub struct BedrockParser {
 impl BedrockParser {
     fn end(&mut self) -> Vec<ProviderEvent> {
         self.done = true;
-        let usage = self.usage.unwrap_or(UsageRecord {
+        let usage = self.usage.unwrap_or_else(|| UsageRecord {
             estimated: true,
             ..UsageRecord::default()
         });

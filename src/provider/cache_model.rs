@@ -172,18 +172,22 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
-/// o200k tokens of `text`, memoised by its hash.
-pub fn count(memo: &mut HashMap<u64, u64>, hash: u64, text: &str) -> u64 {
-    *memo
-        .entry(hash)
-        .or_insert_with(|| crate::tokens::count(text))
+/// How a text's tokens are counted: exactly (`tokens::count`, the benchmark) or roughly (the
+/// demo, which must not load the encoder).
+pub type Counter = fn(&str) -> u64;
+
+/// Tokens of `text` by `counter`, memoised by its hash.
+pub fn count(memo: &mut HashMap<u64, u64>, hash: u64, text: &str, counter: Counter) -> u64 {
+    *memo.entry(hash).or_insert_with(|| counter(text))
 }
 
-/// The request as cache segments (tools, system blocks, messages) and where markers go.
+/// The request as cache segments (tools, system blocks, messages) and where markers go; each
+/// distinct text is counted once with `counter` and remembered in `memo`.
 pub fn segments(
     request: &ModelRequest,
     memo: &mut HashMap<u64, u64>,
     markers: bool,
+    counter: Counter,
 ) -> (Vec<Segment>, Vec<usize>) {
     let mut units = Vec::new();
     // The unit of each message, for the rolling marker.
@@ -191,17 +195,17 @@ pub fn segments(
     for tool in &request.tools {
         let text = serde_json::to_string(tool).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
-        units.push((h, count(memo, h, &text)));
+        units.push((h, count(memo, h, &text, counter)));
     }
     for block in &request.system {
         let h = hash_bytes(block.text.as_bytes());
-        units.push((h, count(memo, h, &block.text)));
+        units.push((h, count(memo, h, &block.text, counter)));
     }
     for message in &request.messages {
         let text = serde_json::to_string(message).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
         message_units.push(units.len());
-        units.push((h, count(memo, h, &text)));
+        units.push((h, count(memo, h, &text, counter)));
     }
     let mut at = Vec::new();
     if markers {

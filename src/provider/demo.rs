@@ -4,7 +4,8 @@
 //! canned but depend on the prompt; asking it to read a file makes it call `read_file`, and after
 //! a tool result it answers from that result. Usage comes from the model of Anthropic's prompt
 //! cache the benchmark uses too (`provider::cache_model`), with markers where chatcli places them
-//! and o200k token counts, so the meters move the way they would against a real provider (a prompt under
+//! and token counts estimated from bytes (never the o200k encoder, which would more than double
+//! the TUI's memory), so the meters move the way they would against a real provider (a prompt under
 //! 1,024 tokens, as in chat mode, is never cached).
 
 use std::collections::HashMap;
@@ -42,6 +43,11 @@ impl DemoProvider {
     }
 }
 
+/// The demo's token count: the cheap estimate.
+fn rough(text: &str) -> u64 {
+    crate::tokens::rough(text.len())
+}
+
 impl Provider for DemoProvider {
     fn name(&self) -> &str {
         "demo"
@@ -61,13 +67,15 @@ impl Provider for DemoProvider {
             // A poisoned lock only means another request panicked mid-update; the state is still usable.
             let mut state = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             let state = &mut *state;
-            let (segments, markers) = segments(&request, &mut state.memo, true);
+            // Bytes / 4, not o200k: the exact counts would load the encoder (~45 MB) in every
+            // demo session, for figures that only need to move the way a provider's would.
+            let (segments, markers) = segments(&request, &mut state.memo, true, rough);
             state.model.now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap_or_default()
                 .as_secs();
             let mut usage = state.model.account(&segments, &markers);
-            usage.output = crate::tokens::count(&reply.output_text()).max(1);
+            usage.output = rough(&reply.output_text()).max(1);
             usage
         };
         let mut events: Vec<ProviderEvent> = Vec::new();
@@ -255,11 +263,6 @@ fn split_for_streaming(text: &str) -> Vec<String> {
         pieces.push(current);
     }
     pieces
-}
-
-/// Tokens estimated from bytes, the usual 4 bytes a token for English text and code.
-pub fn estimate_tokens(bytes: usize) -> u64 {
-    (bytes as u64).div_ceil(4)
 }
 
 #[cfg(test)]

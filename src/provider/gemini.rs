@@ -220,9 +220,11 @@ impl GeminiParser {
         self.done = true;
         let mut out = Vec::new();
         self.close_partial(&mut out);
-        out.push(ProviderEvent::Usage(self.usage.unwrap_or(UsageRecord {
-            estimated: true,
-            ..UsageRecord::default()
+        out.push(ProviderEvent::Usage(self.usage.unwrap_or_else(|| {
+            UsageRecord {
+                estimated: true,
+                ..UsageRecord::default()
+            }
         })));
         let stop = match self.finish.as_deref() {
             _ if self.calls > 0 => StopReason::ToolUse,

@@ -179,7 +179,7 @@ impl StackSpotParser {
     fn end(&mut self) -> Vec<ProviderEvent> {
         self.done = true;
         vec![
-            ProviderEvent::Usage(self.usage.unwrap_or(UsageRecord {
+            ProviderEvent::Usage(self.usage.unwrap_or_else(|| UsageRecord {
                 estimated: true,
                 ..UsageRecord::default()
             })),

@@ -94,7 +94,7 @@ pub struct Activation {
     pub referred: Vec<String>,
     /// Names that matched but did not fit this turn's limits.
     pub left_out: Vec<String>,
-    /// o200k tokens of the block.
+    /// Tokens of the block, estimated from its bytes (`tokens::rough`).
     pub tokens: u64,
 }
 
@@ -217,7 +217,8 @@ impl SessionSkills {
         for (name, _) in &activation.sent {
             self.sent.insert(name.clone());
         }
-        activation.tokens = crate::tokens::count(&self.turn);
+        // A per-prompt notice ("~N tokens"): the cheap estimate, never the encoder.
+        activation.tokens = crate::tokens::rough(self.turn.len());
         activation
     }
 

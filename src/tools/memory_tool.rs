@@ -1,6 +1,8 @@
 //! `memory`: recall, add and forget long-term facts (see `crate::memory`).
 //!
-//! Recall is explicit, so it counts as an access (unlike passive auto-recall). Its output is
+//! Recall is explicit, so it counts as an access (unlike passive auto-recall), recorded by
+//! appending to the store's access record, never by rewriting the store. Every file write runs
+//! on a blocking thread, with the shared state unlocked meanwhile. Its output is
 //! capped at 4,000 characters. With `CHATCLI_MEMORY_HYDE=1` the model first writes a short
 //! hypothetical answer that is embedded with the query: one extra request, accounted as one.
 
@@ -17,7 +19,7 @@ use crate::clock::now_secs;
 use crate::conversation::{Message, ModelRequest, ToolSpec};
 use crate::memory::embedder::Embedder;
 use crate::memory::recall::RecallIndex;
-use crate::memory::{Added, Fact, NewFact, Store};
+use crate::memory::{Added, Fact, MemoryError, NewFact, Store};
 use crate::provider::{Provider, ProviderEvent};
 
 /// Characters of recall output at most.
@@ -196,15 +198,24 @@ impl Tool for MemoryTool {
                         }
                         None => None,
                     };
-                    let mut state = memory.lock().map_err(|_| poisoned())?;
-                    let hits = match &query_vec {
-                        Some(v) => state.recall_embedded(query, v, 10),
-                        None => state.recall(query, hypothesis.as_deref(), 10),
+                    let (facts, store) = {
+                        let mut state = memory.lock().map_err(|_| poisoned())?;
+                        let hits = match &query_vec {
+                            Some(v) => state.recall_embedded(query, v, 10),
+                            None => state.recall(query, hypothesis.as_deref(), 10),
+                        };
+                        let facts: Vec<_> =
+                            hits.iter().map(|i| state.store.facts[*i].clone()).collect();
+                        let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
+                        state.store.count_access(&ids);
+                        (facts, state.store.detached())
                     };
-                    let facts: Vec<_> =
-                        hits.iter().map(|i| state.store.facts[*i].clone()).collect();
+                    // Read-only for the store: one line appended to the access record, off the
+                    // agent task (it is a file write).
                     let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
-                    state.store.touch(&ids).map_err(failed)?;
+                    off_task(store, move |store| store.record_access(&ids))
+                        .await
+                        .map_err(failed)?;
                     let mut out = String::new();
                     for (n, fact) in facts.iter().enumerate() {
                         let tags = if fact.tags.is_empty() {
@@ -252,8 +263,16 @@ impl Tool for MemoryTool {
                         tags,
                         source: "agent".into(),
                     };
+                    let store = memory.lock().map_err(|_| poisoned())?.store.detached();
+                    let (added, facts) = off_task(store, move |store| {
+                        store
+                            .add(new)
+                            .map(|added| (added, std::mem::take(&mut store.facts)))
+                    })
+                    .await
+                    .map_err(failed)?;
                     let mut state = memory.lock().map_err(|_| poisoned())?;
-                    let added = state.store.add(new).map_err(failed)?;
+                    state.store.facts = facts;
                     state.invalidate();
                     Ok(ToolOutput::text(match added {
                         Added::New(id) => format!("remembered (id {})", &id[..12]),
@@ -264,8 +283,17 @@ impl Tool for MemoryTool {
                 }
                 "forget" => {
                     let id = required_str(args, "id")?;
+                    let id = id.to_string();
+                    let store = memory.lock().map_err(|_| poisoned())?.store.detached();
+                    let (gone, facts) = off_task(store, move |store| {
+                        store
+                            .forget(&id)
+                            .map(|gone| (gone, std::mem::take(&mut store.facts)))
+                    })
+                    .await
+                    .map_err(failed)?;
                     let mut state = memory.lock().map_err(|_| poisoned())?;
-                    let gone = state.store.forget(id).map_err(failed)?;
+                    state.store.facts = facts;
                     state.invalidate();
                     Ok(ToolOutput::text(format!("forgot: {}", gone.content)))
                 }
@@ -276,6 +304,21 @@ impl Tool for MemoryTool {
         }
         .boxed()
     }
+}
+
+/// Runs a store write on a blocking thread: it may wait up to 10 s for the store's lock file,
+/// and neither that wait nor the file work may hold up the agent task or the shared state.
+async fn off_task<T: Send + 'static>(
+    mut store: Store,
+    write: impl FnOnce(&mut Store) -> Result<T, MemoryError> + Send + 'static,
+) -> Result<T, MemoryError> {
+    tokio::task::spawn_blocking(move || write(&mut store))
+        .await
+        .unwrap_or_else(|e| {
+            Err(MemoryError::Invalid(format!(
+                "the memory write stopped unexpectedly: {e}"
+            )))
+        })
 }
 
 /// The text of a fact that gets embedded (the local index embeds the same).
@@ -297,9 +340,7 @@ async fn provider_vectors(
         Some(h) => format!("{query}\n{h}"),
         None => query.to_string(),
     });
-    let result = plan.embedder.embed(&texts).await;
-    let mut state = memory.lock().ok()?;
-    match result {
+    match plan.embedder.embed(&texts).await {
         Ok(Some(mut vectors)) => {
             let query_vec = vectors.pop()?;
             let entries: Vec<(String, Vec<f32>)> = plan
@@ -308,10 +349,17 @@ async fn provider_vectors(
                 .map(|(id, _)| id)
                 .zip(vectors)
                 .collect();
-            if let Err(e) = crate::memory::embedder::append_cache(&plan.cache, &entries) {
+            // A file append: off the agent task, with the shared state unlocked.
+            let cache = plan.cache.clone();
+            let written = entries.clone();
+            let cached = tokio::task::spawn_blocking(move || {
+                crate::memory::embedder::append_cache(&cache, &written)
+            })
+            .await;
+            if let Ok(Err(e)) = cached {
                 tracing::warn!(error = %e, path = %plan.cache.display(), "cannot cache embeddings");
             }
-            state.add_vectors(entries);
+            memory.lock().ok()?.add_vectors(entries);
             Some(query_vec)
         }
         Ok(None) => None,
@@ -321,7 +369,7 @@ async fn provider_vectors(
                 error = %e,
                 "embedding endpoint failed; recall uses the local embedding"
             );
-            state.embedder_failed = true;
+            memory.lock().ok()?.embedder_failed = true;
             None
         }
     }

@@ -249,6 +249,11 @@ async fn full_mode_puts_retrieval_in_the_newest_user_turn() {
 async fn explicit_recall_through_the_tool_counts_as_an_access() {
     let dir = tempfile::tempdir().expect("tempdir");
     seed(dir.path());
+    let store_files = || {
+        ["facts.jsonl", "MEMORY.md"]
+            .map(|name| std::fs::read(dir.path().join("memory").join(name)).expect("read"))
+    };
+    let before = store_files();
     let script = vec![
         respond(
             "",
@@ -285,6 +290,57 @@ async fn explicit_recall_through_the_tool_counts_as_an_access() {
         .find(|f| f.content.contains("Vault"))
         .expect("fact");
     assert_eq!(vault.access_count, 1);
+    // Recall is read-only for the store: the access went to its own append-only record.
+    assert!(
+        store_files() == before,
+        "a recall left facts.jsonl and MEMORY.md byte-identical"
+    );
+    assert!(dir.path().join("memory").join("access.jsonl").exists());
+}
+
+#[tokio::test]
+async fn a_memory_write_waiting_for_the_lock_does_not_hold_up_the_agent() {
+    // The tool waits for the store's lock file (another chatcli writing, here this test). The
+    // test runs on one thread: only if that wait is off the agent task can the test see the
+    // call start and release the lock, so the write succeeds instead of timing out.
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    let lock = dir.path().join("memory").join(".lock");
+    std::fs::write(&lock, format!("{}\n", std::process::id())).expect("plant the lock");
+    let script = vec![
+        respond(
+            "",
+            &[(
+                "a1",
+                "memory",
+                json!({"action": "add", "content": "Releases are cut on Thursdays", "category": "project"}),
+            )],
+        ),
+        respond("Noted.", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        memory_options(dir.path(), dir.path(), MemoryMode::Index, false),
+    );
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "remember the release day".into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    events_until(&mut handle, |e| matches!(e, AgentEvent::ToolCall { .. })).await;
+    std::fs::remove_file(&lock).expect("release the lock");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    let result = events.iter().find_map(|e| match e {
+        AgentEvent::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
+        _ => None,
+    });
+    let (ok, output) = result.expect("a tool result");
+    assert!(ok && output.starts_with("remembered"), "{output}");
+    let store = Store::open(&dir.path().join("memory")).expect("open");
+    assert!(store.facts.iter().any(|f| f.content.contains("Thursdays")));
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ mod cost;
 mod daily_driver;
 mod exec_cli;
 mod fuzz;
+mod hot_path;
 mod local_servers;
 mod mcp;
 mod memory;

@@ -19,7 +19,7 @@ use super::{
     guess_kind, safe_name,
 };
 use crate::conversation::{Message, Role};
-use crate::provider::demo::estimate_tokens;
+use crate::tokens::rough;
 use crate::tools::{Scratch, last_chars};
 
 /// What happens to a result after the request that first shows it.
@@ -133,14 +133,13 @@ impl Compactor {
                 calls.insert(id, (name, input));
             }
         }
-        let tokens =
-            |m: &Message| estimate_tokens(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
+        let tokens = |m: &Message| rough(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
         // The context a re-read would carry: consumed results count as their pointers.
         let consumed: u64 = history
             .iter()
             .flat_map(compactable)
             .filter(|(id, _)| matches!(self.placements.get(id), Some(Placement::Consume { .. })))
-            .map(|(_, content)| estimate_tokens(content.len()))
+            .map(|(_, content)| rough(content.len()))
             .sum();
         let context_tokens = history
             .iter()
@@ -154,7 +153,7 @@ impl Compactor {
             for (id, content) in compactable(message) {
                 if !self.placements.contains_key(&id) {
                     let arrival = Arrival {
-                        tokens: estimate_tokens(content.len()),
+                        tokens: rough(content.len()),
                         context_tokens,
                         horizon,
                         economics: pressure.economics,

@@ -1,0 +1,164 @@
+//! The bounded road from the agent to its front end, merging text deltas when the front end lags.
+//!
+//! The sink hands every event to a forwarder task over an internal channel the forwarder drains
+//! at once; the forwarder passes them on through a channel of [`EVENT_CAPACITY`] events. While
+//! that channel is full, events wait in the forwarder's outbox, where a text (or reasoning) delta
+//! is appended to the delta just before it instead of queueing behind it: a stalled front end
+//! costs the text it has not read, not one queue entry per chunk. Every other event is kept, in
+//! order. The thing a newcomer gets wrong: merging is only for events the front end has not
+//! taken yet, so a front end that keeps up sees every delta exactly as streamed (the session
+//! log, written before this, always does).
+
+use std::collections::VecDeque;
+
+use tokio::sync::mpsc;
+
+use crate::protocol::AgentEvent;
+
+/// Events the front end's channel holds before deltas start to merge.
+pub const EVENT_CAPACITY: usize = 1024;
+
+/// Starts the forwarder; returns the sink's end and the front end's bounded end.
+pub fn channel() -> (
+    mpsc::UnboundedSender<AgentEvent>,
+    mpsc::Receiver<AgentEvent>,
+) {
+    let (input_tx, input_rx) = mpsc::unbounded_channel();
+    let (output_tx, output_rx) = mpsc::channel(EVENT_CAPACITY);
+    tokio::spawn(forward(input_rx, output_tx));
+    (input_tx, output_rx)
+}
+
+/// Events not yet taken by the front end, consecutive deltas merged.
+#[derive(Default)]
+struct Outbox {
+    queue: VecDeque<AgentEvent>,
+}
+
+impl Outbox {
+    fn push(&mut self, event: AgentEvent) {
+        match (self.queue.back_mut(), event) {
+            (Some(AgentEvent::TextDelta { text }), AgentEvent::TextDelta { text: more })
+            | (
+                Some(AgentEvent::ReasoningDelta { text }),
+                AgentEvent::ReasoningDelta { text: more },
+            ) => text.push_str(&more),
+            (_, event) => self.queue.push_back(event),
+        }
+    }
+}
+
+async fn forward(mut input: mpsc::UnboundedReceiver<AgentEvent>, output: mpsc::Sender<AgentEvent>) {
+    let mut outbox = Outbox::default();
+    loop {
+        let next = if outbox.queue.is_empty() {
+            input.recv().await
+        } else {
+            tokio::select! {
+                permit = output.reserve() => {
+                    match (permit, outbox.queue.pop_front()) {
+                        (Ok(permit), Some(event)) => permit.send(event),
+                        (Ok(_), None) => {}
+                        // The front end is gone: nobody is left to tell.
+                        (Err(_), _) => return,
+                    }
+                    continue;
+                }
+                next = input.recv() => next,
+            }
+        };
+        let Some(event) = next else {
+            // The agent has ended: hand over what is left, in order, as the front end takes it.
+            for event in outbox.queue {
+                if output.send(event).await.is_err() {
+                    return;
+                }
+            }
+            return;
+        };
+        if !outbox.queue.is_empty() {
+            outbox.push(event);
+            continue;
+        }
+        match output.try_send(event) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(event)) => outbox.push(event),
+            Err(mpsc::error::TrySendError::Closed(_)) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(text: &str) -> AgentEvent {
+        AgentEvent::TextDelta { text: text.into() }
+    }
+
+    #[test]
+    fn consecutive_deltas_merge_and_other_events_keep_their_place() {
+        let mut outbox = Outbox::default();
+        outbox.push(delta("a"));
+        outbox.push(delta("b"));
+        outbox.push(AgentEvent::TurnStarted { turn: 2 });
+        outbox.push(delta("c"));
+        outbox.push(AgentEvent::ReasoningDelta { text: "x".into() });
+        outbox.push(AgentEvent::ReasoningDelta { text: "y".into() });
+        assert_eq!(
+            Vec::from(outbox.queue),
+            vec![
+                delta("ab"),
+                AgentEvent::TurnStarted { turn: 2 },
+                delta("c"),
+                AgentEvent::ReasoningDelta { text: "xy".into() },
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_receiver_holds_at_most_its_capacity_plus_one_merged_delta_per_run() {
+        let (input, input_rx) = mpsc::unbounded_channel();
+        let (output, mut received) = mpsc::channel(8);
+        tokio::spawn(forward(input_rx, output));
+        let mut sent = Vec::new();
+        for turn in 1..=2 {
+            sent.push(AgentEvent::TurnStarted { turn });
+            for i in 0..10_000 {
+                sent.push(delta(&format!("{turn}.{i} ")));
+            }
+            sent.push(AgentEvent::Notice {
+                message: format!("end of {turn}"),
+            });
+        }
+        for event in sent.iter().cloned() {
+            input.send(event).expect("forwarder alive");
+        }
+        drop(input);
+        // Paused time moves only when every task is idle: the forwarder has taken everything
+        // and waits on the full channel.
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        assert_eq!(received.len(), 8);
+        let mut got = Vec::new();
+        while let Some(event) = received.recv().await {
+            got.push(event);
+        }
+        let is_delta = |e: &AgentEvent| matches!(e, AgentEvent::TextDelta { .. });
+        let deltas = got.iter().filter(|e| is_delta(e)).count();
+        assert!(deltas <= 8 + 2, "{deltas} deltas queued");
+        let text = |events: &[AgentEvent]| -> String {
+            events
+                .iter()
+                .filter_map(|e| match e {
+                    AgentEvent::TextDelta { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(text(&got), text(&sent), "the whole text, once, in order");
+        let others = |events: &[AgentEvent]| -> Vec<AgentEvent> {
+            events.iter().filter(|e| !is_delta(e)).cloned().collect()
+        };
+        assert_eq!(others(&got), others(&sent));
+    }
+}
