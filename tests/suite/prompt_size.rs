@@ -158,3 +158,33 @@ fn the_orchestrator_stays_within_the_reference_size() {
         );
     }
 }
+
+/// A specialist's fixed prefix (its system blocks and its own tools), per built-in kind: small,
+/// and under the providers' 1,024-token cache minimum, so its requests are sent uncached (no
+/// write premium paid for a prefix that a later dispatch might not read).
+#[test]
+fn each_specialist_prefix_is_small() {
+    let roster = builtin_roster();
+    let mut largest = 0;
+    for agent in roster.agents() {
+        let tools = ToolRegistry::for_mode(Mode::Run).only(&agent.tools).specs();
+        let tools_tokens = if tools.is_empty() {
+            0
+        } else {
+            count(&serde_json::to_string(&tools).expect("json"))
+        };
+        let system: Vec<String> = agent
+            .system_blocks(Path::new("/home/user/project"))
+            .into_iter()
+            .map(|b| b.text)
+            .collect();
+        let total = tools_tokens + count(&system.join("\n\n"));
+        eprintln!("specialist {}: {total} tokens", agent.name);
+        largest = largest.max(total);
+    }
+    // `reviewer`, the largest: 469 tokens (the task and the dynamic context come on top).
+    assert!(
+        largest < 1024 && within(largest, 469),
+        "the largest specialist prefix is {largest} tokens (pinned 469)"
+    );
+}
