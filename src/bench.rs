@@ -507,11 +507,17 @@ pub fn targets(rows: &[Row]) -> Vec<(String, bool)> {
                     o.cost_usd <= off.cost_usd,
                 ));
             }
-            // Within 1%: scratch file names carry the time, so runs differ by a few tokens.
+            // Within 1%: scratch file names carry the time, so runs differ by a few tokens. A
+            // prefix feature is held to its own targets below.
             let losing: Vec<String> = rows
                 .iter()
                 .filter(|w| &w.name == name && &w.provider_model == pm)
                 .filter(|w| w.mode != "off" && w.mode != "optimised")
+                .filter(|w| {
+                    !PREFIX_FEATURES
+                        .iter()
+                        .any(|f| w.mode.strip_prefix("without:") == Some(*f))
+                })
                 .filter(|w| o.cost_usd > w.cost_usd * 1.01)
                 .map(|w| format!("{} ${:.4}", w.mode, w.cost_usd))
                 .collect();
@@ -530,6 +536,9 @@ pub fn targets(rows: &[Row]) -> Vec<(String, bool)> {
                 ),
                 losing.is_empty(),
             ));
+            if let Some(w) = find(rows, name, "without:parallel", pm) {
+                out.push(parallel_target(pm, name, o, w));
+            }
             if FLOOR_BOUND_SCENARIOS.contains(&name.as_str()) {
                 out.push((
                     format!(
@@ -566,6 +575,71 @@ pub fn targets(rows: &[Row]) -> Vec<(String, bool)> {
         ));
     }
     out
+}
+
+/// Features that cost prefix tokens on every request and save only when the model uses them
+/// (parallel mode: the `orchestrator` block and the `dispatch` schema). "optimised ≤
+/// without:<feature>" is the rule for features that save tokens; these are held instead to a
+/// bounded overhead where they go unused, and to the truth where they are used.
+pub const PREFIX_FEATURES: [&str; 1] = ["parallel"];
+
+/// Parallel mode's overhead where no agent is dispatched (`optimised` against
+/// `without:parallel`), as a percentage of `optimised`, at most, per scenario: the larger of the
+/// two families' measured shares (292 prefix tokens per request, README "Benchmark") plus about
+/// 1.5 points. Short sessions pay the largest share: the prefix is most of what they send.
+pub const PARALLEL_UNUSED_MAX_SHARE: [(&str, f64); 10] = [
+    ("lookup", 12.5),    // measured 10.7% (Anthropic), 7.3% (OpenAI)
+    ("coder", 5.0),      // 2.9%, 3.6%
+    ("edit", 6.0),       // 3.2%, 4.4%
+    ("research", 8.0),   // 5.1%, 6.7%
+    ("stagnation", 4.0), // 2.8%, 2.5%
+    ("memory", 13.5),    // 11.9%, 7.8%
+    ("long", 4.0),       // 2.0%, 2.7%
+    ("session6", 6.0),   // 3.7%, 4.7%
+    ("session11", 6.0),  // 2.9%, 4.3%
+    ("session25", 5.5),  // 2.6%, 3.9%
+];
+
+/// The target for parallel mode on scenario `name`: on `orchestrated` (where the model
+/// dispatches) whether it saves, and by how much it does not; elsewhere its unused prefix's
+/// share of `optimised`, bounded per scenario by `PARALLEL_UNUSED_MAX_SHARE`.
+fn parallel_target(pm: &str, name: &str, o: &Row, without: &Row) -> (String, bool) {
+    let delta = o.cost_usd - without.cost_usd;
+    if name == scenarios::ORCHESTRATED {
+        let dearer = share(delta, without.cost_usd);
+        let verdict = if o.cost_usd <= without.cost_usd * 1.01 {
+            format!("it does ({:.1}% cheaper)", -dearer)
+        } else {
+            format!("it does not: {dearer:.1}% dearer")
+        };
+        return (
+            format!(
+                "{pm}/{name}: parallel mode saves when the model dispatches, optimised ≤ \
+                 without:parallel + 1% (${:.4} vs ${:.4}): {verdict}",
+                o.cost_usd, without.cost_usd
+            ),
+            o.cost_usd <= without.cost_usd * 1.01,
+        );
+    }
+    let unused = share(delta, o.cost_usd);
+    // A scenario without a measured pin is held to the largest one until it gets its own.
+    let max = PARALLEL_UNUSED_MAX_SHARE
+        .iter()
+        .find(|(n, _)| *n == name)
+        .or_else(|| {
+            PARALLEL_UNUSED_MAX_SHARE
+                .iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        })
+        .map_or(0.0, |(_, max)| *max);
+    (
+        format!(
+            "{pm}/{name}: parallel mode unused costs ≤ {max:.1}% of optimised (${:.4} vs ${:.4} \
+             without: {unused:.1}%)",
+            o.cost_usd, without.cost_usd
+        ),
+        unused <= max,
+    )
 }
 
 /// Scenarios where `optimised` is held to at most 1.35× its floor.
@@ -800,5 +874,72 @@ mod tests {
         let violations = honesty_violations(&[r]);
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert!(violations[0].contains("below its floor"));
+    }
+
+    fn priced(name: &str, mode: &str, cost: f64) -> Row {
+        Row {
+            name: name.into(),
+            mode: mode.into(),
+            provider_model: "anthropic".into(),
+            requests: 1,
+            input_tokens: 0,
+            uncached_input_tokens: 0,
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
+            output_tokens: 0,
+            cost_usd: cost,
+            floor_cost_usd: cost,
+            fixed_prefix_tokens: 0,
+            fixed_prefix_cost_usd: 0.0,
+        }
+    }
+
+    fn target<'a>(targets: &'a [(String, bool)], needle: &str) -> &'a (String, bool) {
+        targets
+            .iter()
+            .find(|(t, _)| t.contains(needle))
+            .unwrap_or_else(|| panic!("no target with {needle:?} in {targets:?}"))
+    }
+
+    #[test]
+    fn parallel_mode_is_held_to_its_unused_cost_not_to_beating_its_own_absence() {
+        // 3.6% of optimised over without parallel mode on session6 (pinned at 6%): met, and the
+        // "every other row" rule does not count the prefix feature's own row.
+        let rows = [
+            priced("session6", "optimised", 0.0440),
+            priced("session6", "off", 0.1142),
+            priced("session6", "without:parallel", 0.0424),
+            priced("session6", "without:cache", 0.0534),
+        ];
+        let targets = targets(&rows);
+        assert!(target(&targets, "every other row").1, "{targets:?}");
+        let unused = target(&targets, "parallel mode unused costs ≤ 6.0%");
+        assert!(unused.1 && unused.0.contains("3.6%"), "{unused:?}");
+        // 10% dearer: over the pin, and said so.
+        let rows = [
+            priced("session6", "optimised", 0.0440),
+            priced("session6", "without:parallel", 0.0396),
+        ];
+        assert!(!target(&targets_of(&rows), "parallel mode unused").1);
+        // Where the model dispatches, the report says whether it saved and by how much not.
+        let rows = [
+            priced("orchestrated", "optimised", 0.0869),
+            priced("orchestrated", "without:parallel", 0.0734),
+        ];
+        let t = targets_of(&rows);
+        let saves = target(&t, "parallel mode saves when the model dispatches");
+        assert!(
+            !saves.1 && saves.0.contains("it does not: 18.4% dearer"),
+            "{saves:?}"
+        );
+        let rows = [
+            priced("orchestrated", "optimised", 0.0700),
+            priced("orchestrated", "without:parallel", 0.0734),
+        ];
+        assert!(target(&targets_of(&rows), "parallel mode saves").1);
+    }
+
+    fn targets_of(rows: &[Row]) -> Vec<(String, bool)> {
+        targets(rows)
     }
 }

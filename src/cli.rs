@@ -123,7 +123,7 @@ pub enum McpCommand {
 /// `chatcli bench` flags.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Run one scenario: lookup, coder, edit, research, stagnation, memory, long, session6, session11 or session25 [default: all]
+    /// Run one scenario: lookup, coder, edit, research, stagnation, memory, long, session6, session11, session25 or orchestrated [default: all]
     #[arg(long)]
     pub scenario: Option<String>,
     /// Cache semantics and prices: anthropic (Claude Sonnet 4.5) or openai (GPT-4.1) [default: both]

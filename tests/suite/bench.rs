@@ -122,8 +122,10 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
     };
     let rows = bench::run(&options).await.expect("the benchmark runs");
     assert_eq!(bench::honesty_violations(&rows), Vec::<String>::new());
-    // The targets on these scenarios: optimised ≤ every other row (+1% noise), session25 within
-    // 1.35× its floor. The peer goals are reported, not asserted: two of them are not met.
+    // The targets on these scenarios: optimised ≤ every other row (+1% noise) but
+    // without:parallel, parallel mode's unused cost within its pinned share of optimised (2.6–4.7%
+    // measured), session25 within 1.35× its floor. The peer goals are reported, not asserted:
+    // three of them are not met.
     let failed: Vec<String> = bench::targets(&rows)
         .into_iter()
         .filter(|(target, met)| !met && !target.contains(" below "))
@@ -142,19 +144,21 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
                 batched.cost_usd
             );
             assert!(optimised.floor_ratio() <= 1.2, "{pm}/{name}: {optimised:?}");
-            // The fixed prefix (tools and system prompt, coder mode) stays small and cheap:
-            // 1,053 tokens today, and under a fifth of what the session costs.
+            // The fixed prefix (tools and system prompt, coder mode, parallel mode on) stays
+            // small and cheap: 1,345 tokens today (1,580 before the terse orchestrator catalog),
+            // 13–22% of what the session costs.
             assert!(
-                optimised.fixed_prefix_tokens > 500 && optimised.fixed_prefix_tokens <= 1_160,
+                optimised.fixed_prefix_tokens > 500 && optimised.fixed_prefix_tokens <= 1_480,
                 "{pm}/{name}: {optimised:?}"
             );
             assert!(
-                optimised.fixed_prefix_cost_usd < optimised.cost_usd * 0.2,
+                optimised.fixed_prefix_cost_usd < optimised.cost_usd * 0.25,
                 "{pm}/{name}: {optimised:?}"
             );
         }
     }
-    // Against the peers (same oracle, same prices): the measured ratios, with a little room.
+    // Against the peers (same oracle, same prices): the measured ratios (3.35×, 3.07×, 2.21×,
+    // 2.68×), with a little room.
     let ratio = |scenario: &str, pm: &str| {
         bench::against_peers(&rows)
             .into_iter()
@@ -162,10 +166,10 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
             .map(|(_, _, r)| r)
             .unwrap_or_else(|| panic!("no peer row {scenario}/{pm}"))
     };
-    assert!(ratio("session6", "anthropic") >= 3.3);
-    assert!(ratio("session11", "anthropic") >= 3.0);
-    assert!(ratio("session6", "openai") >= 2.2);
-    assert!(ratio("session11", "openai") >= 2.5);
+    assert!(ratio("session6", "anthropic") >= 3.25);
+    assert!(ratio("session11", "anthropic") >= 2.95);
+    assert!(ratio("session6", "openai") >= 2.15);
+    assert!(ratio("session11", "openai") >= 2.6);
     // The answer needs a line from the middle of each file it read: consumed results are
     // re-read, and that request is paid for (one more than the script's 11).
     assert_eq!(

@@ -91,14 +91,22 @@ fn a_full_memory_digest_still_fits_the_budget() {
 /// The orchestrator's instructions (without its catalog), pinned at or under the reference's
 /// ~1,050 tokens.
 const ORCHESTRATOR_MAX: u64 = 1050;
-/// (mode, pinned tools + system tokens with parallel mode on, the default)
-const PINNED_ORCHESTRATED: &[(Mode, u64)] = &[(Mode::Agent, 1566), (Mode::Coder, 1578)];
+/// (mode, pinned tools + system tokens with parallel mode on, the default). Before the compact
+/// catalog and schema: 1,566 and 1,578 (527 over parallel mode off); now 292 over.
+const PINNED_ORCHESTRATED: &[(Mode, u64)] = &[(Mode::Agent, 1331), (Mode::Coder, 1343)];
+/// (pinned tokens of the orchestrator block with the twelve built-ins, of the dispatch schema).
+/// Before: 407 and 120.
+const PINNED_ORCHESTRATOR_PARTS: (u64, u64) = (229, 63);
+
+fn builtin_roster() -> chatcli::agents::Roster {
+    use chatcli::agents::{Roster, Settings, builtin};
+    Roster::from_parts(builtin::all(), Vec::new(), Vec::new(), &Settings::default())
+}
 
 /// The fixed part in `mode` with parallel mode on: the `dispatch` tool and the orchestrator
 /// block (built-in agents only) added to what `fixed_part` counts.
 fn orchestrated_part(mode: Mode) -> (u64, u64) {
-    use chatcli::agents::{Roster, Settings, builtin};
-    let roster = Roster::from_parts(builtin::all(), Vec::new(), Vec::new(), &Settings::default());
+    let roster = builtin_roster();
     let mut tools = ToolRegistry::for_mode(mode).specs();
     tools.push(roster.dispatch_spec());
     tools.sort_by(|a, b| a.name.cmp(&b.name));
@@ -113,6 +121,11 @@ fn orchestrated_part(mode: Mode) -> (u64, u64) {
     )
 }
 
+/// Within 10% of the pin either way: a shrink is pinned as deliberately as a growth.
+fn pinned_both_ways(actual: u64, pinned: u64) -> bool {
+    within(actual, pinned) && actual * 11 >= pinned * 10
+}
+
 #[test]
 fn the_orchestrator_stays_within_the_reference_size() {
     let instructions = count(chatcli::agents::orchestrator_instructions());
@@ -120,6 +133,16 @@ fn the_orchestrator_stays_within_the_reference_size() {
     assert!(
         instructions <= ORCHESTRATOR_MAX,
         "the orchestrator instructions grew to {instructions} tokens (at most {ORCHESTRATOR_MAX})"
+    );
+    let roster = builtin_roster();
+    let block = count(&roster.orchestrator_block(4).text);
+    let schema = count(&serde_json::to_string(&roster.dispatch_spec()).expect("json"));
+    eprintln!("orchestrator block: {block} tokens; dispatch schema: {schema} tokens");
+    let (pinned_block, pinned_schema) = PINNED_ORCHESTRATOR_PARTS;
+    assert!(
+        pinned_both_ways(block, pinned_block) && pinned_both_ways(schema, pinned_schema),
+        "orchestrator block {block} (pinned {pinned_block}), dispatch schema {schema} (pinned \
+         {pinned_schema}): update the pins if intended"
     );
     for (mode, pinned) in PINNED_ORCHESTRATED {
         let (tools, system) = orchestrated_part(*mode);
@@ -130,8 +153,38 @@ fn the_orchestrator_stays_within_the_reference_size() {
             total - off_tools - off_system
         );
         assert!(
-            within(total, *pinned) && total * 11 >= pinned * 10,
+            pinned_both_ways(total, *pinned),
             "{mode} with parallel mode on: {total} tokens (pinned {pinned}): update the pin if intended"
         );
     }
+}
+
+/// A specialist's fixed prefix (its system blocks and its own tools), per built-in kind: small,
+/// and under the providers' 1,024-token cache minimum, so its requests are sent uncached (no
+/// write premium paid for a prefix that a later dispatch might not read).
+#[test]
+fn each_specialist_prefix_is_small() {
+    let roster = builtin_roster();
+    let mut largest = 0;
+    for agent in roster.agents() {
+        let tools = ToolRegistry::for_mode(Mode::Run).only(&agent.tools).specs();
+        let tools_tokens = if tools.is_empty() {
+            0
+        } else {
+            count(&serde_json::to_string(&tools).expect("json"))
+        };
+        let system: Vec<String> = agent
+            .system_blocks(Path::new("/home/user/project"))
+            .into_iter()
+            .map(|b| b.text)
+            .collect();
+        let total = tools_tokens + count(&system.join("\n\n"));
+        eprintln!("specialist {}: {total} tokens", agent.name);
+        largest = largest.max(total);
+    }
+    // `reviewer`, the largest: 469 tokens (the task and the dynamic context come on top).
+    assert!(
+        largest < 1024 && within(largest, 469),
+        "the largest specialist prefix is {largest} tokens (pinned 469)"
+    );
 }
