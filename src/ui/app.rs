@@ -540,46 +540,13 @@ impl App {
                 self.pending_approval = Some(pending);
                 self.overlay = Some(Overlay::Approval);
             }
-            AgentEvent::ToolResult {
-                id,
-                ok,
-                chars,
-                saved_path,
-                duration_ms,
-                error,
-                exit_code,
-                output,
-                diff,
-                ..
-            } => {
-                let outcome = ToolOutcome {
-                    ok,
-                    exit_code,
-                    duration_ms,
-                    chars,
-                    error: error.clone(),
-                    saved: saved_path.is_some(),
-                };
-                self.set_tool_outcome(&id, outcome.clone());
-                self.transcript.finished(
-                    &id,
-                    RecordOutcome {
-                        ok,
-                        exit_code,
-                        duration_ms,
-                        output,
-                        diff,
-                        saved_path: saved_path.clone(),
-                    },
-                );
-                if let Some(path) = &saved_path {
-                    self.saved_files.push(SavedFile {
-                        path: path.clone(),
-                        source: self.call_sources.remove(&id).unwrap_or_default(),
-                        saved_at: std::time::SystemTime::now(),
-                    });
+            result @ AgentEvent::ToolResult { .. } => {
+                if let AgentEvent::ToolResult { id, .. } = &result {
+                    let id = id.clone();
+                    if let Some(outcome) = self.finish_call(&id, result) {
+                        self.set_tool_outcome(&id, outcome);
+                    }
                 }
-                self.tools.finished(&id, &outcome, saved_path);
             }
             AgentEvent::Usage {
                 usage,
@@ -735,6 +702,54 @@ impl App {
     }
 
     /// Puts a finished call's outcome on its line in the transcript.
+    /// Books a finished call under `key` (its id, or a specialist's `TASK:AGENT/ID`): the
+    /// transcript record, a saved file, the panel row. Returns the outcome it showed; `None` for
+    /// any other event.
+    pub(super) fn finish_call(&mut self, key: &str, result: AgentEvent) -> Option<ToolOutcome> {
+        let AgentEvent::ToolResult {
+            ok,
+            chars,
+            saved_path,
+            duration_ms,
+            error,
+            exit_code,
+            output,
+            diff,
+            ..
+        } = result
+        else {
+            return None;
+        };
+        let outcome = ToolOutcome {
+            ok,
+            exit_code,
+            duration_ms,
+            chars,
+            error,
+            saved: saved_path.is_some(),
+        };
+        self.transcript.finished(
+            key,
+            RecordOutcome {
+                ok,
+                exit_code,
+                duration_ms,
+                output,
+                diff,
+                saved_path: saved_path.clone(),
+            },
+        );
+        if let Some(path) = &saved_path {
+            self.saved_files.push(SavedFile {
+                path: path.clone(),
+                source: self.call_sources.remove(key).unwrap_or_default(),
+                saved_at: std::time::SystemTime::now(),
+            });
+        }
+        self.tools.finished(key, &outcome, saved_path);
+        Some(outcome)
+    }
+
     fn set_tool_outcome(&mut self, id: &str, outcome: ToolOutcome) {
         let index = self.chat.cells().iter().rposition(|cell| {
             matches!(cell.kind(), CellKind::Assistant { tool_calls, .. }

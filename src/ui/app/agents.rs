@@ -49,46 +49,11 @@ impl App {
                 self.pending_approval = Some(pending);
                 self.overlay = Some(Overlay::Approval);
             }
-            AgentEvent::ToolResult {
-                id,
-                ok,
-                chars,
-                saved_path,
-                duration_ms,
-                error,
-                exit_code,
-                output,
-                diff,
-                ..
-            } => {
-                let key = key(&id);
-                let outcome = ToolOutcome {
-                    ok,
-                    exit_code,
-                    duration_ms,
-                    chars,
-                    error,
-                    saved: saved_path.is_some(),
-                };
-                self.transcript.finished(
-                    &key,
-                    RecordOutcome {
-                        ok,
-                        exit_code,
-                        duration_ms,
-                        output,
-                        diff,
-                        saved_path: saved_path.clone(),
-                    },
-                );
-                if let Some(path) = &saved_path {
-                    self.saved_files.push(SavedFile {
-                        path: path.clone(),
-                        source: self.call_sources.remove(&key).unwrap_or_default(),
-                        saved_at: std::time::SystemTime::now(),
-                    });
+            result @ AgentEvent::ToolResult { .. } => {
+                if let AgentEvent::ToolResult { id, .. } = &result {
+                    let key = key(id);
+                    self.finish_call(&key, result);
                 }
-                self.tools.finished(&key, &outcome, saved_path);
             }
             AgentEvent::Usage {
                 usage, cost_usd, ..
