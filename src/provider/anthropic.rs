@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
+use crate::conversation::{ContentBlock, Effort, Message, ModelRequest, Role};
 
 /// How long cache entries written by the markers live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -192,7 +192,33 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
     }
+    if let Some(budget) = thinking_budget(&request.model, request.effort) {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        // The budget is part of `max_tokens`: leave room for the answer after the thinking.
+        body["max_tokens"] = json!(request.max_output_tokens.max(budget + THINKING_ANSWER_ROOM));
+    }
     body
+}
+
+/// Output tokens kept for the answer above a thinking budget.
+const THINKING_ANSWER_ROOM: u32 = 4_096;
+
+/// Anthropic's reasoning setting for an effort: extended thinking with a token budget. `low`
+/// keeps thinking off (mechanical work, the cheapest), as does no effort (the provider's
+/// default) and a model without extended thinking (before Claude 3.7, or not a Claude model, as
+/// on a local server speaking this wire).
+pub fn thinking_budget(model: &str, effort: Option<Effort>) -> Option<u32> {
+    let budget = match effort? {
+        Effort::Low => return None,
+        Effort::Medium => 2_048,
+        Effort::High => 8_192,
+    };
+    let model = model.to_ascii_lowercase();
+    let before_thinking = ["claude-2", "claude-instant", "claude-3-5", "claude-3-opus"]
+        .iter()
+        .chain(&["claude-3-sonnet", "claude-3-haiku"])
+        .any(|old| model.contains(old));
+    (model.contains("claude") && !before_thinking).then_some(budget)
 }
 
 fn message_json(message: &Message) -> Option<Value> {
@@ -545,6 +571,43 @@ impl StreamParser for AnthropicParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_specialists_effort_is_a_thinking_budget_on_claude_models_that_think() {
+        let mut request = ModelRequest {
+            model: "claude-sonnet-4-5".into(),
+            system: Vec::new(),
+            tools: Vec::new(),
+            messages: vec![Message::user_text("hi")],
+            max_output_tokens: 8_192,
+            session_id: "s".into(),
+            effort: Some(Effort::High),
+            settled_messages: None,
+        };
+        let body = build_body(&request, CacheTtl::FiveMinutes);
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 8_192})
+        );
+        assert_eq!(body["max_tokens"], json!(8_192 + 4_096));
+        request.effort = Some(Effort::Medium);
+        let body = build_body(&request, CacheTtl::FiveMinutes);
+        assert_eq!(body["thinking"]["budget_tokens"], json!(2_048));
+        assert_eq!(body["max_tokens"], json!(8_192));
+        // Low effort, no effort, an older Claude or a local model: no thinking at all.
+        for (model, effort) in [
+            ("claude-sonnet-4-5", Some(Effort::Low)),
+            ("claude-sonnet-4-5", None),
+            ("claude-3-5-haiku-latest", Some(Effort::High)),
+            ("qwen2.5-coder", Some(Effort::High)),
+        ] {
+            request.model = model.into();
+            request.effort = effort;
+            let body = build_body(&request, CacheTtl::FiveMinutes);
+            assert!(body.get("thinking").is_none(), "{model} {effort:?}");
+            assert_eq!(body["max_tokens"], json!(8_192));
+        }
+    }
 
     #[test]
     fn cache_minimums_by_model() {

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, ModelRequest, Role};
+use crate::conversation::{ContentBlock, Effort, ModelRequest, Role};
 
 /// A Gemini client.
 pub struct Gemini {
@@ -72,6 +72,30 @@ pub fn urlencode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// Gemini's reasoning setting for an effort: a thinking budget on the 2.5 models, a thinking
+/// level on Gemini 3 (which has `low` and `high`). No effort, or a model that does not think,
+/// leaves the provider's default.
+pub fn thinking_config(model: &str, effort: Option<Effort>) -> Option<Value> {
+    let effort = effort?;
+    let model = model.to_ascii_lowercase();
+    if model.contains("gemini-2.5") {
+        let budget = match effort {
+            Effort::Low => 512,
+            Effort::Medium => 4_096,
+            Effort::High => 16_384,
+        };
+        return Some(json!({"thinkingBudget": budget}));
+    }
+    if model.contains("gemini-3") {
+        let level = match effort {
+            Effort::Low => "low",
+            Effort::Medium | Effort::High => "high",
+        };
+        return Some(json!({"thinkingLevel": level}));
+    }
+    None
 }
 
 /// The request body.
@@ -132,6 +156,9 @@ pub fn build_body(request: &ModelRequest) -> Value {
         "contents": contents,
         "generationConfig": {"maxOutputTokens": request.max_output_tokens},
     });
+    if let Some(thinking) = thinking_config(&request.model, request.effort) {
+        body["generationConfig"]["thinkingConfig"] = thinking;
+    }
     let system: Vec<Value> = request
         .system
         .iter()
@@ -373,5 +400,49 @@ impl StreamParser for GeminiParser {
         Err(ProviderError::Truncated {
             provider: "googleai".into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::Message;
+
+    fn body(model: &str, effort: Option<Effort>) -> Value {
+        build_body(&ModelRequest {
+            model: model.into(),
+            system: Vec::new(),
+            tools: Vec::new(),
+            messages: vec![Message::user_text("hi")],
+            max_output_tokens: 1_000,
+            session_id: "s".into(),
+            effort,
+            settled_messages: None,
+        })
+    }
+
+    #[test]
+    fn a_specialists_effort_is_geminis_thinking_budget_or_level() {
+        let config =
+            |model, effort| body(model, effort)["generationConfig"]["thinkingConfig"].clone();
+        assert_eq!(
+            config("gemini-2.5-flash", Some(Effort::Low)),
+            json!({"thinkingBudget": 512})
+        );
+        assert_eq!(
+            config("gemini-2.5-pro", Some(Effort::High)),
+            json!({"thinkingBudget": 16_384})
+        );
+        assert_eq!(
+            config("gemini-3-pro-preview", Some(Effort::Low)),
+            json!({"thinkingLevel": "low"})
+        );
+        // No effort, or a model without thinking: the provider's default, no key at all.
+        assert_eq!(config("gemini-2.5-flash", None), Value::Null);
+        assert_eq!(config("gemini-2.0-flash", Some(Effort::High)), Value::Null);
+        assert_eq!(
+            body("gemini-2.5-flash", None)["generationConfig"]["maxOutputTokens"],
+            1_000
+        );
     }
 }
