@@ -40,7 +40,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn spec(&self) -> ToolSpec {
+    /// The tool as offered directly.
+    pub fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name.clone(),
             description: self.description.clone(),
@@ -54,7 +55,7 @@ impl Entry {
 pub struct McpToolSet {
     hub: Arc<McpHub>,
     entries: Arc<Vec<Entry>>,
-    /// Tokens the direct specs would take.
+    /// Tokens the direct specs would take, estimated (4 bytes a token).
     pub schema_tokens: u64,
     /// Offered behind the catalog rather than directly.
     pub deferred: bool,
@@ -94,10 +95,12 @@ impl McpToolSet {
             .collect();
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         let specs: Vec<ToolSpec> = entries.iter().map(Entry::spec).collect();
+        // An estimate decides direct or deferred: an exact count would load the o200k encoder
+        // in every session with an MCP server, for a threshold.
         let schema_tokens = if specs.is_empty() {
             0
         } else {
-            crate::tokens::count(&serde_json::to_string(&specs).unwrap_or_default())
+            crate::tokens::rough(serde_json::to_string(&specs).map_or(0, |json| json.len()))
         };
         McpToolSet {
             hub: Arc::clone(hub),

@@ -313,3 +313,72 @@ async fn a_stalled_front_end_gets_merged_deltas_the_whole_text_and_every_other_e
             .any(|e| matches!(e, AgentEvent::ToolResult { ok: true, .. }))
     );
 }
+
+/// A session with an MCP server: whether its schemas are offered directly or deferred is decided
+/// from an estimate, so the encoder stays unloaded there too.
+#[tokio::test]
+async fn a_session_with_an_mcp_server_never_loads_the_tokenizer() {
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import mcp.server.fastmcp"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !python {
+        assert!(
+            std::env::var("CI").is_err(),
+            "the Python MCP SDK is required in CI (.ci/run installs it)"
+        );
+        eprintln!("skipped: the Python MCP SDK is not installed");
+        return;
+    }
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(sse::anthropic("Hello.", None, 1200, 0, 0, 5)),
+        )
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/server.py");
+    let servers = serde_json::json!({
+        "mcpServers": {"fixture": {"command": "python3", "args": [script]}}
+    });
+    std::fs::write(home.path().join("mcp.json"), servers.to_string()).expect("write mcp.json");
+    let mut cmd = chatcli(home.path());
+    cmd.env("ANTHROPIC_API_KEY", "sk-test").args([
+        "exec",
+        "--json",
+        "--mode",
+        "agent",
+        "--provider",
+        "anthropic",
+        "--base-url",
+        &server.uri(),
+        "say hello",
+    ]);
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run chatcli");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The server's tools reached the request: the decision was made.
+    let requests = crate::common::posts(&server).await;
+    let body = requests
+        .first()
+        .map(|r| String::from_utf8_lossy(&r.body).to_string())
+        .unwrap_or_default();
+    assert!(
+        body.contains("mcp__fixture__"),
+        "no MCP tool offered: {body}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let log = logs(home.path());
+    assert!(!log.contains(LOADED), "the encoder was loaded:\n{log}");
+}
