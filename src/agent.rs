@@ -298,10 +298,12 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         tip_shown: false,
         prompt_starts: rewind::prompt_starts(&history),
         // The session folder when there is a log, else the session's scratch folder.
-        snapshots: rewind::FileSnapshots::new(Some(options.sessions_dir.as_ref().map_or_else(
-            || options.scratch.dir().join("rewind"),
-            |d| d.join(&options.session_id).join("files"),
-        ))),
+        snapshots: Arc::new(std::sync::Mutex::new(rewind::FileSnapshots::new(Some(
+            options.sessions_dir.as_ref().map_or_else(
+                || options.scratch.dir().join("rewind"),
+                |d| d.join(&options.session_id).join("files"),
+            ),
+        )))),
         logged,
         provider,
         compactor: compaction::Compactor::new(options.compaction),
@@ -380,7 +382,8 @@ struct Agent {
     /// The routing tip was shown in full once; later ones are a short marker.
     tip_shown: bool,
     /// Files as they were before the tools changed them, for `/rewind`.
-    snapshots: rewind::FileSnapshots,
+    /// Shared with dispatched specialists, whose writes are booked to the orchestrator's prompt.
+    snapshots: Arc<std::sync::Mutex<rewind::FileSnapshots>>,
     /// Where each prompt of the session starts in the history (`None`: it was refused).
     prompt_starts: Vec<Option<usize>>,
     /// The MCP tools as offered, frozen until a server's tool list changes.

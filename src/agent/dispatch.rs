@@ -33,6 +33,9 @@ pub(super) struct Specialist {
     pub requests: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The orchestrator's prompt that dispatched it: `/rewind` to before it undoes this
+    /// specialist's writes too.
+    pub prompt: usize,
 }
 
 /// The `dispatch` tool as the tool array carries it; the orchestrator loop runs its calls itself.
@@ -282,10 +285,11 @@ impl Agent {
                 requests: 0,
                 input_tokens: 0,
                 output_tokens: 0,
+                prompt: self.prompt_starts.len().saturating_sub(1),
             }),
             call_ids: Default::default(),
             tip_shown: true,
-            snapshots: rewind::FileSnapshots::new(None),
+            snapshots: Arc::clone(&self.snapshots),
             prompt_starts: Vec::new(),
             mcp_tools: None,
             mcp_asked: Vec::new(),

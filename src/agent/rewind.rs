@@ -12,6 +12,14 @@ use std::path::{Path, PathBuf};
 
 use crate::conversation::{ContentBlock, Message, Role};
 
+/// The snapshots, even if a writer panicked while holding them (what was saved is still there).
+fn lock(snapshots: &std::sync::Mutex<FileSnapshots>) -> std::sync::MutexGuard<'_, FileSnapshots> {
+    match snapshots.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
 /// Files larger than this are not kept for `/rewind`.
 pub const MAX_SNAPSHOT_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -152,6 +160,8 @@ pub fn prompt_starts(history: &[Message]) -> Vec<Option<usize>> {
 impl super::Agent {
     /// Keeps the files the calls would write, as they are before the calls run.
     pub(super) fn snapshot_writes(&mut self, prompt: usize, calls: &[super::tools_run::Call]) {
+        // A specialist's writes belong to the orchestrator's prompt that dispatched it.
+        let prompt = self.specialist.as_ref().map_or(prompt, |s| s.prompt);
         for (_, name, args) in calls {
             if !matches!(name.as_str(), "write_file" | "patch_file") {
                 continue;
@@ -160,7 +170,7 @@ impl super::Agent {
                 continue;
             };
             if let Ok(path) = crate::tools::workspace::confine(&self.tool_ctx, file) {
-                self.snapshots.before_write(prompt, &path);
+                lock(&self.snapshots).before_write(prompt, &path);
             }
         }
     }
@@ -190,7 +200,7 @@ impl super::Agent {
         // The volatile blocks rode in the dropped messages: send them again.
         self.volatile = crate::prompt::VolatileTracker::default();
         self.skills.forget_sent();
-        let files = self.snapshots.restore_since(prompt);
+        let files = lock(&self.snapshots).restore_since(prompt);
         let workspace = self.tool_ctx.workspace.clone();
         let show = |p: &PathBuf| {
             p.strip_prefix(&workspace)

@@ -877,3 +877,73 @@ async fn exec_json_lines_of_a_specialist_carry_agent_and_task_and_plain_output_i
     assert!(text.contains("the answer is 42"), "{text}");
     assert!(!text.contains("SPECIALIST WORDS"), "{text}");
 }
+
+#[tokio::test]
+async fn rewinding_a_prompt_undoes_the_files_its_specialists_wrote() {
+    let dir = workspace();
+    let provider = ByContent::new(1, |request| {
+        if from_agent(request, "coder") {
+            return if has_tool_result(request) {
+                Answer::now(respond("a.txt rewritten, new.txt created", &[]))
+            } else {
+                Answer::now(respond(
+                    "",
+                    &[
+                        (
+                            "w1",
+                            "write_file",
+                            json!({"file": "a.txt", "content": "rewritten\n"}),
+                        ),
+                        (
+                            "w2",
+                            "write_file",
+                            json!({"file": "new.txt", "content": "fresh\n"}),
+                        ),
+                    ],
+                ))
+            };
+        }
+        if has_tool_result(request) {
+            Answer::now(respond("done", &[]))
+        } else {
+            Answer::now(dispatch(
+                json!([{"agent": "coder", "task": "Rewrite a.txt and create new.txt."}]),
+            ))
+        }
+    });
+    let mut opts = options(dir.path(), Mode::Agent);
+    opts.approval = ApprovalPolicy::AutoApprove;
+    let mut handle = agent::spawn(provider.clone(), opts);
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "rewrite a.txt and add new.txt".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    until_finished(&mut handle).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).expect("a.txt"),
+        "rewritten\n",
+        "the specialist wrote"
+    );
+    assert!(dir.path().join("new.txt").exists());
+    handle
+        .ops
+        .send(Op::Rewind { prompt: 0 })
+        .expect("agent alive");
+    let events = events_until(
+        &mut handle,
+        |e| matches!(e, AgentEvent::Notice { message } if message.starts_with("rewound")),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).expect("a.txt"),
+        "alpha line\nthe answer is 42\n",
+        "a.txt is as before the prompt: {events:?}"
+    );
+    assert!(
+        !dir.path().join("new.txt").exists(),
+        "the file the specialist created is gone"
+    );
+}
