@@ -201,7 +201,7 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
 }
 
 /// Output tokens kept for the answer above a thinking budget.
-const THINKING_ANSWER_ROOM: u32 = 4_096;
+pub const THINKING_ANSWER_ROOM: u32 = 4_096;
 
 /// Anthropic's reasoning setting for an effort: extended thinking with a token budget. `low`
 /// keeps thinking off (mechanical work, the cheapest), as does no effort (the provider's

@@ -202,6 +202,16 @@ pub fn build_body(request: &ModelRequest) -> Value {
         "messages": messages,
         "inferenceConfig": {"maxTokens": request.max_output_tokens},
     });
+    // A Claude model's extended thinking, as on Anthropic's own wire (a specialist's effort).
+    if let Some(budget) = super::anthropic::thinking_budget(&request.model, request.effort) {
+        body["additionalModelRequestFields"] =
+            json!({"thinking": {"type": "enabled", "budget_tokens": budget}});
+        body["inferenceConfig"]["maxTokens"] = json!(
+            request
+                .max_output_tokens
+                .max(budget + super::anthropic::THINKING_ANSWER_ROOM)
+        );
+    }
     let blocks: Vec<_> = request
         .system
         .iter()
@@ -567,6 +577,30 @@ impl StreamParser for BedrockParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_specialists_effort_is_claudes_thinking_on_bedrock_too() {
+        let mut request = ModelRequest {
+            model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
+            system: Vec::new(),
+            tools: Vec::new(),
+            messages: vec![crate::conversation::Message::user_text("hi")],
+            max_output_tokens: 8_192,
+            session_id: "s".into(),
+            effort: Some(crate::conversation::Effort::High),
+            settled_messages: None,
+        };
+        let body = build_body(&request);
+        assert_eq!(
+            body["additionalModelRequestFields"],
+            json!({"thinking": {"type": "enabled", "budget_tokens": 8_192}})
+        );
+        assert_eq!(body["inferenceConfig"]["maxTokens"], json!(8_192 + 4_096));
+        request.model = "amazon.nova-pro-v1:0".into();
+        let body = build_body(&request);
+        assert!(body.get("additionalModelRequestFields").is_none());
+        assert_eq!(body["inferenceConfig"]["maxTokens"], json!(8_192));
+    }
 
     #[test]
     fn crc32_matches_the_standard_check_value() {
