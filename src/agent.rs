@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{ContentBlock, Message, ModelRequest, Role, push_user_text};
-use crate::cost::Pricing;
+use crate::cost::{Catalog, Pricing};
 use crate::memory::{MemoryMode, MemorySettings, Store, digest as memory_digest};
 use crate::prompt::{self, VolatileTracker, ledger};
 use crate::protocol::{AgentEvent, Mode, Op};
@@ -67,6 +67,9 @@ pub struct AgentOptions {
     pub max_turns: u32,
     pub workspace: PathBuf,
     pub pricing: Option<Pricing>,
+    /// Prices by model (the built-in catalog with `CHATCLI_HOME/pricing.toml` over it): a
+    /// specialist on a model of its own is priced from it.
+    pub catalog: Arc<Catalog>,
     /// The context window the server reported (a local server's `n_ctx`); wins over the
     /// catalog's. With neither, [`FALLBACK_CONTEXT_WINDOW`].
     pub context_window: Option<u64>,
@@ -142,6 +145,7 @@ impl AgentOptions {
             max_turns: DEFAULT_MAX_TURNS,
             workspace,
             pricing: None,
+            catalog: Arc::new(Catalog::builtin()),
             context_window: None,
             max_output_tokens: MAX_OUTPUT_TOKENS,
             sessions_dir: None,

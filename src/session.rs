@@ -235,6 +235,7 @@ pub fn agent_options(
         max_turns: config.max_turns,
         workspace: config.workspace.clone(),
         pricing: pricing_for(config, provider.model(), catalog),
+        catalog: std::sync::Arc::new(catalog.clone()),
         context_window: None,
         max_output_tokens: crate::agent::MAX_OUTPUT_TOKENS,
         sessions_dir: Some(config.home.join("sessions")),

@@ -234,7 +234,7 @@ impl Agent {
     fn specialist_loop(&self, spec: AgentSpec, index: u32) -> Agent {
         let pricing = match &spec.model {
             Some(model) if model != self.provider.model() => {
-                crate::cost::Catalog::builtin().lookup(model).cloned()
+                self.options.catalog.lookup(model).cloned()
             }
             _ => self.options.pricing.clone(),
         };

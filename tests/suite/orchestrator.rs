@@ -290,7 +290,18 @@ async fn a_custom_agent_from_a_file_is_in_the_catalog_and_is_dispatched() {
             ))
         }
     });
-    let mut handle = agent::spawn(provider.clone(), options(dir.path(), Mode::Agent));
+    let mut opts = options(dir.path(), Mode::Agent);
+    // The user's pricing.toml prices the agent's own model.
+    let mut catalog = chatcli::cost::Catalog::builtin();
+    catalog.merge(
+        chatcli::cost::Catalog::parse(
+            "[models.\"audit-model\"]\ninput = 1.0\noutput = 2.0\n",
+            "pricing.toml",
+        )
+        .expect("pricing"),
+    );
+    opts.catalog = std::sync::Arc::new(catalog);
+    let mut handle = agent::spawn(provider.clone(), opts);
     handle
         .ops
         .send(Op::Submit {
@@ -329,6 +340,19 @@ async fn a_custom_agent_from_a_file_is_in_the_catalog_and_is_dispatched() {
     assert!(system_text(auditor).contains("You audit licence headers"));
     let last = requests.last().expect("last");
     assert!(tool_results(last)[0].contains("a.txt has no licence header"));
+    handle.ops.send(Op::CostReport).expect("send");
+    let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CostReport { .. })).await;
+    let Some(AgentEvent::CostReport { by_agent, .. }) = report.last() else {
+        panic!("no cost report");
+    };
+    let auditor = by_agent
+        .iter()
+        .find(|a| a.agent == "auditor")
+        .expect("the auditor's row");
+    assert!(
+        auditor.cost_usd.is_some(),
+        "priced from the user's catalog: {auditor:?}"
+    );
 }
 
 #[tokio::test]
