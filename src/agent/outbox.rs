@@ -3,7 +3,8 @@
 //! The sink hands every event to a forwarder task over an internal channel the forwarder drains
 //! at once; the forwarder passes them on through a channel of [`EVENT_CAPACITY`] events. While
 //! that channel is full, events wait in the forwarder's outbox, where a text (or reasoning) delta
-//! is appended to the delta just before it instead of queueing behind it: a stalled front end
+//! is appended to the delta just before it instead of queueing behind it (a specialist's to its
+//! own last waiting delta, since specialists stream side by side): a stalled front end
 //! costs the text it has not read, not one queue entry per chunk. Every other event is kept, in
 //! order. The thing a newcomer gets wrong: merging is only for events the front end has not
 //! taken yet, so a front end that keeps up sees every delta exactly as streamed (the session
@@ -37,14 +38,58 @@ struct Outbox {
 
 impl Outbox {
     fn push(&mut self, event: AgentEvent) {
-        match (self.queue.back_mut(), event) {
-            (Some(AgentEvent::TextDelta { text }), AgentEvent::TextDelta { text: more })
-            | (
-                Some(AgentEvent::ReasoningDelta { text }),
-                AgentEvent::ReasoningDelta { text: more },
-            ) => text.push_str(&more),
-            (_, event) => self.queue.push_back(event),
+        // A specialist's delta joins the last waiting event of the same specialist when that is
+        // a delta of the same kind: specialists stream side by side, so their chunks interleave,
+        // and each one's own order is what matters.
+        if let AgentEvent::Scoped {
+            agent,
+            task,
+            event: inner,
+        } = &event
+            && is_delta(inner)
+        {
+            let last_of_same = self.queue.iter_mut().rev().find_map(|queued| match queued {
+                AgentEvent::Scoped {
+                    agent: a,
+                    task: t,
+                    event: queued_inner,
+                } if a == agent && t == task => Some(queued_inner),
+                _ => None,
+            });
+            if let Some(queued_inner) = last_of_same
+                && append(queued_inner, inner)
+            {
+                return;
+            }
+            self.queue.push_back(event);
+            return;
         }
+        let merged = self
+            .queue
+            .back_mut()
+            .is_some_and(|last| append(last, &event));
+        if !merged {
+            self.queue.push_back(event);
+        }
+    }
+}
+
+fn is_delta(event: &AgentEvent) -> bool {
+    matches!(
+        event,
+        AgentEvent::TextDelta { .. } | AgentEvent::ReasoningDelta { .. }
+    )
+}
+
+/// Appends delta `more` to delta `to` when both are of one kind; whether it did.
+fn append(to: &mut AgentEvent, more: &AgentEvent) -> bool {
+    match (to, more) {
+        (AgentEvent::TextDelta { text }, AgentEvent::TextDelta { text: more })
+        | (AgentEvent::ReasoningDelta { text }, AgentEvent::ReasoningDelta { text: more }) => {
+            text.push_str(more);
+            true
+        }
+        _ => false,
     }
 }
 
@@ -112,6 +157,37 @@ mod tests {
                 AgentEvent::TurnStarted { turn: 2 },
                 delta("c"),
                 AgentEvent::ReasoningDelta { text: "xy".into() },
+            ]
+        );
+    }
+
+    fn scoped(agent: &str, task: u32, event: AgentEvent) -> AgentEvent {
+        AgentEvent::Scoped {
+            agent: agent.into(),
+            task,
+            event: Box::new(event),
+        }
+    }
+
+    #[test]
+    fn interleaved_specialist_deltas_merge_per_specialist_and_keep_each_ones_order() {
+        let mut outbox = Outbox::default();
+        for i in 0..1_000 {
+            outbox.push(scoped("file", 0, delta(&format!("f{i} "))));
+            outbox.push(scoped("search", 1, delta(&format!("s{i} "))));
+        }
+        outbox.push(scoped("file", 0, AgentEvent::TurnStarted { turn: 2 }));
+        outbox.push(scoped("file", 0, delta("after")));
+        outbox.push(scoped("search", 1, delta("more")));
+        let file_text: String = (0..1_000).map(|i| format!("f{i} ")).collect();
+        let search_text: String = (0..1_000).map(|i| format!("s{i} ")).collect::<String>() + "more";
+        assert_eq!(
+            Vec::from(outbox.queue),
+            vec![
+                scoped("file", 0, delta(&file_text)),
+                scoped("search", 1, delta(&search_text)),
+                scoped("file", 0, AgentEvent::TurnStarted { turn: 2 }),
+                scoped("file", 0, delta("after")),
             ]
         );
     }
