@@ -210,7 +210,9 @@ fn answer_from_result(file: &str, content: &str, is_error: bool) -> String {
     let preview: Vec<&str> = lines.iter().take(5).copied().collect();
     format!(
         "`{file}` came back with **{} lines** ({} characters). It starts with:\n\n```\n{}\n```\n\n\
-         The whole result went into the conversation once; later requests read it from the cache.",
+         The whole result went into the conversation once; from the next request on, microcompact \
+         keeps it in the cached prefix or swaps it for a pointer to its saved copy, whichever \
+         costs less.",
         lines.len(),
         content.chars().count(),
         preview.join("\n"),
