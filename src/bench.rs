@@ -13,6 +13,9 @@
 
 pub mod fake;
 pub mod scenarios;
+pub mod sessions;
+
+pub use sessions::{PEERS, Peer, against_peers};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -145,69 +148,6 @@ pub fn variant_config(
     };
     Config::resolve(&overrides, Env::from_pairs(env))
         .map_err(|e| BenchError(format!("{}: {e}", variant.mode)))
-}
-
-/// A peer client's measured cost on one of the peer sessions: the same session run by the peer,
-/// every request's prompt tokens split into uncached, cache write and cache read, priced as
-/// the same model. Fixed figures: the benchmark never tunes them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Peer {
-    pub scenario: &'static str,
-    pub provider_model: &'static str,
-    pub peer: &'static str,
-    pub peer_cost_usd: f64,
-    /// How many times cheaper than the peer chatcli's `optimised` row is meant to be.
-    pub goal: f64,
-}
-
-/// The peers' measured costs: Claude Code on the Anthropic wire at Sonnet prices, Codex CLI
-/// on the Responses wire at GPT-4.1 prices (issue 28).
-pub const PEERS: [Peer; 4] = [
-    Peer {
-        scenario: "session6",
-        provider_model: "anthropic",
-        peer: "Claude Code",
-        peer_cost_usd: 0.1475,
-        goal: 4.0,
-    },
-    Peer {
-        scenario: "session11",
-        provider_model: "anthropic",
-        peer: "Claude Code",
-        peer_cost_usd: 0.2162,
-        goal: 4.0,
-    },
-    Peer {
-        scenario: "session6",
-        provider_model: "openai",
-        peer: "Codex CLI (gpt-4.1)",
-        peer_cost_usd: 0.0678,
-        goal: 2.5,
-    },
-    Peer {
-        scenario: "session11",
-        provider_model: "openai",
-        peer: "Codex CLI (gpt-4.1)",
-        peer_cost_usd: 0.1388,
-        goal: 2.5,
-    },
-];
-
-/// chatcli's `optimised` cost beside each peer's on the scenarios `rows` ran: (peer, chatcli's
-/// cost, how many times cheaper chatcli is).
-pub fn against_peers(rows: &[Row]) -> Vec<(Peer, f64, f64)> {
-    PEERS
-        .iter()
-        .filter_map(|p| {
-            let o = find(rows, p.scenario, "optimised", p.provider_model)?;
-            let ratio = if o.cost_usd > 0.0 {
-                p.peer_cost_usd / o.cost_usd
-            } else {
-                f64::INFINITY
-            };
-            Some((*p, o.cost_usd, ratio))
-        })
-        .collect()
 }
 
 /// Whose cache and prices a run uses.

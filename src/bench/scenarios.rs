@@ -99,97 +99,11 @@ pub fn source_file(module: &str, bytes: usize) -> String {
 /// the fixture crate for every other scenario.
 pub fn write_scenario_workspace(name: &str, dir: &Path, size: Size) -> std::io::Result<()> {
     if name.starts_with("session") {
-        write_session_workspace(name, dir)
+        super::sessions::write_session_workspace(name, dir)
     } else {
         write_workspace(dir, size)
     }
 }
-
-/// A peer session's files: (path, bytes). Sizes are those the peers were measured on; `--quick`
-/// does not shrink them.
-pub fn session_files(name: &str) -> &'static [(&'static str, usize)] {
-    match name {
-        "session6" => &[
-            ("src/a.rs", 6_000),
-            ("src/b.rs", 7_000),
-            ("src/c.rs", 8_000),
-            ("README.md", 3_000),
-        ],
-        "session11" => &[
-            ("src/a.rs", 9_000),
-            ("src/b.rs", 12_000),
-            ("src/c.rs", 7_000),
-            ("src/d.rs", 5_000),
-            ("README.md", 4_000),
-        ],
-        _ => &[
-            ("src/a.rs", 9_000),
-            ("src/b.rs", 12_000),
-            ("src/c.rs", 7_000),
-            ("src/d.rs", 5_000),
-            ("src/e.rs", 10_000),
-            ("README.md", 4_000),
-        ],
-    }
-}
-
-/// One numbered text line of a session file (1-based `i`): unique, so a patch can name it.
-pub fn numbered_line(stem: &str, i: usize) -> String {
-    const WORDS: [&str; 8] = [
-        "parser", "buffer", "config", "window", "socket", "record", "filter", "cursor",
-    ];
-    if i.is_multiple_of(20) {
-        format!(
-            "{stem} {i:04}: TODO check the {} limits of item_{i}",
-            WORDS[i % 8]
-        )
-    } else {
-        format!(
-            "{stem} {i:04}: item_{i} keeps {} units of the {} state for the next pass",
-            i * 7 % 97,
-            WORDS[i % 8]
-        )
-    }
-}
-
-/// A file of numbered text lines of about `bytes` bytes.
-pub fn numbered_text(stem: &str, bytes: usize) -> String {
-    let mut out = String::new();
-    let mut i = 1;
-    while out.len() < bytes {
-        out.push_str(&numbered_line(stem, i));
-        out.push('\n');
-        i += 1;
-    }
-    out
-}
-
-/// The text of a session file of about `bytes` bytes at `path`.
-fn session_file(path: &str, bytes: usize) -> String {
-    let stem = path.rsplit('/').next().unwrap_or(path);
-    numbered_text(stem, bytes)
-}
-
-/// Writes a peer session's files, its manifest and its test script.
-fn write_session_workspace(name: &str, dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir.join("src"))?;
-    for (path, bytes) in session_files(name) {
-        std::fs::write(dir.join(path), session_file(path, *bytes))?;
-    }
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"session\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nserde = \"1\"\n",
-    )?;
-    std::fs::write(dir.join("run_tests.sh"), SESSION_TESTS)?;
-    Ok(())
-}
-
-/// The 25-request session's test run: a log of 60 passing tests.
-const SESSION_TESTS: &str = r#"echo "running 60 tests"
-i=1
-while [ $i -le 60 ]; do echo "test tests::item_$i ... ok"; i=$((i+1)); done
-echo "test result: ok. 60 passed; 0 failed"
-"#;
 
 /// Writes the fixture crate into `dir`.
 pub fn write_workspace(dir: &Path, size: Size) -> std::io::Result<()> {
@@ -357,7 +271,7 @@ pub async fn serve(pages: Vec<(String, String)>) -> std::io::Result<String> {
     Ok(base)
 }
 
-fn read(file: &str) -> (&'static str, Value) {
+pub(super) fn read(file: &str) -> (&'static str, Value) {
     ("read_file", json!({ "file": file }))
 }
 
@@ -600,7 +514,7 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
         }
         "session6" | "session11" | "session25" => vec![(
             "read through this crate and tell me what each source file and the README keep".into(),
-            session_turns(name),
+            super::sessions::session_turns(name),
         )],
         _ => Vec::new(),
     }
@@ -682,111 +596,6 @@ pub fn orchestrated(parallel: bool) -> (Vec<Prompt>, Vec<Prompt>) {
         ],
         lanes,
     )
-}
-
-/// The numbered line `i` of the session file at `path` (what a turn needs verbatim).
-fn line_of_file(path: &str, i: usize) -> String {
-    numbered_line(path.rsplit('/').next().unwrap_or(path), i)
-}
-
-/// The line in the middle of the session file at `path`.
-fn middle_line(name: &str, path: &str) -> usize {
-    let bytes = session_files(name)
-        .iter()
-        .find(|(p, _)| *p == path)
-        .map_or(0, |(_, b)| *b);
-    session_file(path, bytes).lines().count().div_ceil(2).max(1)
-}
-
-/// A turn that needs line `i` of `path` (it was shown earlier; re-read when it is gone).
-fn needing(turn: Turn, path: &str, i: usize) -> Turn {
-    turn.needs(&line_of_file(path, i), Source::File(path.into()))
-}
-
-/// `patch_file` of line `i` of `path`, which the model must have seen.
-fn patch_line(path: &str, i: usize) -> Turn {
-    let line = line_of_file(path, i);
-    needing(
-        Turn::calls(vec![(
-            "patch_file",
-            json!({"file": path, "search": line, "replace": format!("{line} (checked)")}),
-        )]),
-        path,
-        i,
-    )
-}
-
-/// The peer sessions' turns. `session6` and `session11` are the steps the peers were measured
-/// on; every session's answer describes each file it read, so it needs a line of each.
-fn session_turns(name: &str) -> Vec<Turn> {
-    let search = |term: &str| Turn::calls(vec![("search_files", json!({"term": term}))]);
-    let list = || Turn::calls(vec![("list_directory", json!({"dir": "src"}))]);
-    // The answer describes each file: it needs a line from the middle of each.
-    let answer = |files: &[&str]| {
-        files.iter().fold(
-            Turn::answer("Each file keeps numbered item records; the README describes them."),
-            |t, f| needing(t, f, middle_line(name, f)),
-        )
-    };
-    match name {
-        "session6" => vec![
-            Turn::calls(vec![read("src/a.rs")]),
-            Turn::calls(vec![read("src/b.rs")]),
-            Turn::calls(vec![read("src/c.rs")]),
-            Turn::calls(vec![read("README.md")]),
-            list(),
-            answer(&["src/a.rs", "src/b.rs", "src/c.rs", "README.md"]),
-        ],
-        "session11" => vec![
-            Turn::calls(vec![read("src/a.rs")]),
-            Turn::calls(vec![read("src/b.rs")]),
-            search("TODO"),
-            Turn::calls(vec![read("src/c.rs")]),
-            Turn::calls(vec![read("src/d.rs")]),
-            Turn::calls(vec![(
-                "read_file",
-                json!({"file": "src/a.rs", "start": 10, "end": 40}),
-            )]),
-            Turn::calls(vec![read("README.md")]),
-            list(),
-            Turn::calls(vec![read("Cargo.toml")]),
-            search("item_42 "),
-            answer(&["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs", "README.md"]),
-        ],
-        _ => vec![
-            list(),
-            Turn::calls(vec![read("src/a.rs")]),
-            Turn::calls(vec![read("src/b.rs")]),
-            search("TODO"),
-            Turn::calls(vec![read("src/c.rs")]),
-            patch_line("src/a.rs", 40),
-            Turn::calls(vec![read("src/d.rs")]),
-            Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
-            Turn::calls(vec![read("src/e.rs")]),
-            Turn::calls(vec![(
-                "read_file",
-                json!({"file": "src/b.rs", "start": 10, "end": 40}),
-            )]),
-            patch_line("src/b.rs", 25),
-            search("item_42 "),
-            Turn::calls(vec![read("README.md")]),
-            patch_line("src/c.rs", 60),
-            Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
-            Turn::calls(vec![read("Cargo.toml")]),
-            Turn::calls(vec![read("src/d.rs")]),
-            patch_line("src/d.rs", 30),
-            search("checked"),
-            Turn::calls(vec![(
-                "read_file",
-                json!({"file": "src/a.rs", "start": 100, "end": 140}),
-            )]),
-            patch_line("src/e.rs", 80),
-            Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
-            list(),
-            search("TODO check the parser"),
-            answer(&["src/a.rs", "src/e.rs", "README.md"]),
-        ],
-    }
 }
 
 /// Facts for the memory scenario: a few the prompts need, the rest filler.

@@ -1,0 +1,329 @@
+//! How agent events change what is shown: the chat cells, the tool panel, the transcript, the
+//! saved files, the meters and the dialogs. One event at a time, in the order the agent sent
+//! them; a specialist's (`AgentEvent::Scoped`) go on to `agents`. Nothing here sends an `Op`:
+//! the dialogs it opens are answered through the key map.
+
+use super::*;
+
+impl App {
+    /// Updates the panes from an agent event.
+    pub fn handle_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::SessionConfigured {
+                provider,
+                model,
+                mode,
+                context_window,
+                ..
+            } => {
+                self.status.provider = provider;
+                self.status.model = model;
+                self.status.mode = mode;
+                self.status.context_window = context_window;
+            }
+            AgentEvent::ModeChanged { mode } => self.status.mode = mode,
+            // The UI showed the prompt when it was sent.
+            AgentEvent::Prompt { .. } => {}
+            AgentEvent::TurnStarted { .. } => self.chat.push(CellKind::Assistant {
+                text: String::new(),
+                reasoning: String::new(),
+                tool_calls: Vec::new(),
+                usage: None,
+            }),
+            AgentEvent::TextDelta { text } => {
+                self.status.streamed(text.len());
+                self.with_assistant(|t, _, _| t.push_str(&text))
+            }
+            AgentEvent::ReasoningDelta { text } => {
+                self.status.streamed(text.len());
+                self.with_assistant(|_, r, _| r.push_str(&text))
+            }
+            AgentEvent::ToolCallStarted { id, name } => {
+                self.status.streamed(name.len());
+                self.tools.receiving(&id, &name);
+            }
+            AgentEvent::ToolCallProgress { id, bytes } => {
+                let new = self.tools.progress(&id, bytes);
+                self.status.streamed(new as usize);
+            }
+            AgentEvent::ToolCall { id, name, args } => {
+                let summary = super::super::tool_panel::summarize_args(&args);
+                self.call_sources.insert(id.clone(), summary.clone());
+                self.tools.started(&id, &name, &args);
+                self.transcript.started(&id, &name, &args);
+                self.with_assistant(|_, _, calls| {
+                    calls.push(ToolLine {
+                        id,
+                        name,
+                        summary,
+                        outcome: None,
+                    })
+                });
+            }
+            AgentEvent::ApprovalRequest {
+                id,
+                name,
+                args,
+                preview,
+            } => {
+                self.tools.awaiting(&id);
+                let mut pending = PendingApproval::new(id, name, args, preview);
+                if pending.name == "run_command" {
+                    pending.policy = self.sandbox.as_ref().map(|s| s.describe());
+                }
+                self.pending_approval = Some(pending);
+                self.overlay = Some(Overlay::Approval);
+            }
+            result @ AgentEvent::ToolResult { .. } => {
+                if let AgentEvent::ToolResult { id, .. } = &result {
+                    let id = id.clone();
+                    if let Some(outcome) = self.finish_call(&id, result) {
+                        self.set_tool_outcome(&id, outcome);
+                    }
+                }
+            }
+            AgentEvent::Usage {
+                usage,
+                cost_usd,
+                turn: 0,
+            } => {
+                // Housekeeping (a compaction summary, HyDE): it counts, but belongs to no answer.
+                self.status.add_usage(&usage, cost_usd);
+                self.requests.push(usage);
+            }
+            AgentEvent::Usage {
+                usage, cost_usd, ..
+            } => {
+                self.status.add_usage(&usage, cost_usd);
+                self.requests.push(usage);
+                let figures = (usage.input_tokens, usage.output_tokens);
+                self.chat.update_last(|cell| {
+                    if let CellKind::Assistant { usage, .. } = cell {
+                        *usage = Some(figures);
+                    }
+                });
+            }
+            AgentEvent::CacheMiss {
+                block,
+                rewritten_tokens,
+                ..
+            } => {
+                let summary = format!(
+                    "{block}: ~{} re-written",
+                    super::super::text::compact(rewritten_tokens)
+                );
+                self.tools.note("cache miss", summary);
+            }
+            AgentEvent::CostReport {
+                provider,
+                model,
+                requests,
+                uncached_input_tokens,
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_creation_tokens,
+                cost_usd,
+                saved_usd,
+                budget_usd,
+                by_model,
+                by_agent,
+            } => {
+                self.cost_view = Some(CostView {
+                    by_agent,
+                    provider,
+                    model,
+                    requests,
+                    input_tokens,
+                    uncached_input_tokens,
+                    output_tokens,
+                    cache_read_tokens,
+                    cache_creation_tokens,
+                    cost_usd,
+                    saved_usd,
+                    budget_usd,
+                    by_model,
+                });
+            }
+            AgentEvent::CacheReport {
+                mode,
+                tools_tokens,
+                system_tokens,
+                mcp_catalog_tokens,
+                blocks,
+            } => {
+                self.cache_view = Some(CacheView {
+                    mode,
+                    tools_tokens,
+                    system_tokens,
+                    mcp_catalog_tokens,
+                    blocks,
+                });
+            }
+            // Only a reroute changes what happens; the signals stay in the JSON events and the log.
+            AgentEvent::Route {
+                decision: Mode::Chat,
+                reason,
+            } => {
+                self.chat.push(CellKind::Notice(format!(
+                    "answered as chat (one request, no tools): {reason}"
+                )));
+            }
+            AgentEvent::Route { .. } => {}
+            AgentEvent::EarlyExit {
+                repeats,
+                kind,
+                fingerprint,
+            } => {
+                let what = if kind == "cycle" {
+                    format!("two tool batches alternated {repeats} times")
+                } else {
+                    format!("the same tool calls came {repeats} times in a row")
+                };
+                self.chat.push(CellKind::Notice(format!(
+                    "stopped early: {what} without progress (fingerprint {fingerprint}); the last batch was not run. Send a new prompt to go on."
+                )));
+            }
+            AgentEvent::Error { message } => {
+                self.chat.pop_last_if(is_empty_answer);
+                self.chat.push(CellKind::Error(message))
+            }
+            AgentEvent::Retrying {
+                attempt,
+                max,
+                wait_ms,
+                reason,
+            } => {
+                let secs = (wait_ms as f64 / 1000.0).ceil() as u64;
+                let until = Instant::now() + Duration::from_millis(wait_ms);
+                self.status.notice = Some((
+                    format!("retrying in {secs}s (attempt {attempt}/{max}): {reason}"),
+                    until,
+                ));
+                self.wake_at = Some(until);
+            }
+            AgentEvent::Notice { message } => self.chat.push(CellKind::Notice(message)),
+            AgentEvent::McpPrompts { commands } => self.dynamic_commands = commands,
+            AgentEvent::TurnFinished { stop_reason, .. } => {
+                self.chat.pop_last_if(is_empty_answer);
+                self.running = false;
+                if self.pending_approval.take().is_some() {
+                    self.overlay = None;
+                }
+                self.status.busy = false;
+                self.status.streamed_bytes = 0;
+                self.tools.cancel_running();
+                if stop_reason == "interrupted" {
+                    self.chat.push(CellKind::Notice("interrupted".into()));
+                }
+                if !self.queue.is_empty() {
+                    let (shown, full, mode) = self.queue.remove(0);
+                    self.start_prompt(shown, full, mode);
+                }
+            }
+            AgentEvent::Cost { cost_usd, .. } => {
+                // The agent's totals are authoritative; keep the live sum in step with them.
+                if cost_usd.is_none() {
+                    self.status.cost_usd = None;
+                }
+            }
+            // Only ever sent scoped; handled there.
+            AgentEvent::AgentFinished { .. } => {}
+            AgentEvent::Scoped { agent, task, event } => {
+                self.handle_specialist_event(&agent, task, *event)
+            }
+        }
+    }
+
+    /// Puts a finished call's outcome on its line in the transcript.
+    /// Books a finished call under `key` (its id, or a specialist's `TASK:AGENT/ID`): the
+    /// transcript record, a saved file, the panel row. Returns the outcome it showed; `None` for
+    /// any other event.
+    pub(super) fn finish_call(&mut self, key: &str, result: AgentEvent) -> Option<ToolOutcome> {
+        let AgentEvent::ToolResult {
+            ok,
+            chars,
+            saved_path,
+            duration_ms,
+            error,
+            exit_code,
+            output,
+            diff,
+            ..
+        } = result
+        else {
+            return None;
+        };
+        let outcome = ToolOutcome {
+            ok,
+            exit_code,
+            duration_ms,
+            chars,
+            error,
+            saved: saved_path.is_some(),
+        };
+        self.transcript.finished(
+            key,
+            RecordOutcome {
+                ok,
+                exit_code,
+                duration_ms,
+                output,
+                diff,
+                saved_path: saved_path.clone(),
+            },
+        );
+        if let Some(path) = &saved_path {
+            self.saved_files.push(SavedFile {
+                path: path.clone(),
+                source: self.call_sources.remove(key).unwrap_or_default(),
+                saved_at: std::time::SystemTime::now(),
+            });
+        }
+        self.tools.finished(key, &outcome, saved_path);
+        Some(outcome)
+    }
+
+    fn set_tool_outcome(&mut self, id: &str, outcome: ToolOutcome) {
+        let index = self.chat.cells().iter().rposition(|cell| {
+            matches!(cell.kind(), CellKind::Assistant { tool_calls, .. }
+                if tool_calls.iter().any(|c| c.id == id))
+        });
+        if let Some(index) = index {
+            self.chat.update_at(index, |cell| {
+                if let CellKind::Assistant { tool_calls, .. } = cell
+                    && let Some(call) = tool_calls.iter_mut().rev().find(|c| c.id == id)
+                {
+                    call.outcome = Some(outcome);
+                }
+            });
+        }
+    }
+
+    /// Edits the assistant cell of the current request (made by `TurnStarted`).
+    fn with_assistant(&mut self, f: impl FnOnce(&mut String, &mut String, &mut Vec<ToolLine>)) {
+        let is_assistant = matches!(
+            self.chat.cells().last().map(|c| c.kind()),
+            Some(CellKind::Assistant { .. })
+        );
+        if !is_assistant {
+            self.chat.push(CellKind::Assistant {
+                text: String::new(),
+                reasoning: String::new(),
+                tool_calls: Vec::new(),
+                usage: None,
+            });
+        }
+        self.chat.update_last(|cell| {
+            if let CellKind::Assistant {
+                text,
+                reasoning,
+                tool_calls,
+                ..
+            } = cell
+            {
+                f(text, reasoning, tool_calls);
+            }
+        });
+    }
+}
