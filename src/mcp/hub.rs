@@ -191,10 +191,12 @@ impl ClientHandler for Handler {
             if let Some(hub) = hub.upgrade() {
                 match listed {
                     Ok(tools) => {
+                        // The generation moves before the lock is let go: whoever sees the
+                        // new tools sees the new generation too.
                         if let Ok(mut state) = hub.servers[index].state.lock() {
                             state.tools = tools;
+                            hub.generation.fetch_add(1, Ordering::SeqCst);
                         }
-                        hub.generation.fetch_add(1, Ordering::SeqCst);
                     }
                     Err(e) => {
                         tracing::warn!(server = %hub.servers[index].config.name, error = %e, "cannot re-list MCP tools")
