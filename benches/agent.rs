@@ -62,6 +62,7 @@ fn agent(c: &mut Criterion) {
                 session_id: "s".into(),
                 effort: None,
                 settled_messages: None,
+                bridge_message: None,
             };
             let body = anthropic::build_body(&request, CacheTtl::FiveMinutes);
             let blocks = ledger::request_blocks(&request);

@@ -173,6 +173,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         attachments: options.attachments.clone(),
         book: Arc::new(std::sync::Mutex::new(book)),
         call_ids,
+        last_marker: None,
         tip_shown: false,
         prompt_starts: rewind::prompt_starts(&history),
         // The session folder when there is a log, else the session's scratch folder.
@@ -257,6 +258,8 @@ struct Agent {
     specialist: Option<dispatch::Specialist>,
     /// Every tool-call id of the session, to keep them unique.
     call_ids: streaming::CallIds,
+    /// Where the last request's rolling cache marker was: (message index, that message).
+    last_marker: Option<(usize, Message)>,
     /// The routing tip was shown in full once; later ones are a short marker.
     tip_shown: bool,
     /// Files as they were before the tools changed them, for `/rewind`.
@@ -575,8 +578,9 @@ impl Agent {
                 // A specialist's effort; the session's own loop leaves the provider's default.
                 effort: self.specialist.as_ref().map(|s| s.spec.effort),
                 settled_messages,
+                bridge_message: None,
             };
-            let request = self.fit_output_limit(request);
+            let request = self.bridge(self.fit_output_limit(request));
             let (response, error) = self.stream_with_retries(request, turn, &cancel).await;
             self.append_assistant(&response);
             // The calls are on disk before any of them runs: a crash mid-tool cannot make a

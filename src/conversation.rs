@@ -142,6 +142,12 @@ pub struct ModelRequest {
     /// How many leading messages the next request sends again unchanged (the rest is about to
     /// be compacted): the rolling cache marker goes on the last of them. `None`: every message.
     pub settled_messages: Option<usize>,
+    /// The message the previous request's rolling marker was on, when this request sends it
+    /// again unchanged. Wires with explicit markers spend one more there (a "bridge"), so that
+    /// write stays within Anthropic's 20-block lookback from the new rolling marker however many
+    /// blocks the last turn added (ten parallel calls and their results are twenty). `None`: no
+    /// bridge.
+    pub bridge_message: Option<usize>,
 }
 
 impl ModelRequest {
@@ -152,6 +158,13 @@ impl ModelRequest {
             .unwrap_or(self.messages.len())
             .min(self.messages.len());
         settled.checked_sub(1)
+    }
+
+    /// The message the bridge marker goes on: the previous rolling marker's, when it lies
+    /// before this request's rolling marker.
+    pub fn bridge_marker(&self) -> Option<usize> {
+        let rolling = self.rolling_marker()?;
+        self.bridge_message.filter(|b| *b < rolling)
     }
 }
 

@@ -223,6 +223,21 @@ impl Agent {
         request
     }
 
+    /// The request with a bridge marker where the last request's rolling marker was, when it
+    /// sends that message again unchanged (`ModelRequest::bridge_message`); remembers where this
+    /// request's rolling marker goes, for the next.
+    pub(super) fn bridge(&mut self, mut request: ModelRequest) -> ModelRequest {
+        request.bridge_message = self
+            .last_marker
+            .take()
+            .filter(|(i, message)| request.messages.get(*i) == Some(message))
+            .map(|(i, _)| i);
+        self.last_marker = request
+            .rolling_marker()
+            .and_then(|i| Some((i, request.messages.get(i)?.clone())));
+        request
+    }
+
     /// The context guard: summary lines for every old result first, then a model summary.
     pub(super) async fn guard_context(
         &mut self,
@@ -266,6 +281,7 @@ impl Agent {
             session_id: self.options.session_id.clone(),
             effort: None,
             settled_messages: None,
+            bridge_message: None,
         };
         let mut stream = self.provider.stream(request);
         let mut text = String::new();

@@ -288,6 +288,7 @@ impl Agent {
                 prompt: self.prompt_starts.len().saturating_sub(1),
             }),
             call_ids: Default::default(),
+            last_marker: None,
             tip_shown: true,
             snapshots: Arc::clone(&self.snapshots),
             prompt_starts: Vec::new(),

@@ -23,14 +23,24 @@ pub const NAMES: &[&str] = &[
     "session6",
     "session11",
     "session25",
+    FANOUT,
 ];
+
+/// The coder session with a batch of twelve parallel searches in its middle.
+pub const FANOUT: &str = "fanout";
+
+/// Whether scenario `name` runs over the peer sessions' files of numbered lines, in coder mode.
+pub fn on_session_files(name: &str) -> bool {
+    name.starts_with("session") || name == FANOUT
+}
 
 /// The scenario that reads many files and answers, with specialists or without.
 pub const ORCHESTRATED: &str = "orchestrated";
 
-/// The mode a scenario's prompts are sent in: the peer sessions are coder sessions.
+/// The mode a scenario's prompts are sent in: the sessions over numbered files are coder
+/// sessions.
 pub fn mode(name: &str) -> crate::protocol::Mode {
-    if name.starts_with("session") {
+    if on_session_files(name) {
         crate::protocol::Mode::Coder
     } else {
         crate::protocol::Mode::Agent
@@ -98,7 +108,7 @@ pub fn source_file(module: &str, bytes: usize) -> String {
 /// Writes the workspace of scenario `name` into `dir`: the session files for the peer sessions,
 /// the fixture crate for every other scenario.
 pub fn write_scenario_workspace(name: &str, dir: &Path, size: Size) -> std::io::Result<()> {
-    if name.starts_with("session") {
+    if on_session_files(name) {
         super::sessions::write_session_workspace(name, dir)
     } else {
         write_workspace(dir, size)
@@ -516,6 +526,7 @@ pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)
             "read through this crate and tell me what each source file and the README keep".into(),
             super::sessions::session_turns(name),
         )],
+        FANOUT => super::sessions::fanout_prompts(),
         _ => Vec::new(),
     }
 }

@@ -1,5 +1,6 @@
 //! The peer sessions (`session6`, `session11`, `session25`): coder sessions over files of
-//! numbered text lines, the steps Claude Code and Codex CLI were measured on. Each answer needs a
+//! numbered text lines, the steps Claude Code and Codex CLI were measured on; and `fanout`, a
+//! session over the same files whose middle turn is twelve parallel searches. Each answer needs a
 //! line from the middle of every file it read, so a run that no longer carries one pays a
 //! re-read. The peers' measured costs on them (`PEERS`) are fixed figures the benchmark prints
 //! beside chatcli's and never tunes.
@@ -23,7 +24,7 @@ pub fn session_files(name: &str) -> &'static [(&'static str, usize)] {
             ("src/c.rs", 8_000),
             ("README.md", 3_000),
         ],
-        "session11" => &[
+        "session11" | "fanout" => &[
             ("src/a.rs", 9_000),
             ("src/b.rs", 12_000),
             ("src/c.rs", 7_000),
@@ -202,6 +203,42 @@ pub(super) fn session_turns(name: &str) -> Vec<Turn> {
             answer(&["src/a.rs", "src/e.rs", "README.md"]),
         ],
     }
+}
+
+/// The `fanout` session: reads, then twelve searches in one turn (24 content blocks between two
+/// rolling cache markers, past Anthropic's 20-block lookback), more reads, an answer, and a
+/// follow-up prompt answered after one more search.
+pub(super) fn fanout_prompts() -> Vec<super::scenarios::Prompt> {
+    let search = |term: String| ("search_files", json!({"term": term}));
+    let batch = (1..=12)
+        .map(|i| search(format!("item_{}2 ", i * 3)))
+        .collect();
+    let files = ["src/a.rs", "src/b.rs", "src/c.rs"];
+    let answer = files.iter().fold(
+        Turn::answer("Each file keeps numbered item records; the searches found where each is."),
+        |t, f| needing(t, f, middle_line("fanout", f)),
+    );
+    vec![
+        (
+            "read src/a.rs and src/b.rs, find where items 32 to 362 are, then read src/c.rs and \
+             tell me what each file keeps"
+                .into(),
+            vec![
+                Turn::calls(vec![read("src/a.rs")]),
+                Turn::calls(vec![read("src/b.rs")]),
+                Turn::calls(batch),
+                Turn::calls(vec![read("src/c.rs")]),
+                answer,
+            ],
+        ),
+        (
+            "and which files mention a TODO?".into(),
+            vec![
+                Turn::calls(vec![search("TODO".into())]),
+                Turn::answer("Every file has a TODO every 20 lines."),
+            ],
+        ),
+    ]
 }
 
 /// A peer client's measured cost on one of the peer sessions: the same session run by the peer,

@@ -199,6 +199,7 @@ mod tests {
             session_id: "s".into(),
             effort: None,
             settled_messages: None,
+            bridge_message: None,
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! Request: system as a list of text blocks, native tools, thinking blocks sent back unchanged
 //! with their signature, and at most 4 `cache_control` markers (last tool, end of the stable
-//! system prefix, last block of the newest message). Response: SSE whose usage comes first in
+//! system prefix, the last message the next request sends unchanged, and a bridge where the
+//! previous request's rolling marker was). Response: SSE whose usage comes first in
 //! `message_start` and is then overwritten field by field by `message_delta` (cumulative; it can
 //! change input and cache counts). `input_tokens` excludes both cache counts. With server-side
 //! compaction the usage carries `iterations`, each billed: their sum is the response's usage.
@@ -162,23 +163,32 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
     }
     // The rolling marker goes on the last message the next request sends again unchanged: a
     // result about to be compacted is never written to the cache (it would never be read).
+    // The bridge (the fourth marker) goes where the last request's rolling marker was, so that
+    // write is found however many blocks the last turn added.
     let rolling = request.rolling_marker();
+    let bridge = request.bridge_marker();
     let mut messages: Vec<Value> = Vec::new();
-    let mut marked = None;
+    let (mut marked, mut bridged) = (None, None);
     for (i, message) in request.messages.iter().enumerate() {
         if let Some(json) = message_json(message) {
             messages.push(json);
             if rolling.is_some_and(|r| i <= r) {
                 marked = Some(messages.len() - 1);
             }
+            if bridge.is_some_and(|b| i <= b) {
+                bridged = Some(messages.len() - 1);
+            }
         }
     }
-    if let Some(block) = marked
-        .and_then(|m| messages.get_mut(m))
-        .and_then(|m| m["content"].as_array_mut())
-        .and_then(|c| c.last_mut())
-    {
-        block["cache_control"] = marker;
+    let bridged = bridged.filter(|b| Some(*b) != marked);
+    for m in [bridged, marked].into_iter().flatten() {
+        if let Some(block) = messages
+            .get_mut(m)
+            .and_then(|m| m["content"].as_array_mut())
+            .and_then(|c| c.last_mut())
+        {
+            block["cache_control"] = marker.clone();
+        }
     }
     let mut body = json!({
         "model": request.model,
@@ -583,6 +593,7 @@ mod tests {
             session_id: "s".into(),
             effort: Some(Effort::High),
             settled_messages: None,
+            bridge_message: None,
         };
         let body = build_body(&request, CacheTtl::FiveMinutes);
         assert_eq!(

@@ -149,7 +149,8 @@ fn cache_point() -> Value {
 /// The request body, with `cachePoint` blocks placed.
 pub fn build_body(request: &ModelRequest) -> Value {
     let rolling = request.rolling_marker();
-    let mut marked = None;
+    let bridge = request.bridge_marker();
+    let (mut marked, mut bridged) = (None, None);
     let mut messages: Vec<Value> = Vec::new();
     for (i, message) in request.messages.iter().enumerate() {
         let role = match message.role {
@@ -189,14 +190,21 @@ pub fn build_body(request: &ModelRequest) -> Value {
             if rolling.is_some_and(|r| i <= r) {
                 marked = Some(messages.len() - 1);
             }
+            if bridge.is_some_and(|b| i <= b) {
+                bridged = Some(messages.len() - 1);
+            }
         }
     }
-    // As Anthropic's rolling marker: after the last message the next request sends unchanged.
-    if let Some(last) = marked
-        .and_then(|m| messages.get_mut(m))
-        .and_then(|m| m["content"].as_array_mut())
-    {
-        last.push(cache_point());
+    // As Anthropic's rolling marker and bridge: after the last message the next request sends
+    // unchanged, and after the one the previous request's rolling marker followed.
+    let bridged = bridged.filter(|b| Some(*b) != marked);
+    for m in [bridged, marked].into_iter().flatten() {
+        if let Some(content) = messages
+            .get_mut(m)
+            .and_then(|m| m["content"].as_array_mut())
+        {
+            content.push(cache_point());
+        }
     }
     let mut body = json!({
         "messages": messages,
@@ -589,6 +597,7 @@ mod tests {
             session_id: "s".into(),
             effort: Some(crate::conversation::Effort::High),
             settled_messages: None,
+            bridge_message: None,
         };
         let body = build_body(&request);
         assert_eq!(

@@ -71,6 +71,7 @@ mod tests {
             session_id: "s1".into(),
             effort: None,
             settled_messages: None,
+            bridge_message: None,
         }
     }
 
@@ -160,6 +161,59 @@ mod tests {
                 &crate::provider::openai_chat::Preset::OPENROUTER,
             );
             assert_eq!(marked(&body["messages"]), expected, "{settled:?}");
+        }
+    }
+
+    #[test]
+    fn the_bridge_goes_where_the_previous_rolling_marker_was_and_never_past_four() {
+        let call = |id: &str| crate::conversation::ContentBlock::ToolUse {
+            id: id.into(),
+            name: "search_files".into(),
+            input: json!({"term": id}),
+        };
+        let result = |id: &str| crate::conversation::ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: format!("found {id}"),
+            is_error: false,
+        };
+        let ids: Vec<String> = (0..12).map(|i| format!("c{i}")).collect();
+        let mut r = request();
+        r.messages = vec![
+            Message::user_text("find them"),
+            Message {
+                role: crate::conversation::Role::Assistant,
+                content: ids.iter().map(|i| call(i)).collect(),
+            },
+            Message {
+                role: crate::conversation::Role::User,
+                content: ids.iter().map(|i| result(i)).collect(),
+            },
+        ];
+        // The previous request's rolling marker was on the prompt: 24 blocks back.
+        r.bridge_message = Some(0);
+        let count = |body: &Value| body.to_string().matches("cache_control").count();
+        let points = |body: &Value| body.to_string().matches("cachePoint").count();
+        let anthropic = crate::provider::anthropic::build_body(&r, CacheTtl::FiveMinutes);
+        assert!(mentions_cache(&anthropic["messages"][0]), "{anthropic}");
+        assert!(mentions_cache(&anthropic["messages"][2]), "{anthropic}");
+        assert_eq!(count(&anthropic), 4, "tools, system, bridge, rolling");
+        let bedrock = crate::provider::bedrock::build_body(&r);
+        assert!(mentions_cache(&bedrock["messages"][0]), "{bedrock}");
+        assert_eq!(points(&bedrock), 4, "{bedrock}");
+        r.model = "anthropic/claude-sonnet-4.5".into();
+        let openrouter = crate::provider::openai_chat::build_body(
+            &r,
+            &crate::provider::openai_chat::Preset::OPENROUTER,
+        );
+        // System, the prompt (the bridge), the last tool result (rolling).
+        assert!(mentions_cache(&openrouter["messages"][1]), "{openrouter}");
+        assert_eq!(count(&openrouter), 3, "{openrouter}");
+        // No bridge where it would fall on the rolling marker or after it.
+        r.model = "m".into();
+        for bridge in [Some(2), Some(5), None] {
+            r.bridge_message = bridge;
+            let body = crate::provider::anthropic::build_body(&r, CacheTtl::FiveMinutes);
+            assert_eq!(count(&body), 3, "{bridge:?}");
         }
     }
 

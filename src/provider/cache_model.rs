@@ -1,11 +1,12 @@
 //! A model of provider prompt caches, computed from request bytes alone.
 //!
 //! A request is a sequence of segments in wire order (each tool, each system block, each
-//! message), each with its o200k token count and the hash of everything up to and including it.
+//! message), each with its o200k token count, how many content blocks it holds and the hash of
+//! everything up to and including it.
 //! - Anthropic semantics: at each `cache_control` marker the prefix up to it is written if it
 //!   holds at least 1,024 tokens; a request reads the longest prefix written before that ends at
-//!   or up to 20 segments before one of its markers; input after the last marker is uncached;
-//!   entries live 5 minutes from their last use.
+//!   or up to 20 content blocks before one of its markers; input after the last marker is
+//!   uncached; entries live 5 minutes from their last use.
 //! - OpenAI semantics: automatic; the longest prefix shared with an earlier request is read,
 //!   counted from 1,024 tokens in steps of 128; cached tokens are part of the prompt tokens.
 //! - The floor: perfect prefix caching without a price for it — every token of a prefix sent
@@ -23,7 +24,7 @@ use crate::provider::UsageRecord;
 
 /// Smallest cacheable prefix, in tokens.
 pub const MIN_PREFIX: u64 = 1024;
-/// How far back from a marker Anthropic looks for an earlier write, in segments.
+/// How far back from a marker Anthropic looks for an earlier write, in content blocks.
 pub const LOOKBACK: usize = 20;
 /// Cache entry lifetime after its last use, in seconds.
 pub const TTL_SECS: u64 = 300;
@@ -37,14 +38,16 @@ pub enum Semantics {
     OpenAi,
 }
 
-/// One unit of a request: the hash of the prefix ending with it, and its own tokens.
+/// One unit of a request: the hash of the prefix ending with it, its own tokens and how many
+/// content blocks it holds (a tool or a system block is one; a message one per block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Segment {
     pub prefix_hash: u64,
     pub tokens: u64,
+    pub blocks: usize,
 }
 
-/// Builds segments from per-unit (content hash, tokens), chaining the hashes.
+/// Builds segments of one block each from per-unit (content hash, tokens), chaining the hashes.
 pub fn chain(units: &[(u64, u64)]) -> Vec<Segment> {
     let mut running: u64 = 0xcbf2_9ce4_8422_2325;
     units
@@ -57,6 +60,7 @@ pub fn chain(units: &[(u64, u64)]) -> Vec<Segment> {
             Segment {
                 prefix_hash: running,
                 tokens: *tokens,
+                blocks: 1,
             }
         })
         .collect()
@@ -77,6 +81,18 @@ pub struct CacheModel {
 
 fn prefix_tokens(segments: &[Segment], end: usize) -> u64 {
     segments[..end].iter().map(|s| s.tokens).sum()
+}
+
+/// The segments whose end a marker after segment `m` can find, newest first: `m` itself and
+/// those ending at most `LOOKBACK` blocks before it.
+fn within_lookback(segments: &[Segment], m: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut back = 0usize;
+    (0..=m).rev().take_while(move |&i| {
+        let ok = back <= LOOKBACK;
+        // The blocks between the end of segment i - 1 and the marker.
+        back += segments[i].blocks;
+        ok
+    })
 }
 
 impl CacheModel {
@@ -117,12 +133,10 @@ impl CacheModel {
             Semantics::Anthropic => {
                 let now = self.now;
                 self.written.retain(|_, expires| *expires > now);
-                // The longest earlier write ending at, or up to 20 segments before, a marker.
+                // The longest earlier write ending at, or up to 20 blocks before, a marker.
                 let mut read_end = 0usize;
                 for &m in markers.iter().filter(|m| **m < segments.len()) {
-                    let lowest = m.saturating_sub(LOOKBACK);
-                    if let Some(end) = (lowest..=m)
-                        .rev()
+                    if let Some(end) = within_lookback(segments, m)
                         .find(|i| self.written.contains_key(&segments[*i].prefix_hash))
                     {
                         read_end = read_end.max(end + 1);
@@ -190,8 +204,9 @@ pub fn segments(
     counter: Counter,
 ) -> (Vec<Segment>, Vec<usize>) {
     let mut units = Vec::new();
-    // The unit of each message, for the rolling marker.
+    // The unit of each message, for the rolling marker, and its content blocks.
     let mut message_units = Vec::new();
+    let mut blocks = Vec::new();
     for tool in &request.tools {
         let text = serde_json::to_string(tool).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
@@ -205,6 +220,7 @@ pub fn segments(
         let text = serde_json::to_string(message).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
         message_units.push(units.len());
+        blocks.push(message.content.len().max(1));
         units.push((h, count(memo, h, &text, counter)));
     }
     let mut at = Vec::new();
@@ -217,11 +233,18 @@ pub fn segments(
             at.push(tools + i);
         }
         // The rolling marker, where the provider puts it (`ModelRequest::rolling_marker`).
-        if let Some(unit) = request.rolling_marker().and_then(|m| message_units.get(m)) {
-            at.push(*unit);
+        // and the bridge where the previous request's was (`ModelRequest::bridge_marker`).
+        for m in [request.bridge_marker(), request.rolling_marker()] {
+            if let Some(unit) = m.and_then(|m| message_units.get(m)) {
+                at.push(*unit);
+            }
         }
     }
-    (chain(&units), at)
+    let mut segments = chain(&units);
+    for (unit, n) in message_units.iter().zip(blocks) {
+        segments[*unit].blocks = n;
+    }
+    (segments, at)
 }
 
 #[cfg(test)]
@@ -297,6 +320,32 @@ mod tests {
         fresh.account(&all[..1], &[0]);
         let far = fresh.account(&all[..23], &[22]);
         assert_eq!(far.cache_read, 0);
+    }
+
+    #[test]
+    fn anthropic_lookback_counts_content_blocks_and_a_bridge_reaches_past_it() {
+        let mut cache = CacheModel::new(Semantics::Anthropic);
+        // Prefix (written), then a turn of 12 calls and 12 results: 24 blocks in two segments.
+        let mut all = segs(&[1100, 120, 120]);
+        all[1].blocks = 12;
+        all[2].blocks = 12;
+        cache.account(&all[..1], &[0]);
+        let mut without = cache.clone();
+        let far = without.account(&all, &[2]);
+        assert_eq!(far.cache_read, 0, "24 blocks back is out of reach");
+        let bridged = cache.account(&all, &[0, 2]);
+        assert_eq!(
+            (bridged.cache_read, bridged.cache_write_5m),
+            (1100, 240),
+            "the bridge finds the earlier write"
+        );
+        // 20 blocks back is still found.
+        let mut near = CacheModel::new(Semantics::Anthropic);
+        near.account(&all[..1], &[0]);
+        let mut twenty = all.clone();
+        twenty[1].blocks = 10;
+        twenty[2].blocks = 10;
+        assert_eq!(near.account(&twenty, &[2]).cache_read, 1100);
     }
 
     #[test]

@@ -290,6 +290,7 @@ mod tests {
             session_id: "s".into(),
             effort: None,
             settled_messages: None,
+            bridge_message: None,
         }
     }
 

@@ -418,6 +418,7 @@ mod tests {
             session_id: "s".into(),
             effort,
             settled_messages: None,
+            bridge_message: None,
         })
     }
 

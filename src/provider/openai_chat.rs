@@ -168,7 +168,8 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
         }
     }
     let rolling = request.rolling_marker();
-    let mut marked = None;
+    let bridge = request.bridge_marker();
+    let (mut marked, mut bridged) = (None, None);
     for (i, message) in request.messages.iter().enumerate() {
         match message.role {
             Role::Assistant => {
@@ -217,17 +218,26 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
         }
         // Only a message with content can carry the marker (an assistant turn that only calls
         // tools has none): the last such one at or before the settled end.
-        if rolling.is_some_and(|r| i <= r)
-            && let Some(last) = messages.last()
+        if let Some(last) = messages.last()
             && (last["content"].is_string() || last["content"].is_array())
         {
-            marked = Some(messages.len() - 1);
+            if rolling.is_some_and(|r| i <= r) {
+                marked = Some(messages.len() - 1);
+            }
+            if bridge.is_some_and(|b| i <= b) {
+                bridged = Some(messages.len() - 1);
+            }
         }
     }
     if markers {
         // The rolling marker: the last part of the last message the next request sends
-        // unchanged, so the conversation is read next time.
-        if let Some(last) = marked.and_then(|m| messages.get_mut(m)) {
+        // unchanged, so the conversation is read next time; the bridge where the previous
+        // request's was, so that write stays in reach.
+        let bridged = bridged.filter(|b| Some(*b) != marked);
+        for m in [bridged, marked].into_iter().flatten() {
+            let Some(last) = messages.get_mut(m) else {
+                continue;
+            };
             if let Some(text) = last["content"].as_str().map(str::to_string) {
                 last["content"] = json!([{"type": "text", "text": text}]);
             }

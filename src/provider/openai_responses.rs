@@ -355,6 +355,7 @@ mod tests {
             session_id: "s".into(),
             effort,
             settled_messages: None,
+            bridge_message: None,
         }
     }
 

@@ -391,6 +391,7 @@ async fn hypothesize(
         session_id: "hyde".into(),
         effort: None,
         settled_messages: None,
+        bridge_message: None,
     };
     let mut stream = provider.stream(request);
     let mut text = String::new();

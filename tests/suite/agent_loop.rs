@@ -605,3 +605,43 @@ async fn the_context_guard_turns_old_results_into_summary_lines_first() {
         &third[..80.min(third.len())]
     );
 }
+
+/// Twelve parallel calls put 24 content blocks between two rolling markers, past Anthropic's
+/// 20-block lookback: the next request carries a bridge where the last marker was.
+#[tokio::test]
+async fn after_a_parallel_batch_the_request_bridges_to_the_last_marker() {
+    let ids: Vec<String> = (0..12).map(|i| format!("r{i}")).collect();
+    let calls: Vec<(&str, &str, serde_json::Value)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), "read_file", read(&format!("f{i}.txt"))))
+        .collect();
+    let script = vec![
+        respond("", &calls),
+        respond("", &[("one", "read_file", read("f0.txt"))]),
+        respond("done", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |_| {});
+    for i in 0..12 {
+        std::fs::write(
+            s.dir.path().join(format!("f{i}.txt")),
+            format!("line {i}\n"),
+        )
+        .expect("write");
+    }
+    let events = prompt(&mut s, "read them all").await;
+    assert_eq!(stop_reason(&events), "end_turn");
+    let requests = s.provider.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].bridge_message, None, "nothing cached before");
+    // The small results stay whole: the marker moves over all 24 blocks in one step.
+    let rolling = requests[0].rolling_marker();
+    assert_eq!(requests[1].bridge_message, rolling);
+    assert_eq!(requests[1].bridge_marker(), rolling);
+    assert!(requests[1].rolling_marker() > rolling);
+    assert_eq!(requests[2].bridge_message, requests[1].rolling_marker());
+    // The bridged message is the one the earlier request marked, unchanged.
+    let i = requests[2].bridge_message.expect("a bridge");
+    assert_eq!(requests[2].messages[i], requests[1].messages[i]);
+}

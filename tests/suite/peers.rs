@@ -170,6 +170,7 @@ async fn one_request(provider: &dyn Provider, system: &str, session: &str) -> Us
         session_id: session.to_string(),
         effort: None,
         settled_messages: None,
+        bridge_message: None,
     };
     let mut stream = provider.stream(request);
     let mut usage = None;
