@@ -702,13 +702,21 @@ pub fn markdown(rows: &[Row]) -> String {
     }
     let peers = against_peers(rows);
     if !peers.is_empty() {
+        // The goal's price, and chatcli's cost less everything its fixed prefix costs: where
+        // that is still above the goal, no cut of the prefix can meet it.
         out.push_str(
-            "\n| scenario | provider | chatcli | peer | peer's cost | chatcli is | goal |\n|---|---|---|---|---|---|---|\n",
+            "\n| scenario | provider | chatcli | peer | peer's cost | chatcli is | goal | goal's price | chatcli with no fixed prefix |\n|---|---|---|---|---|---|---|---|---|\n",
         );
         for (peer, cost, ratio) in peers {
             out.push_str(&format!(
-                "| {} | {} | ${cost:.4} | {} | ${:.4} | {ratio:.2}× cheaper | {}× |\n",
-                peer.scenario, peer.provider_model, peer.peer, peer.peer_cost_usd, peer.goal
+                "| {} | {} | ${cost:.4} | {} | ${:.4} | {ratio:.2}× cheaper | {}× | ${:.4} | ${:.4} |\n",
+                peer.scenario,
+                peer.provider_model,
+                peer.peer,
+                peer.peer_cost_usd,
+                peer.goal,
+                peer.goal_cost_usd(),
+                without_fixed_prefix(rows, &peer).unwrap_or(cost)
             ));
         }
     }
@@ -720,6 +728,14 @@ pub fn markdown(rows: &[Row]) -> String {
         out.push_str(&format!("- [ ] honesty: {violation}\n"));
     }
     out
+}
+
+/// chatcli's `optimised` cost on a peer's session less everything its fixed prefix (tool
+/// schemas and system prompt) cost there: what a client with no prefix at all would pay, at
+/// best, for the rest of the same requests.
+fn without_fixed_prefix(rows: &[Row], peer: &Peer) -> Option<f64> {
+    let o = find(rows, peer.scenario, "optimised", peer.provider_model)?;
+    Some(o.cost_usd - o.fixed_prefix_cost_usd)
 }
 
 /// The report as the `--json` object.
@@ -735,6 +751,8 @@ pub fn json(rows: &[Row]) -> String {
                 "chatcli_cost_usd": cost,
                 "ratio": ratio,
                 "goal": peer.goal,
+                "goal_cost_usd": peer.goal_cost_usd(),
+                "no_fixed_prefix_cost_usd": without_fixed_prefix(rows, &peer),
             })
         })
         .collect();

@@ -254,6 +254,13 @@ pub struct Peer {
     pub goal: f64,
 }
 
+impl Peer {
+    /// What chatcli may cost on the session to meet the goal.
+    pub fn goal_cost_usd(&self) -> f64 {
+        self.peer_cost_usd / self.goal
+    }
+}
+
 /// The peers' measured costs: Claude Code on the Anthropic wire at Sonnet prices, Codex CLI
 /// on the Responses wire at GPT-4.1 prices (issue 28).
 pub const PEERS: [Peer; 4] = [
