@@ -278,9 +278,15 @@ impl App {
         self.wake_at.take()
     }
 
-    /// Advances the spinner.
+    /// Advances the spinner and the running rows' clock.
     pub fn tick(&mut self) {
+        self.tick_at(Instant::now());
+    }
+
+    /// `tick`, at `now`.
+    pub fn tick_at(&mut self, now: Instant) {
         self.tools.spinner = self.tools.spinner.wrapping_add(1);
+        self.tools.now = Some(now);
     }
 
     fn send(&self, op: Op) {

@@ -4,7 +4,7 @@
 //! size of the result sent to the model (and a 💾 mark when the body was saved to a file instead
 //! of being inlined). The panel scrolls independently of the chat.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -44,6 +44,8 @@ pub struct ToolEntry {
     pub tokens: Option<(u64, u64)>,
     /// 1 for a specialist's own call, drawn indented under its row.
     pub depth: u8,
+    /// When it started running: a running row shows how long it has run.
+    pub started: Option<Instant>,
 }
 
 /// The panel's entries and scroll.
@@ -53,6 +55,9 @@ pub struct ToolPanel {
     scroll: usize,
     /// Frame of the running spinner.
     pub spinner: usize,
+    /// The instant of the last frame tick: running rows show how long they have run at it
+    /// (`None` until the first tick: no elapsed time is shown).
+    pub now: Option<Instant>,
     /// The call picked with Ctrl+↑/↓ (an index into the entries), for Enter to open.
     pub selected: Option<usize>,
 }
@@ -72,6 +77,7 @@ impl ToolPanel {
             saved_path: None,
             tokens: None,
             depth: 0,
+            started: None,
         });
         if self.scroll > 0 {
             self.scroll += 1;
@@ -102,6 +108,7 @@ impl ToolPanel {
         {
             entry.summary = summarize_args(args);
             entry.status = ToolStatus::Running;
+            entry.started = Some(Instant::now());
             return;
         }
         self.entries.push(ToolEntry {
@@ -114,6 +121,7 @@ impl ToolPanel {
             saved_path: None,
             tokens: None,
             depth: 0,
+            started: Some(Instant::now()),
         });
         if self.scroll > 0 {
             self.scroll += 1;
@@ -132,6 +140,7 @@ impl ToolPanel {
             saved_path: None,
             tokens: Some((0, 0)),
             depth: 0,
+            started: Some(Instant::now()),
         });
         if self.scroll > 0 {
             self.scroll += 1;
@@ -223,9 +232,13 @@ impl ToolPanel {
         self.set_status(id, ToolStatus::AwaitingApproval);
     }
 
-    /// A call the user answered runs (or is about to be reported denied).
+    /// A call the user answered runs (or is about to be reported denied): its time counts
+    /// from now, not from when it asked.
     pub fn answered(&mut self, id: &str) {
         self.set_status(id, ToolStatus::Running);
+        if let Some(entry) = self.entries.iter_mut().rev().find(|e| e.id == id) {
+            entry.started = Some(Instant::now());
+        }
     }
 
     fn set_status(&mut self, id: &str, status: ToolStatus) {
@@ -260,6 +273,7 @@ impl ToolPanel {
             saved_path: None,
             tokens: None,
             depth: 0,
+            started: None,
         });
         if self.scroll > 0 {
             self.scroll += 1;
@@ -344,6 +358,19 @@ impl ToolPanel {
         self.entries[start..end].get((y - top) as usize)
     }
 
+    /// `running`, and from a second on how long it has run at the last tick: `running 12s`.
+    fn running(&self, entry: &ToolEntry) -> String {
+        match (entry.started, self.now) {
+            (Some(started), Some(now)) if now.saturating_duration_since(started).as_secs() > 0 => {
+                format!(
+                    "running {}",
+                    format_elapsed(now.saturating_duration_since(started))
+                )
+            }
+            _ => "running".to_string(),
+        }
+    }
+
     fn line(&self, entry: &ToolEntry, width: usize) -> Line<'static> {
         let (icon, icon_style) = match &entry.status {
             ToolStatus::AwaitingApproval => ("?", Style::new().fg(Color::LightYellow)),
@@ -363,7 +390,7 @@ impl ToolPanel {
             _ if entry.tokens.is_some() => {
                 let (input, output) = entry.tokens.unwrap_or_default();
                 let state = match (&entry.status, entry.duration) {
-                    (ToolStatus::Running, _) => "running".to_string(),
+                    (ToolStatus::Running, _) => self.running(entry),
                     (ToolStatus::Failed(e), _) if e == "cancelled" => "cancelled".to_string(),
                     (ToolStatus::Failed(e), Some(d)) => format!("{e} {}", format_duration(d)),
                     (_, Some(d)) => format_duration(d),
@@ -372,7 +399,7 @@ impl ToolPanel {
                 format!("{}↑ {}↓ {state}", compact(input), compact(output))
             }
             (ToolStatus::AwaitingApproval, _, _) => "awaiting approval".to_string(),
-            (ToolStatus::Running, _, _) => "running".to_string(),
+            (ToolStatus::Running, _, _) => self.running(entry),
             (ToolStatus::Receiving(bytes), _, _) => format!("receiving {}B", compact(*bytes)),
             (ToolStatus::Note, _, _) => String::new(),
             (ToolStatus::Failed(e), _, _) if e == "cancelled" => "cancelled".to_string(),
@@ -465,6 +492,17 @@ pub fn format_duration(d: Duration) -> String {
         format!("{:.1}s", ms as f64 / 1000.0)
     } else {
         format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+/// Whole seconds of a running call: `12s`, `2m03s` (a tenth of a second would change every
+/// frame).
+pub fn format_elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
     }
 }
 

@@ -657,6 +657,19 @@ fn the_tool_panel_shows_each_specialist_with_its_calls_nested_and_cost_breaks_do
     assert!(summary.contains("By agent:"), "{summary}");
     assert!(summary.contains("file"));
     insta::assert_snapshot!("orchestrator_cost_by_agent", summary);
+    // A running specialist's row counts its time at each frame tick.
+    app.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    app.tick_at(std::time::Instant::now() + std::time::Duration::from_secs(75));
+    let screen = crate::common::screen_at(&mut app, 100, 24);
+    let search = screen
+        .lines()
+        .find(|l| l.contains(" search ") && l.contains("900↑ 40↓"))
+        .unwrap_or_else(|| panic!("no search row:\n{screen}"));
+    assert!(search.contains("running 1m1"), "{search}");
+    assert!(
+        screen.lines().any(|l| l.contains("2.7k↑ 140↓ 2.3s")),
+        "a finished row keeps its duration: {screen}"
+    );
 }
 
 #[tokio::test]

@@ -113,6 +113,10 @@ fn running_tool_call_in_the_panel() {
     assert!(screen.contains("running"));
     assert!(screen.contains("12.3k↑ 42↓"));
     assert_snapshot!(screen);
+    // At the next frame tick the running call says how long it has run.
+    app.tick_at(std::time::Instant::now() + std::time::Duration::from_secs(12));
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("running 12s"), "{screen}");
 }
 
 #[test]
