@@ -168,6 +168,46 @@ impl ModelRequest {
     }
 }
 
+/// Where a wire puts the rolling cache marker and the bridge, in its own message list (a wire
+/// drops empty messages and may split one into several): fed each request message's wire index
+/// as the wire emits it, it keeps the last one at or before each marker's message.
+#[derive(Debug, Clone, Copy)]
+pub struct MarkerPlaces {
+    rolling: Option<usize>,
+    bridge: Option<usize>,
+    marked: Option<usize>,
+    bridged: Option<usize>,
+}
+
+impl MarkerPlaces {
+    /// The places for `request`'s markers, nothing sent yet.
+    pub fn new(request: &ModelRequest) -> Self {
+        MarkerPlaces {
+            rolling: request.rolling_marker(),
+            bridge: request.bridge_marker(),
+            marked: None,
+            bridged: None,
+        }
+    }
+
+    /// Request message `i` went out as wire message `wire` (one that can carry a marker).
+    pub fn sent(&mut self, i: usize, wire: usize) {
+        if self.rolling.is_some_and(|r| i <= r) {
+            self.marked = Some(wire);
+        }
+        if self.bridge.is_some_and(|b| i <= b) {
+            self.bridged = Some(wire);
+        }
+    }
+
+    /// The wire messages to mark: the bridge (unless it falls on the rolling one), then the
+    /// rolling one.
+    pub fn places(&self) -> impl Iterator<Item = usize> {
+        let bridged = self.bridged.filter(|b| Some(*b) != self.marked);
+        [bridged, self.marked].into_iter().flatten()
+    }
+}
+
 /// Appends user text to the history, merging into a trailing user message so roles keep alternating.
 pub fn push_user_text(history: &mut Vec<Message>, text: String) {
     match history.last_mut() {

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, Effort, Message, ModelRequest, Role};
+use crate::conversation::{ContentBlock, Effort, MarkerPlaces, Message, ModelRequest, Role};
 
 /// How long cache entries written by the markers live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -165,23 +165,15 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
     // result about to be compacted is never written to the cache (it would never be read).
     // The bridge (the fourth marker) goes where the last request's rolling marker was, so that
     // write is found however many blocks the last turn added.
-    let rolling = request.rolling_marker();
-    let bridge = request.bridge_marker();
+    let mut places = MarkerPlaces::new(request);
     let mut messages: Vec<Value> = Vec::new();
-    let (mut marked, mut bridged) = (None, None);
     for (i, message) in request.messages.iter().enumerate() {
         if let Some(json) = message_json(message) {
             messages.push(json);
-            if rolling.is_some_and(|r| i <= r) {
-                marked = Some(messages.len() - 1);
-            }
-            if bridge.is_some_and(|b| i <= b) {
-                bridged = Some(messages.len() - 1);
-            }
+            places.sent(i, messages.len() - 1);
         }
     }
-    let bridged = bridged.filter(|b| Some(*b) != marked);
-    for m in [bridged, marked].into_iter().flatten() {
+    for m in places.places() {
         if let Some(block) = messages
             .get_mut(m)
             .and_then(|m| m["content"].as_array_mut())

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::anthropic::parse_arguments;
 use super::http::{Decoder, Http, HttpRequest, SseEvent, StreamParser};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, ModelRequest, Role};
+use crate::conversation::{ContentBlock, MarkerPlaces, ModelRequest, Role};
 
 /// How requests are authorised.
 #[derive(Debug, Clone)]
@@ -148,9 +148,7 @@ fn cache_point() -> Value {
 
 /// The request body, with `cachePoint` blocks placed.
 pub fn build_body(request: &ModelRequest) -> Value {
-    let rolling = request.rolling_marker();
-    let bridge = request.bridge_marker();
-    let (mut marked, mut bridged) = (None, None);
+    let mut places = MarkerPlaces::new(request);
     let mut messages: Vec<Value> = Vec::new();
     for (i, message) in request.messages.iter().enumerate() {
         let role = match message.role {
@@ -187,18 +185,12 @@ pub fn build_body(request: &ModelRequest) -> Value {
             .collect();
         if !content.is_empty() {
             messages.push(json!({"role": role, "content": content}));
-            if rolling.is_some_and(|r| i <= r) {
-                marked = Some(messages.len() - 1);
-            }
-            if bridge.is_some_and(|b| i <= b) {
-                bridged = Some(messages.len() - 1);
-            }
+            places.sent(i, messages.len() - 1);
         }
     }
     // As Anthropic's rolling marker and bridge: after the last message the next request sends
     // unchanged, and after the one the previous request's rolling marker followed.
-    let bridged = bridged.filter(|b| Some(*b) != marked);
-    for m in [bridged, marked].into_iter().flatten() {
+    for m in places.places() {
         if let Some(content) = messages
             .get_mut(m)
             .and_then(|m| m["content"].as_array_mut())

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, ModelRequest, Role};
+use crate::conversation::{ContentBlock, MarkerPlaces, ModelRequest, Role};
 
 /// How one service differs from OpenAI's own Chat Completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,9 +167,7 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
             messages.push(json!({"role": "system", "content": text}));
         }
     }
-    let rolling = request.rolling_marker();
-    let bridge = request.bridge_marker();
-    let (mut marked, mut bridged) = (None, None);
+    let mut places = MarkerPlaces::new(request);
     for (i, message) in request.messages.iter().enumerate() {
         match message.role {
             Role::Assistant => {
@@ -221,20 +219,14 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
         if let Some(last) = messages.last()
             && (last["content"].is_string() || last["content"].is_array())
         {
-            if rolling.is_some_and(|r| i <= r) {
-                marked = Some(messages.len() - 1);
-            }
-            if bridge.is_some_and(|b| i <= b) {
-                bridged = Some(messages.len() - 1);
-            }
+            places.sent(i, messages.len() - 1);
         }
     }
     if markers {
         // The rolling marker: the last part of the last message the next request sends
         // unchanged, so the conversation is read next time; the bridge where the previous
         // request's was, so that write stays in reach.
-        let bridged = bridged.filter(|b| Some(*b) != marked);
-        for m in [bridged, marked].into_iter().flatten() {
+        for m in places.places() {
             let Some(last) = messages.get_mut(m) else {
                 continue;
             };
