@@ -172,7 +172,8 @@ impl RecallIndex {
         }
         normalize(&mut semantic);
         normalize(&mut lexical);
-        normalize(&mut temporal);
+        // Not rescaled: it is already 0..1, and rescaling would turn the one second between two
+        // facts saved together into the whole of its weight.
         let mut hits: Vec<Hit> = (0..n)
             .filter(|i| relevant[*i])
             .map(|i| Hit {
@@ -276,5 +277,34 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a[0].index, 3);
         assert!(index.recall(&facts, "zebra", None, 1_000_000, 5).len() < facts.len());
+    }
+
+    #[test]
+    fn a_second_between_two_facts_saved_together_does_not_outrank_relevance() {
+        let mut facts = vec![
+            fact(
+                "Deploy the staging server with the ansible playbook in ops/",
+                "pattern",
+                &[],
+            ),
+            fact(
+                "Deploy the staging server with the ansible playbook",
+                "pattern",
+                &[],
+            ),
+            fact("The office coffee machine needs descaling", "personal", &[]),
+        ];
+        // The less relevant one was saved a second later.
+        facts[1].created += 1;
+        facts[1].last_accessed += 1;
+        let index = RecallIndex::build(&facts);
+        let hits = index.recall(
+            &facts,
+            "deploy the staging server with the ansible playbook in ops/",
+            None,
+            1_000_100,
+            2,
+        );
+        assert_eq!(hits.first().map(|h| h.index), Some(0), "{hits:?}");
     }
 }
