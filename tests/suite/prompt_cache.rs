@@ -229,11 +229,12 @@ async fn a_large_result_is_never_cached_whole_and_its_pointer_rewrites_only_the_
             .collect()
     };
     // Request 2 shows the file whole: the rolling marker sits on the call before it, so the
-    // whole file is never written to the cache (request 3 would never read it).
+    // whole file is never written to the cache (request 3 would never read it); the bridge is
+    // on the prompt, where request 1's rolling marker was.
     let second = messages(&bodies[1]);
     assert_eq!(second.len(), 3);
     assert!(second[2].to_string().contains("item_150"));
-    assert_eq!(marked(&bodies[1]), vec![1]);
+    assert_eq!(marked(&bodies[1]), vec![0, 1]);
     // Request 3 carries a pointer instead, and repeats request 2 byte for byte up to the marker.
     let third = messages(&bodies[2]);
     assert!(!third[2].to_string().contains("item_150"));
@@ -246,8 +247,9 @@ async fn a_large_result_is_never_cached_whole_and_its_pointer_rewrites_only_the_
         strip_markers(&Value::Array(third[..2].to_vec())),
         strip_markers(&Value::Array(second[..2].to_vec()))
     );
-    // The small result is the newest message and stays: the marker is on it.
-    assert_eq!(marked(&bodies[2]), vec![third.len() - 1]);
+    // The small result is the newest message and stays: the marker is on it, the bridge on the
+    // call request 2 marked.
+    assert_eq!(marked(&bodies[2]), vec![1, third.len() - 1]);
     for body in &bodies {
         assert!(count_markers(body) <= 4);
     }
