@@ -709,14 +709,14 @@ pub fn markdown(rows: &[Row]) -> String {
         );
         for (peer, cost, ratio) in peers {
             out.push_str(&format!(
-                "| {} | {} | ${cost:.4} | {} | ${:.4} | {ratio:.2}× cheaper | {}× | ${:.4} | ${:.4} |\n",
+                "| {} | {} | ${cost:.4} | {} | ${:.4} | {ratio:.2}× cheaper | {}× | ${:.4} | {} |\n",
                 peer.scenario,
                 peer.provider_model,
                 peer.peer,
                 peer.peer_cost_usd,
                 peer.goal,
                 peer.goal_cost_usd(),
-                without_fixed_prefix(rows, &peer).unwrap_or(cost)
+                without_fixed_prefix(rows, &peer).map_or("–".to_string(), |c| format!("${c:.4}"))
             ));
         }
     }

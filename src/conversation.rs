@@ -144,9 +144,9 @@ pub struct ModelRequest {
     pub settled_messages: Option<usize>,
     /// The message the previous request's rolling marker was on, when this request sends it
     /// again unchanged. Wires with explicit markers spend one more there (a "bridge"), so that
-    /// write stays within Anthropic's 20-block lookback from the new rolling marker however many
-    /// blocks the last turn added (ten parallel calls and their results are twenty). `None`: no
-    /// bridge.
+    /// write stays within Anthropic's lookback of about 20 content blocks from the new rolling
+    /// marker however many blocks the last turn added (ten parallel calls and their results are
+    /// twenty). `None`: no bridge.
     pub bridge_message: Option<usize>,
 }
 

@@ -234,7 +234,7 @@ impl Agent {
             .map(|(i, _)| i);
         self.last_marker = request
             .rolling_marker()
-            .and_then(|i| Some((i, request.messages.get(i)?.clone())));
+            .and_then(|i| request.messages.get(i).map(|m| (i, m.clone())));
         request
     }
 

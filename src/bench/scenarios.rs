@@ -105,8 +105,8 @@ pub fn source_file(module: &str, bytes: usize) -> String {
     out
 }
 
-/// Writes the workspace of scenario `name` into `dir`: the session files for the peer sessions,
-/// the fixture crate for every other scenario.
+/// Writes the workspace of scenario `name` into `dir`: the session files for the peer sessions
+/// and `fanout`, the fixture crate for every other scenario.
 pub fn write_scenario_workspace(name: &str, dir: &Path, size: Size) -> std::io::Result<()> {
     if on_session_files(name) {
         super::sessions::write_session_workspace(name, dir)

@@ -1,9 +1,10 @@
 //! Recall: which facts answer a query, blending three signals.
 //!
-//! Each signal is min-max normalised over the candidates, then weighted: semantic 0.55 (cosine
-//! of embeddings), lexical 0.30 (query keywords found in the fact, prefix matches for keywords
-//! of 4+ characters, tags counting half), temporal 0.15 (recency with a 30-day half-life,
-//! access count, confidence). Ties are broken by id, so the order is deterministic. The index
+//! Each signal is weighted: semantic 0.55 (cosine of embeddings), lexical 0.30 (query keywords
+//! found in the fact, prefix matches for keywords of 4+ characters, tags counting half), both
+//! min-max normalised over the candidates, and temporal 0.15 (recency with a 30-day half-life,
+//! access count, confidence), 0–1 as it is: rescaled, a second between two facts saved together
+//! would become its whole weight. Ties are broken by id, so the order is deterministic. The index
 //! keeps each fact's keywords and embedding, built once: a recall over 10,000 facts then costs
 //! one pass of dot products.
 
@@ -167,13 +168,19 @@ impl RecallIndex {
             };
             semantic.push(f64::from(cos));
             lexical.push(lex);
-            temporal.push(0.5 * recency + 0.3 * access + 0.2 * f64::from(fact.confidence));
+            // A hand-edited store may hold any confidence: the score stays within 0–1.
+            let confidence = f64::from(fact.confidence);
+            let confidence = if confidence.is_nan() {
+                0.0
+            } else {
+                confidence.clamp(0.0, 1.0)
+            };
+            temporal.push(0.5 * recency + 0.3 * access + 0.2 * confidence);
             relevant.push(lex > 0.0 || cos >= MIN_SEMANTIC);
         }
         normalize(&mut semantic);
         normalize(&mut lexical);
-        // Not rescaled: it is already 0..1, and rescaling would turn the one second between two
-        // facts saved together into the whole of its weight.
+        // Not rescaled: it is already 0–1 (see the module doc).
         let mut hits: Vec<Hit> = (0..n)
             .filter(|i| relevant[*i])
             .map(|i| Hit {
@@ -306,5 +313,18 @@ mod tests {
             2,
         );
         assert_eq!(hits.first().map(|h| h.index), Some(0), "{hits:?}");
+        // Nor does a confidence out of range in a hand-edited store.
+        facts[1].confidence = 50.0;
+        let hits = index.recall(
+            &facts,
+            "deploy the staging server with the ansible playbook in ops/",
+            None,
+            1_000_100,
+            2,
+        );
+        assert_eq!(hits.first().map(|h| h.index), Some(0), "{hits:?}");
+        facts[1].confidence = f32::NAN;
+        let hits = index.recall(&facts, "deploy staging", None, 1_000_100, 2);
+        assert!(hits.iter().all(|h| h.score.is_finite()), "{hits:?}");
     }
 }

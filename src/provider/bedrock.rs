@@ -3,7 +3,8 @@
 //! Requests are signed with SigV4 (service `bedrock`, the region from `AWS_REGION`, the signed
 //! `host` being the host actually requested, port included), or carry a Bedrock API key as a
 //! bearer token. `cachePoint` blocks go where Anthropic's markers go: after the tools, after the
-//! stable system prompt, at the end of the newest message. The response is the AWS event-stream
+//! stable system prompt, after the last message the next request sends unchanged and after the
+//! one the previous request's rolling marker followed (the bridge). The response is the AWS event-stream
 //! binary framing — prelude (total and header lengths, CRC32), headers, JSON payload, message
 //! CRC32 — decoded here with both CRCs checked: `messageStart`, `contentBlockStart`,
 //! `contentBlockDelta`, `contentBlockStop`, `messageStop`, then `metadata` with the usage last.

@@ -220,6 +220,8 @@ pub fn segments(
         let text = serde_json::to_string(message).unwrap_or_default();
         let h = hash_bytes(text.as_bytes());
         message_units.push(units.len());
+        // Every block of the message, including those a wire drops (empty text, unsigned
+        // thinking): the count errs towards "out of reach".
         blocks.push(message.content.len().max(1));
         units.push((h, count(memo, h, &text, counter)));
     }

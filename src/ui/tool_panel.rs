@@ -360,13 +360,12 @@ impl ToolPanel {
 
     /// `running`, and from a second on how long it has run at the last tick: `running 12s`.
     fn running(&self, entry: &ToolEntry) -> String {
-        match (entry.started, self.now) {
-            (Some(started), Some(now)) if now.saturating_duration_since(started).as_secs() > 0 => {
-                format!(
-                    "running {}",
-                    format_elapsed(now.saturating_duration_since(started))
-                )
-            }
+        let elapsed = entry
+            .started
+            .zip(self.now)
+            .map(|(started, now)| now.saturating_duration_since(started));
+        match elapsed {
+            Some(d) if d.as_secs() > 0 => format!("running {}", format_elapsed(d)),
             _ => "running".to_string(),
         }
     }
