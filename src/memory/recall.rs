@@ -305,23 +305,13 @@ mod tests {
         facts[1].created += 1;
         facts[1].last_accessed += 1;
         let index = RecallIndex::build(&facts);
-        let hits = index.recall(
-            &facts,
-            "deploy the staging server with the ansible playbook in ops/",
-            None,
-            1_000_100,
-            2,
-        );
+        let query = "deploy the staging server with the ansible playbook in ops/";
+        let first = |facts: &[Fact]| index.recall(facts, query, None, 1_000_100, 2);
+        let hits = first(&facts);
         assert_eq!(hits.first().map(|h| h.index), Some(0), "{hits:?}");
         // Nor does a confidence out of range in a hand-edited store.
         facts[1].confidence = 50.0;
-        let hits = index.recall(
-            &facts,
-            "deploy the staging server with the ansible playbook in ops/",
-            None,
-            1_000_100,
-            2,
-        );
+        let hits = first(&facts);
         assert_eq!(hits.first().map(|h| h.index), Some(0), "{hits:?}");
         facts[1].confidence = f32::NAN;
         let hits = index.recall(&facts, "deploy staging", None, 1_000_100, 2);
