@@ -135,7 +135,6 @@ pub async fn run_calls(
     }
     let mut results = Vec::with_capacity(calls.len());
     for call in calls {
-        announce(call, events);
         let tool = tools.get(&call.1);
         let needs_approval = tool.is_some_and(|t| !t.read_only_call(&call.2));
         let key = tool
@@ -146,10 +145,13 @@ pub async fn run_calls(
             .filter(|_| call.2.is_object())
             .and_then(|t| t.preview(&call.2, ctx));
         let verdict = if needs_approval && !cancel.is_cancelled() {
+            // Announced once its turn to ask has come: while another specialist's dialog is
+            // open, the call neither shows as running nor counts its time.
             let mut approvals = tokio::select! {
                 _ = cancel.cancelled() => None,
                 guard = approvals.lock() => Some(guard),
             };
+            announce(call, events);
             match approvals.as_mut() {
                 Some(approvals) => {
                     approvals
@@ -159,6 +161,7 @@ pub async fn run_calls(
                 None => Err(CANCELLED),
             }
         } else {
+            announce(call, events);
             Ok(())
         };
         results.push(match verdict {

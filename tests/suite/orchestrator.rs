@@ -448,7 +448,7 @@ async fn a_specialists_writes_ask_labelled_with_its_name_one_dialog_at_a_time() 
                 _ => {}
             }
         }
-        calls.get() == 2 && !asks.borrow().is_empty()
+        calls.get() == 1 && !asks.borrow().is_empty()
     })
     .await;
     assert_eq!(
@@ -456,7 +456,8 @@ async fn a_specialists_writes_ask_labelled_with_its_name_one_dialog_at_a_time() 
         vec!["coder"],
         "the dialog names the agent"
     );
-    // Both calls wait; only one dialog is open. Give the other a generous chance to ask too.
+    // Both calls wait; only one dialog is open, and the other call is not shown (as running)
+    // until its turn to ask comes. Give it a generous chance to ask too.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut pending = Vec::new();
     while let Ok(event) = handle.events.try_recv() {
@@ -468,6 +469,13 @@ async fn a_specialists_writes_ask_labelled_with_its_name_one_dialog_at_a_time() 
             .any(|e| matches!(e, AgentEvent::Scoped { event, .. }
             if matches!(**event, AgentEvent::ApprovalRequest { .. }))),
         "a second dialog opened before the first was answered"
+    );
+    assert!(
+        !pending
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Scoped { event, .. }
+            if matches!(**event, AgentEvent::ToolCall { .. }))),
+        "the waiting call was announced before its turn to ask"
     );
     for _ in 0..2 {
         handle
