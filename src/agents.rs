@@ -75,14 +75,7 @@ impl AgentSpec {
             stable: true,
         }];
         if !self.tools.is_empty() {
-            blocks.push(SystemBlock {
-                name: "tools".into(),
-                text: format!(
-                    "Workspace: {}. Tool paths are relative to it; tools cannot leave it.",
-                    workspace.display()
-                ),
-                stable: true,
-            });
+            blocks.push(crate::prompt::workspace_block(workspace));
         }
         blocks
     }

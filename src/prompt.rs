@@ -57,14 +57,7 @@ pub fn stable_blocks(
     }];
     blocks.extend(project.iter().filter(|b| !b.text.is_empty()).cloned());
     if mode.uses_tools() {
-        blocks.push(SystemBlock {
-            name: "tools".into(),
-            text: format!(
-                "Workspace: {}. Tool paths are relative to it; tools cannot leave it.",
-                workspace.display()
-            ),
-            stable: true,
-        });
+        blocks.push(workspace_block(workspace));
     }
     if let Some(digest) = memory_index.filter(|d| !d.is_empty()) {
         blocks.push(SystemBlock {
@@ -74,6 +67,18 @@ pub fn stable_blocks(
         });
     }
     blocks
+}
+
+/// The stable `tools` block: where tool paths start (the session's and every specialist's).
+pub fn workspace_block(workspace: &Path) -> SystemBlock {
+    SystemBlock {
+        name: "tools".into(),
+        text: format!(
+            "Workspace: {}. Tool paths are relative to it; tools cannot leave it.",
+            workspace.display()
+        ),
+        stable: true,
+    }
 }
 
 /// The volatile blocks for this turn, in order: memory (full), dynamic context (its text from

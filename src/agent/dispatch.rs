@@ -337,18 +337,8 @@ impl Agent {
 }
 
 fn failed_result(id: &str, name: &str, text: &str, duration_ms: u64) -> AgentEvent {
-    AgentEvent::ToolResult {
-        id: id.to_string(),
-        name: name.to_string(),
-        ok: false,
-        chars: text.chars().count() as u64,
-        saved_path: None,
-        duration_ms,
-        error: Some(text.lines().next().unwrap_or_default().to_string()),
-        exit_code: None,
-        output: text.to_string(),
-        diff: None,
-    }
+    let error = text.lines().next().unwrap_or_default().to_string();
+    tools_run::failed_event(id, name, text.to_string(), error, duration_ms)
 }
 
 /// How a task ended, in the words of its section.

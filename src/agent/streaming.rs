@@ -564,16 +564,5 @@ impl Agent {
 
 /// The failed `tool_result` of a call that was not run.
 fn cut_off_event(id: &str, name: &str, text: String) -> AgentEvent {
-    AgentEvent::ToolResult {
-        id: id.to_string(),
-        name: name.to_string(),
-        ok: false,
-        chars: text.chars().count() as u64,
-        saved_path: None,
-        duration_ms: 0,
-        error: Some(text.clone()),
-        exit_code: None,
-        output: text,
-        diff: None,
-    }
+    tools_run::failed_event(id, name, text.clone(), text, 0)
 }

@@ -226,6 +226,29 @@ async fn run_one(
 }
 
 /// Reports a call's outcome and turns it into its `ToolResult` block.
+/// The failed `tool_result` event of a call that did not run (or whose task failed): `output`
+/// is the whole text, `error` the part the panel and the transcript show.
+pub(super) fn failed_event(
+    id: &str,
+    name: &str,
+    output: String,
+    error: String,
+    duration_ms: u64,
+) -> AgentEvent {
+    AgentEvent::ToolResult {
+        id: id.to_string(),
+        name: name.to_string(),
+        ok: false,
+        chars: output.chars().count() as u64,
+        saved_path: None,
+        duration_ms,
+        error: Some(error),
+        exit_code: None,
+        output,
+        diff: None,
+    }
+}
+
 fn finish(
     (id, name, _): &Call,
     outcome: Result<ToolOutput, ToolError>,

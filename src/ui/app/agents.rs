@@ -81,13 +81,7 @@ impl App {
                 block,
                 rewritten_tokens,
                 ..
-            } => {
-                let summary = format!(
-                    "{agent}: {block}: ~{} re-written",
-                    super::super::text::compact(rewritten_tokens)
-                );
-                self.tools.note("cache miss", summary);
-            }
+            } => self.cache_miss_note(&format!("{agent}: {block}"), rewritten_tokens),
             // Its turns, answers, notices and totals belong to the orchestrator's account.
             _ => {}
         }

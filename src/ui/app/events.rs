@@ -107,13 +107,7 @@ impl App {
                 block,
                 rewritten_tokens,
                 ..
-            } => {
-                let summary = format!(
-                    "{block}: ~{} re-written",
-                    super::super::text::compact(rewritten_tokens)
-                );
-                self.tools.note("cache miss", summary);
-            }
+            } => self.cache_miss_note(&block, rewritten_tokens),
             AgentEvent::CostReport {
                 provider,
                 model,
@@ -235,7 +229,16 @@ impl App {
         }
     }
 
-    /// Puts a finished call's outcome on its line in the transcript.
+    /// A ⚠ line in the tool panel for a cache miss: what changed (`block`, with the agent's
+    /// name for a specialist's) and how many tokens were written again.
+    pub(super) fn cache_miss_note(&mut self, block: &str, rewritten_tokens: u64) {
+        let summary = format!(
+            "{block}: ~{} re-written",
+            super::super::text::compact(rewritten_tokens)
+        );
+        self.tools.note("cache miss", summary);
+    }
+
     /// Books a finished call under `key` (its id, or a specialist's `TASK:AGENT/ID`): the
     /// transcript record, a saved file, the panel row. Returns the outcome it showed; `None` for
     /// any other event.
