@@ -166,6 +166,14 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
     } else {
         crate::agents::Roster::default()
     });
+    // The session folder when there is a log, else the session's scratch folder.
+    let snapshots = Arc::new(std::sync::Mutex::new(rewind::FileSnapshots::new(
+        Some(options.sessions_dir.as_ref().map_or_else(
+            || options.scratch.dir().join("rewind"),
+            |d| d.join(&options.session_id).join("files"),
+        )),
+        rewind::prompt_starts(&history).len(),
+    )));
     let agent = Agent {
         roster,
         specialist: None,
@@ -176,13 +184,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         last_marker: None,
         tip_shown: false,
         prompt_starts: rewind::prompt_starts(&history),
-        // The session folder when there is a log, else the session's scratch folder.
-        snapshots: Arc::new(std::sync::Mutex::new(rewind::FileSnapshots::new(Some(
-            options.sessions_dir.as_ref().map_or_else(
-                || options.scratch.dir().join("rewind"),
-                |d| d.join(&options.session_id).join("files"),
-            ),
-        )))),
+        snapshots: Arc::clone(&snapshots),
         logged,
         provider,
         compactor: compaction::Compactor::new(options.compaction),
@@ -203,6 +205,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
             hyde,
             skills: Arc::clone(skills.catalog()),
             sandbox: options.sandbox.clone(),
+            journal: Some(Arc::new(rewind::Journal(Arc::clone(&snapshots)))),
         },
         skills,
         digest,
@@ -609,7 +612,7 @@ impl Agent {
             }
             // The calls' history line is synced by the log's thread; wait for it, not the disk.
             self.sink.settled().await;
-            self.snapshot_writes(number, &response.tool_calls);
+            self.book_writes_to(number);
             let results = self.run_or_refuse(&tools, &response, &cancel).await;
             let mut content = Vec::with_capacity(results.len());
             for (block, usage) in results {

@@ -80,6 +80,7 @@ fn sandbox_settings(
         required,
         network,
         extra_writable,
+        home: resolve_home(env).ok(),
         ..SandboxSettings::default()
     })
 }

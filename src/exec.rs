@@ -225,7 +225,7 @@ async fn stop(
     out: &mut (dyn Write + Send),
     mut seen: Collected,
 ) -> std::io::Result<ExecOutcome> {
-    let killed = crate::tools::run_command::kill_all_groups();
+    let killed = crate::process::kill_all_groups();
     tracing::warn!(
         signal = signal.name(),
         killed_groups = killed,

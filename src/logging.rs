@@ -5,7 +5,9 @@
 //! `RUST_LOG` (or `LOG_LEVEL`, the reference system's name) sets the filter; the default is
 //! `info`. Privacy does not depend on the umask: every directory chatcli creates is made 0700 as
 //! it is created (parents included), and the log files are opened 0600 (tracing-appender's own
-//! rolling appender would create them 0644, or 0666 under `umask 000`).
+//! rolling appender would create them 0644, or 0666 under `umask 000`). Every line goes through
+//! the secrets masker before it reaches the file: MCP servers' stderr and failing URLs are
+//! logged as they came, and may carry a key.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -23,7 +25,8 @@ pub fn init(dir: &Path, env: &Env) -> Option<WorkerGuard> {
     if create_private_dir(dir).is_err() {
         return None;
     }
-    let appender = DailyFile::new(dir, "chatcli.log");
+    let mut appender = DailyFile::new(dir, "chatcli.log");
+    appender.secrets = crate::secrets::Secrets::from_env(env);
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let level = env
         .get("RUST_LOG")
@@ -45,6 +48,8 @@ struct DailyFile {
     prefix: String,
     day: i64,
     file: Option<File>,
+    /// Masked in every line: an MCP server's stderr or a failing URL may carry a key.
+    secrets: crate::secrets::Secrets,
 }
 
 impl DailyFile {
@@ -54,6 +59,7 @@ impl DailyFile {
             prefix: prefix.to_string(),
             day: i64::MIN,
             file: None,
+            secrets: Default::default(),
         }
     }
 
@@ -89,7 +95,13 @@ impl DailyFile {
 
 impl Write for DailyFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.current()?.write(buf)
+        // tracing writes one whole event per call: mask it, write it all, report it all.
+        if self.secrets.is_empty() {
+            return self.current()?.write(buf);
+        }
+        let masked = self.secrets.mask_bytes(buf);
+        self.current()?.write_all(&masked)?;
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -128,5 +140,22 @@ mod tests {
                 .is_some_and(|n| n.to_string_lossy().starts_with("chatcli.log.20"))
         );
         assert_eq!(mode(&entries[0]), 0o600);
+    }
+
+    #[test]
+    fn secrets_never_reach_the_log() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut file = DailyFile::new(dir.path(), "chatcli.log");
+        file.secrets = crate::secrets::Secrets::of(&["sk-ant-0123456789abcdef"]);
+        let line = b"mcp stderr: using key sk-ant-0123456789abcdef\n";
+        assert_eq!(file.write(line).expect("write"), line.len());
+        file.flush().expect("flush");
+        let entry = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .next()
+            .expect("a file");
+        let text = std::fs::read_to_string(entry.path()).expect("read");
+        assert_eq!(text, "mcp stderr: using key sk-…cdef\n");
     }
 }

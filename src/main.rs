@@ -206,7 +206,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )
             .await;
             // Every group a run_command of this session started dies with the session.
-            chatcli::tools::run_command::kill_all_groups();
+            chatcli::process::kill_all_groups();
             let outcome = outcome?;
             for warning in &outcome.warnings {
                 eprintln!("chatcli: {warning}");
@@ -273,7 +273,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let ended = tui::run(provider, options, setup).await;
             // Every group a run_command of this session started dies with the session.
-            chatcli::tools::run_command::kill_all_groups();
+            chatcli::process::kill_all_groups();
             ended?;
             Ok(ExitCode::SUCCESS)
         }

@@ -78,6 +78,8 @@ pub struct SandboxSettings {
     /// More folders commands may write under `workspace-write` (`CHATCLI_SANDBOX_WRITABLE`,
     /// e.g. `~/.cargo` for builds that fetch dependencies).
     pub extra_writable: Vec<PathBuf>,
+    /// chatcli's own folder (`CHATCLI_HOME`): read-only to commands wherever it lies.
+    pub home: Option<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -88,6 +90,7 @@ impl Default for SandboxSettings {
             network: true,
             support: kernel_support(),
             extra_writable: Vec::new(),
+            home: None,
         }
     }
 }
@@ -357,10 +360,11 @@ pub struct Prepared {
 impl Prepared {
     /// Makes the child of `command` apply the ruleset before it runs the program; the fd closes
     /// with the command (and in the child at exec: Landlock creates it close-on-exec).
-    pub fn install(self, command: &mut tokio::process::Command) {
+    pub fn install(self, command: &mut std::process::Command) {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
+            use std::os::unix::process::CommandExt;
             let fd = self.fd;
             // SAFETY: the hook runs in the forked child and makes only two async-signal-safe
             // system calls on an fd the child inherited; it allocates nothing and takes no lock.
@@ -439,15 +443,18 @@ mod imp {
                 .map_err(|e| err(&e))?;
         }
         let mut created = ruleset.create().map_err(|e| err(&e))?;
+        // Devices may be written but take no ioctl (ABI 5 and later): no TIOCSTI pushing keys
+        // into a terminal the command found by its path, even for root.
+        let device_write = write & !AccessFs::IoctlDev;
         let allowed = roots
             .iter()
-            .cloned()
-            .chain(DEVICES.iter().map(PathBuf::from));
-        for root in allowed {
+            .map(|root| (root.clone(), write))
+            .chain(DEVICES.iter().map(|d| (PathBuf::from(d), device_write)));
+        for (root, access) in allowed {
             // A root that does not exist (no /dev/tty in a daemon) has nothing to allow.
             let Ok(fd) = PathFd::new(&root) else { continue };
             created = created
-                .add_rule(PathBeneath::new(fd, write))
+                .add_rule(PathBeneath::new(fd, access))
                 .map_err(|e| err(&e))?;
         }
         let fd: Option<std::os::fd::OwnedFd> = created.into();

@@ -302,6 +302,16 @@ pub const INTERRUPTED: &str = "interrupted: chatcli stopped while this call was 
 pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
     use crate::conversation::{ContentBlock, Role};
     let mut repairs = Vec::new();
+    // Two messages of one role in a row (a crash between a prompt and its answer, then another
+    // prompt) are one message to every wire; an empty one is nothing.
+    let before = history.len();
+    merge_neighbours(history);
+    if history.len() < before {
+        repairs.push(format!(
+            "joined {} messages that followed one of the same role",
+            before - history.len()
+        ));
+    }
     // Results whose call is not in the assistant message just before.
     for i in 0..history.len() {
         if history[i].role != Role::User {
@@ -377,6 +387,20 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
         ordered.extend(others);
         next.content = ordered;
         i += 2;
+    }
+    merge_neighbours(history);
+    // Every wire wants the conversation to open with the user.
+    if history.first().is_some_and(|m| m.role == Role::Assistant) {
+        history.insert(
+            0,
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::Text {
+                    text: "(the start of this conversation was lost)".into(),
+                }],
+            },
+        );
+        repairs.push("the history began with an answer: a placeholder prompt was put first".into());
     }
     repairs
 }
@@ -602,7 +626,7 @@ mod tests {
         });
         log.append_history(&HistoryRecord::History {
             index: 1,
-            message: Message::user_text("b"),
+            message: answer("b"),
         });
         drop(log);
         let path = dir.path().join("s.jsonl");
@@ -691,7 +715,8 @@ mod tests {
             result("zz"),
         ];
         let repairs = repair(&mut history);
-        assert_eq!(repairs.len(), 2, "{repairs:?}");
+        // The two result messages are joined, the stray result dropped, the lost one marked.
+        assert_eq!(repairs.len(), 3, "{repairs:?}");
         assert_eq!(history.len(), 5);
         assert_eq!(
             results_of(&history[2]),
@@ -706,6 +731,35 @@ mod tests {
         let mut again = history.clone();
         assert!(repair(&mut again).is_empty(), "a repaired history is valid");
         assert_eq!(again, history);
+    }
+
+    fn answer(text: &str) -> Message {
+        Message {
+            role: crate::conversation::Role::Assistant,
+            content: vec![crate::conversation::ContentBlock::Text { text: text.into() }],
+        }
+    }
+
+    #[test]
+    fn a_repaired_history_alternates_roles_and_opens_with_the_user() {
+        use crate::conversation::Role;
+        let mut history = vec![
+            answer("an answer whose prompt was lost"),
+            Message::user_text("one"),
+            Message::user_text("two, after a crash"),
+            answer("a"),
+            answer("b"),
+        ];
+        let repairs = repair(&mut history);
+        assert!(!repairs.is_empty());
+        let roles: Vec<Role> = history.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            vec![Role::User, Role::Assistant, Role::User, Role::Assistant]
+        );
+        assert_eq!(history[2].content.len(), 2, "both prompts are kept");
+        let mut again = history.clone();
+        assert!(repair(&mut again).is_empty(), "a repaired history is valid");
     }
 
     #[cfg(unix)]

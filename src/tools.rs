@@ -104,6 +104,49 @@ pub struct ToolContext {
     pub skills: std::sync::Arc<crate::skills::Catalog>,
     /// The OS sandbox `run_command` and the git tools run under.
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// Where the write tools book what they change, for `/rewind`.
+    pub journal: Option<std::sync::Arc<dyn WriteJournal>>,
+}
+
+/// Runs `write` of `target` off the agent task, booked in the session's journal: before it runs,
+/// and after with what the file then holds (read back through the file door).
+pub async fn journaled<T: Send + 'static>(
+    ctx: &ToolContext,
+    target: &workspace::Rooted,
+    shown: &str,
+    write: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let journal = ctx.journal.clone();
+    let target = target.clone();
+    let shown = shown.to_string();
+    tokio::task::spawn_blocking(move || {
+        if let Some(journal) = &journal {
+            journal.before(&target);
+        }
+        let result = write();
+        if let Some(journal) = &journal {
+            let now = result.as_ref().ok().and_then(|_| {
+                crate::files::read_beneath(&target.root, &target.rel, JOURNAL_READ_BYTES)
+                    .ok()
+                    .map(|r| r.bytes)
+            });
+            journal.after(&target, now.as_deref());
+        }
+        result
+    })
+    .await
+    .map_err(|e| ToolError::Failed(format!("cannot write {shown}: {e}")))?
+}
+
+/// Bytes of a written file read back for the journal (`/rewind` keeps nothing larger).
+const JOURNAL_READ_BYTES: u64 = 8 * 1024 * 1024 + 1;
+
+/// What the write tools tell about each write, once it is approved and about to run.
+pub trait WriteJournal: Send + Sync {
+    /// `target` is about to be written: keep it as it is now.
+    fn before(&self, target: &workspace::Rooted);
+    /// The write ended: `written` is what the file holds now, `None` when nothing was written.
+    fn after(&self, target: &workspace::Rooted, written: Option<&[u8]>);
 }
 
 impl ToolContext {
@@ -117,6 +160,7 @@ impl ToolContext {
             hyde: None,
             skills: Default::default(),
             sandbox: crate::sandbox::SandboxSettings::off(),
+            journal: None,
         }
     }
 
@@ -126,21 +170,32 @@ impl ToolContext {
             .writable_roots(&self.workspace, self.scratch.dir())
     }
 
-    /// The sandbox ruleset for a command of this session, installed on `command`; an error
-    /// (the command must not run) when the policy is `required` and the kernel cannot enforce it.
-    pub fn confine_command(&self, command: &mut tokio::process::Command) -> Result<(), ToolError> {
+    /// The sandbox a command of this session runs under: the Landlock ruleset and the protected
+    /// paths bound read-only; an error (the command must not run) when the policy is `required`
+    /// and the kernel cannot enforce it.
+    pub fn confinement(&self) -> Result<crate::process::Confinement, ToolError> {
         if self.sandbox.enforced() && self.sandbox.policy != crate::sandbox::Policy::ReadOnly {
             // Landlock allows a folder that exists: make the scratch folder before the rule.
             let _ = crate::private_fs::create_private_dirs(self.scratch.dir());
         }
-        let prepared = self
+        let writable = self.writable_roots();
+        let ruleset = self
             .sandbox
-            .prepare(&self.writable_roots())
+            .prepare(&writable)
             .map_err(|e| ToolError::Failed(e.to_string()))?;
-        if let Some(prepared) = prepared {
-            prepared.install(command);
-        }
-        Ok(())
+        // Read-only binds only matter where something is writable; off means off.
+        let protected = match self.sandbox.policy {
+            crate::sandbox::Policy::WorkspaceWrite => {
+                crate::process::protected_paths(&writable, self.sandbox.home.as_deref())
+            }
+            _ => Vec::new(),
+        };
+        Ok(crate::process::Confinement { ruleset, protected })
+    }
+
+    /// A child of this session through the process door, under its sandbox.
+    pub fn door(&self, program: &str) -> Result<crate::process::Door, ToolError> {
+        Ok(crate::process::Door::new(program).confine(self.confinement()?))
     }
 }
 

@@ -355,10 +355,23 @@ impl Agent {
     ) -> (Vec<prompt::mentions::Mention>, Option<String>) {
         let cwd = self.tool_ctx.workspace.clone();
         let probe = text.to_string();
+        let found = {
+            let cwd = cwd.clone();
+            tokio::task::spawn_blocking(move || prompt::mentions::find(&probe, &cwd))
+                .await
+                .unwrap_or_default()
+        };
+        let git = match found
+            .iter()
+            .any(|m| m.target == prompt::mentions::Target::Git)
+        {
+            true => Some(prompt::mentions::git_summary(&cwd, &self.tool_ctx.sandbox).await),
+            false => None,
+        };
         let (mentions, inlined) = tokio::task::spawn_blocking(move || {
-            let mentions = prompt::mentions::find(&probe, &cwd);
-            let inlined = (!mentions.is_empty()).then(|| prompt::mentions::expand(&mentions, &cwd));
-            (mentions, inlined)
+            let inlined =
+                (!found.is_empty()).then(|| prompt::mentions::expand(&found, &cwd, git.as_deref()));
+            (found, inlined)
         })
         .await
         .unwrap_or_default();

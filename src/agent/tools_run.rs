@@ -44,6 +44,9 @@ pub enum ApprovalPolicy {
 /// The result text for a call refused by `/permissions read-only`.
 pub const REFUSED_READ_ONLY: &str = "refused without asking: the session is in read-only permission mode (the user can allow writes and commands with /permissions ask)";
 
+/// The result text for a write to a protected path when nobody can be asked.
+pub const REFUSED_PROTECTED: &str = "refused: the path is protected (.git, .chatcli, .mcp.json, .agents, .claude or chatcli's own folder) and a write there always needs the user's approval, which this session cannot ask for";
+
 /// The approval state of a session: its policy, the tools allowed for good, and the answers.
 pub struct Approvals {
     pub policy: ApprovalPolicy,
@@ -60,6 +63,7 @@ impl Approvals {
         (id, name, args): &Call,
         key: &str,
         preview: Option<String>,
+        protected: bool,
         cancel: &CancellationToken,
         events: &EventSink,
     ) -> Result<(), &'static str> {
@@ -68,6 +72,11 @@ impl Approvals {
             return Err(REFUSED_READ_ONLY);
         }
         match self.policy {
+            // A protected path is asked for every time: no mode, rule or --yes covers it.
+            ApprovalPolicy::AutoApprove | ApprovalPolicy::Deny if protected => {
+                return Err(REFUSED_PROTECTED);
+            }
+            ApprovalPolicy::Ask if protected => {}
             ApprovalPolicy::AutoApprove => return Ok(()),
             ApprovalPolicy::Deny => return Err(DENIED_HEADLESS),
             // Writes stay confined to the workspace by the tools themselves.
@@ -110,6 +119,15 @@ impl Approvals {
     }
 }
 
+/// Why a write call must be asked for whatever the mode: its file is a protected path.
+fn protected_write(ctx: &ToolContext, (_, name, args): &Call) -> Option<String> {
+    if !matches!(name.as_str(), "write_file" | "patch_file") {
+        return None;
+    }
+    let file = args.get("file")?.as_str()?;
+    crate::tools::workspace::protected_reason(ctx, file)
+}
+
 /// Runs the calls and returns their `ToolResult` blocks in call order, with the usage of any
 /// model request a tool made.
 ///
@@ -144,6 +162,12 @@ pub async fn run_calls(
         let preview = tool
             .filter(|_| call.2.is_object())
             .and_then(|t| t.preview(&call.2, ctx));
+        let protected = protected_write(ctx, call);
+        let preview = match (&protected, preview) {
+            (Some(why), Some(preview)) => Some(format!("⚠ {why}\n{preview}")),
+            (Some(why), None) => Some(format!("⚠ {why}")),
+            (None, preview) => preview,
+        };
         let verdict = if needs_approval && !cancel.is_cancelled() {
             // Announced once its turn to ask has come: while another specialist's dialog is
             // open, the call neither shows as running nor counts its time.
@@ -155,7 +179,14 @@ pub async fn run_calls(
             match approvals.as_mut() {
                 Some(approvals) => {
                     approvals
-                        .decide(call, &key, preview.clone(), cancel, events)
+                        .decide(
+                            call,
+                            &key,
+                            preview.clone(),
+                            protected.is_some(),
+                            cancel,
+                            events,
+                        )
                         .await
                 }
                 None => Err(CANCELLED),

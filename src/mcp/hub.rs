@@ -348,15 +348,18 @@ impl McpHub {
         let name = server.config.name.clone();
         let service = match &server.config.transport {
             Transport::Stdio { command, args, env } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).current_dir(&workspace);
-                cmd.kill_on_drop(true);
-                #[cfg(unix)]
-                cmd.process_group(0);
+                // Through the process door: its own session, and the scrubbed environment plus
+                // what the entry's `env` passes on purpose (a server never sees provider keys).
+                let mut door = crate::process::Door::new(command);
+                door.command().args(args).envs(env).current_dir(&workspace);
+                let cmd = door.into_tokio();
                 let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
                     .stderr(std::process::Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                if let Some(pgid) = transport.id() {
+                    crate::process::register_group(pgid);
+                }
                 if let Ok(mut state) = server.state.lock() {
                     state.pgid = transport.id();
                 }
@@ -499,12 +502,9 @@ impl McpHub {
         if let Some(cancel) = state.cancel.take() {
             cancel.cancel();
         }
-        #[cfg(unix)]
         if let Some(pgid) = state.pgid.take() {
-            // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
-            unsafe {
-                libc::kill(-(pgid as i32), libc::SIGKILL);
-            }
+            crate::process::kill_group(pgid);
+            crate::process::forget_group(pgid);
         }
     }
 

@@ -6,11 +6,13 @@
 //! --short` plus `git diff --stat`. Anything else stays text: `user@example.com` does not start
 //! a word with `@`, `@someone` names nothing. The inlined text is appended to the newest user
 //! message once and is history afterwards; it never enters the system prompt, so mentioning a
-//! file does not touch the cached prefix. Expanding reads files and runs git: call it off the
-//! agent task (`spawn_blocking`).
+//! file does not touch the cached prefix. Expanding reads files: call it off the agent task
+//! (`spawn_blocking`). Files are read through the file door (no link followed, at most
+//! `MAX_FILE_BYTES` read whatever the file's size); `@git` runs through the process door with
+//! the git tools' hardening (no `fsmonitor`, hook, pager or filter of the repository's runs) under
+//! a read-only sandbox: `git_summary`, awaited before `expand`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The tag that opens the inlined text (microcompact recognises mention content by it).
 pub const OPEN_TAG: &str = "<mentions>";
@@ -19,6 +21,8 @@ pub const OPEN_TAG: &str = "<mentions>";
 const MAX_ENTRIES: usize = 200;
 /// Characters of `@git` output kept.
 const MAX_GIT_CHARS: usize = 20_000;
+/// Bytes of a mentioned file read at most (what `read_file` shows of it fits well within).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// What a mention points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,14 +115,15 @@ fn target(candidate: &str, cwd: &Path) -> Option<Target> {
     }
 }
 
-/// The text that carries the mentioned content, one `<mention>` element each.
-pub fn expand(mentions: &[Mention], cwd: &Path) -> String {
+/// The text that carries the mentioned content, one `<mention>` element each; `git` is what
+/// `git_summary` gave, for an `@git` mention.
+pub fn expand(mentions: &[Mention], cwd: &Path, git: Option<&str>) -> String {
     let mut out = String::from(OPEN_TAG);
     for mention in mentions {
         let body = match &mention.target {
-            Target::File(path) => file_text(&cwd.join(path)),
+            Target::File(path) => file_text(cwd, path),
             Target::Folder(path) => folder_listing(&cwd.join(path)),
-            Target::Git => git_summary(cwd),
+            Target::Git => git.unwrap_or("(git was not run)").to_string(),
         };
         let kind = match mention.target {
             Target::File(_) => "file",
@@ -135,16 +140,27 @@ pub fn expand(mentions: &[Mention], cwd: &Path) -> String {
     out
 }
 
-fn file_text(path: &Path) -> String {
-    match std::fs::read(path) {
+fn file_text(cwd: &Path, rel: &Path) -> String {
+    match crate::files::read_beneath(cwd, rel, MAX_FILE_BYTES) {
         Err(e) => format!("(cannot read it: {e})"),
-        Ok(bytes) if bytes.iter().take(8192).any(|b| *b == 0) => {
+        Ok(read) if read.bytes.iter().take(8192).any(|b| *b == 0) => {
             "(a binary file: not inlined)".to_string()
         }
-        Ok(bytes) => crate::tools::read_file::number_lines(
-            &String::from_utf8_lossy(&bytes),
-            crate::tools::read_file::LineRange::default(),
-        ),
+        Ok(read) => {
+            let text = crate::tools::read_file::number_lines(
+                &String::from_utf8_lossy(&read.bytes),
+                crate::tools::read_file::LineRange::default(),
+            );
+            if read.truncated() {
+                format!(
+                    "[the file is {} bytes; its first {} were read: read_file with start/end for the rest]\n{text}",
+                    read.total,
+                    read.bytes.len()
+                )
+            } else {
+                text
+            }
+        }
     }
 }
 
@@ -180,17 +196,13 @@ pub fn folder_listing(root: &Path) -> String {
     lines.join("\n")
 }
 
-fn git_summary(cwd: &Path) -> String {
-    let run = |args: &[&str]| -> String {
-        match Command::new("git").args(args).current_dir(cwd).output() {
-            Err(e) => format!("(git could not run: {e})"),
-            Ok(out) if !out.status.success() => format!(
-                "(git {} failed: {})",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-            Ok(out) => {
-                let text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+/// `git status --short` and `git diff --stat` for `@git`, run hardened and read-only.
+pub async fn git_summary(cwd: &Path, sandbox: &crate::sandbox::SandboxSettings) -> String {
+    let run = async |args: &[&str]| -> String {
+        match crate::tools::git::mention_git(cwd, sandbox, args).await {
+            Err(e) => format!("({e})"),
+            Ok(text) => {
+                let text = text.trim_end().to_string();
                 if text.is_empty() {
                     "(nothing)".to_string()
                 } else {
@@ -201,8 +213,8 @@ fn git_summary(cwd: &Path) -> String {
     };
     let text = format!(
         "$ git status --short\n{}\n$ git diff --stat\n{}",
-        run(&["status", "--short"]),
-        run(&["diff", "--stat"])
+        run(&["status", "--short"]).await,
+        run(&["diff", "--stat"]).await
     );
     let (kept, cut) = crate::tools::take_chars(&text, MAX_GIT_CHARS);
     if cut {
@@ -238,7 +250,7 @@ mod tests {
         std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").expect("write");
         std::fs::create_dir(dir.path().join("src")).expect("mkdir");
         std::fs::write(dir.path().join("src/a.rs"), "").expect("write");
-        let text = expand(&find("@notes.txt @src", dir.path()), dir.path());
+        let text = expand(&find("@notes.txt @src", dir.path()), dir.path(), None);
         assert_eq!(
             text,
             "<mentions>\n<mention file=\"notes.txt\">\n1  alpha\n2  beta\n</mention>\n<mention folder=\"src\">\na.rs\n</mention>\n</mentions>"

@@ -13,7 +13,6 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::json;
-use tokio::process::Command;
 
 use super::workspace::confine;
 use super::{
@@ -37,11 +36,15 @@ pub const NEUTRALISED: &[&str] = &[
 /// The filter drivers the repository's own config defines (`filter.<name>.clean`, `.smudge`,
 /// `.process`), as `-c` overrides that empty them. Reading config runs nothing.
 async fn neutralised_filters(ctx: &ToolContext) -> Vec<String> {
-    let mut command = Command::new("git");
-    if ctx.confine_command(&mut command).is_err() {
+    let Ok(door) = ctx.door("git") else {
         return Vec::new();
-    }
-    let listed = command
+    };
+    filters_through(door, &ctx.workspace).await
+}
+
+/// `neutralised_filters` through a given door (the `@git` mention has no tool context).
+async fn filters_through(mut door: crate::process::Door, dir: &std::path::Path) -> Vec<String> {
+    door.command()
         .args([
             "config",
             "--local",
@@ -50,12 +53,10 @@ async fn neutralised_filters(ctx: &ToolContext) -> Vec<String> {
             "--get-regexp",
             r"^filter\..*\.(clean|smudge|process|required)$",
         ])
-        .current_dir(&ctx.workspace)
+        .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let Ok(Ok(out)) = tokio::time::timeout(TIMEOUT, listed).await else {
+        .stdin(std::process::Stdio::null());
+    let Ok(Ok(out)) = tokio::time::timeout(TIMEOUT, door.into_tokio().output()).await else {
         return Vec::new();
     };
     String::from_utf8_lossy(&out.stdout)
@@ -71,14 +72,11 @@ async fn neutralised_filters(ctx: &ToolContext) -> Vec<String> {
         .collect()
 }
 
-/// The full argument list: the overrides, then `args`.
-async fn hardened_args(ctx: &ToolContext, args: &[String]) -> Vec<String> {
+/// The full argument list: the overrides (`filters` from the repository's own config), then
+/// `args`.
+fn hardened_args(filters: Vec<String>, args: &[String]) -> Vec<String> {
     let mut argv = vec!["--no-pager".to_string(), "--no-optional-locks".to_string()];
-    for setting in NEUTRALISED
-        .iter()
-        .map(|s| s.to_string())
-        .chain(neutralised_filters(ctx).await)
-    {
+    for setting in NEUTRALISED.iter().map(|s| s.to_string()).chain(filters) {
         argv.push("-c".into());
         argv.push(setting);
     }
@@ -87,14 +85,31 @@ async fn hardened_args(ctx: &ToolContext, args: &[String]) -> Vec<String> {
 }
 
 async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<ToolOutput, ToolError> {
-    let argv = hardened_args(ctx, &args).await;
     // Under the session's sandbox like `run_command`: git reads config and runs nothing, but a
     // repository can still surprise.
-    let mut command = Command::new("git");
-    ctx.confine_command(&mut command)?;
-    let run = command
+    let door = ctx.door("git")?;
+    let filters = neutralised_filters(ctx).await;
+    let text = run_hardened(door, filters, &ctx.workspace, &args).await?;
+    let text = if text.trim().is_empty() {
+        "(no output)".to_string()
+    } else {
+        cap_head_tail(&text, 12_000, 4_000)
+    };
+    Ok(ToolOutput::text(text))
+}
+
+/// Runs git with every command-running setting neutralised; its stdout, or its stderr as the
+/// error.
+async fn run_hardened(
+    mut door: crate::process::Door,
+    filters: Vec<String>,
+    dir: &std::path::Path,
+    args: &[String],
+) -> Result<String, ToolError> {
+    let argv = hardened_args(filters, args);
+    door.command()
         .args(&argv)
-        .current_dir(&ctx.workspace)
+        .current_dir(dir)
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -102,10 +117,8 @@ async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<ToolOutput, ToolErr
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env_remove("GIT_EXTERNAL_DIFF")
         .env_remove("GIT_EDITOR")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(TIMEOUT, run)
+        .stdin(std::process::Stdio::null());
+    let output = tokio::time::timeout(TIMEOUT, door.into_tokio().output())
         .await
         .map_err(|_| ToolError::Failed("git took longer than 30 s".into()))?
         .map_err(|e| ToolError::Failed(format!("cannot run git: {e}")))?;
@@ -113,17 +126,43 @@ async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<ToolOutput, ToolErr
         let err = String::from_utf8_lossy(&output.stderr);
         return Err(ToolError::Failed(format!(
             "git {}: {}",
-            args[0],
+            args.first().map(String::as_str).unwrap_or(""),
             err.trim()
         )));
     }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let text = if text.trim().is_empty() {
-        "(no output)".to_string()
-    } else {
-        cap_head_tail(&text, 12_000, 4_000)
+    Ok(String::from_utf8_lossy(&output.stdout).to_string())
+}
+
+/// Git run for the `@git` mention: the same neutralised settings as the tools, under `sandbox`
+/// (the session's), in `dir`. The mention is the user's own, so it asks nothing, but it runs
+/// nothing the repository asks for either.
+pub async fn mention_git(
+    dir: &std::path::Path,
+    sandbox: &crate::sandbox::SandboxSettings,
+    args: &[&str],
+) -> Result<String, ToolError> {
+    let confine = || -> Result<crate::process::Door, ToolError> {
+        // Read-only: the mention only looks.
+        let read_only = crate::sandbox::SandboxSettings {
+            policy: match sandbox.policy {
+                crate::sandbox::Policy::Off => crate::sandbox::Policy::Off,
+                _ => crate::sandbox::Policy::ReadOnly,
+            },
+            ..sandbox.clone()
+        };
+        let ruleset = read_only
+            .prepare(&[])
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        Ok(
+            crate::process::Door::new("git").confine(crate::process::Confinement {
+                ruleset,
+                protected: Vec::new(),
+            }),
+        )
     };
-    Ok(ToolOutput::text(text))
+    let filters = filters_through(confine()?, dir).await;
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    run_hardened(confine()?, filters, dir, &args).await
 }
 
 /// A path argument checked against the workspace, as git wants it (relative).

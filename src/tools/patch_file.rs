@@ -60,11 +60,11 @@ impl Tool for PatchFile {
             let target = rooted(ctx, file)?;
             let (shown, search_owned, replace_owned) =
                 (file.to_string(), search.to_string(), replace.to_string());
-            let text = tokio::task::spawn_blocking(move || {
+            let rooted = target.clone();
+            let text = super::journaled(ctx, &rooted, file, move || {
                 patch_confined(&target, &shown, &search_owned, &replace_owned)
             })
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot patch {file}: {e}")))??;
+            .await?;
             let line = text[..text.find(search).unwrap_or(0)]
                 .lines()
                 .count()

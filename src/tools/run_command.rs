@@ -1,26 +1,25 @@
 //! `run_command`: a shell command in the workspace. Asks first.
 //!
-//! The command runs in its own process group, so a timeout or an interrupt kills it with every
-//! child it started (a `cargo test` and its test binaries), not just the shell. Both pipes are
-//! drained at the same time (a command that floods stderr while stdout stays open must not block),
-//! each keeping its head and tail. The call ends when the shell exits, not when the pipes close:
-//! a background child (`server &`) would hold them open forever. After a one-second grace for
-//! output in flight, whatever is left of the group is killed and the result says so. Every group
-//! still alive is listed in a process-wide registry so a session ending (or `exec` receiving a
-//! signal) kills them all: `kill_all_groups`. The child runs under the session's OS sandbox
-//! (`crate::sandbox`, applied between fork and exec), and a write the sandbox refused is named
-//! after the exit line so the model does not retry blindly.
+//! The command starts through the process door (`crate::process`): its own session and process
+//! group with no terminal, a scrubbed environment, the session's sandbox. A timeout or an
+//! interrupt kills the group with every child it started (a `cargo test` and its test binaries),
+//! not just the shell. Both pipes are drained at the same time (a command that floods stderr
+//! while stdout stays open must not block), each keeping its head and tail. The call ends when the
+//! shell exits, not when the pipes close: a background child (`server &`) would hold them open
+//! forever. After a one-second grace for output in flight, whatever is left of the group is killed
+//! and the result says so; the door's registry kills what is left when the session ends. A write
+//! the sandbox refused is named after the exit line so the model does not retry blindly.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::process::{GroupGuard, group_alive};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 
 use super::workspace::confine;
 use super::{
@@ -43,39 +42,6 @@ const TAIL_BYTES: usize = TAIL_CHARS * 4;
 const EXIT_GRACE: Duration = Duration::from_secs(1);
 /// How long the pipes may take to close once the group was killed.
 const KILL_GRACE: Duration = Duration::from_secs(2);
-
-/// The process groups started by this process and not yet known to be gone.
-static LIVE_GROUPS: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
-
-fn register_group(pgid: u32) {
-    if let Ok(mut groups) = LIVE_GROUPS.lock() {
-        groups.get_or_insert_with(HashSet::new).insert(pgid);
-    }
-}
-
-fn forget_group(pgid: u32) {
-    if let Ok(mut groups) = LIVE_GROUPS.lock()
-        && let Some(set) = groups.as_mut()
-    {
-        set.remove(&pgid);
-    }
-}
-
-/// Kills every process group a `run_command` of this process started and that may still be
-/// alive; returns how many were signalled. Called when a session ends and on SIGTERM/SIGINT/SIGHUP.
-pub fn kill_all_groups() -> usize {
-    let groups: Vec<u32> = match LIVE_GROUPS.lock() {
-        Ok(mut groups) => groups
-            .take()
-            .map(|s| s.into_iter().collect())
-            .unwrap_or_default(),
-        Err(_) => Vec::new(),
-    };
-    for pgid in &groups {
-        kill_group(*pgid);
-    }
-    groups.len()
-}
 
 /// The `run_command` tool.
 pub struct RunCommand;
@@ -120,7 +86,7 @@ impl Tool for RunCommand {
             let cmd = required_str(args, "cmd")?;
             let dir = confine(ctx, optional_str(args, "dir").unwrap_or("."))?;
             let timeout = requested_timeout(args)?;
-            let out = run_confined(cmd, &dir, timeout, |c| ctx.confine_command(c)).await?;
+            let out = run_confined(cmd, &dir, timeout, ctx.door("sh")?).await?;
             let out = match ctx
                 .sandbox
                 .explain_denial(&out, &dir, &ctx.writable_roots())
@@ -154,42 +120,6 @@ fn requested_timeout(args: &serde_json::Value) -> Result<Duration, ToolError> {
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS);
     Ok(Duration::from_secs(secs))
-}
-
-/// Kills the whole process group when dropped (timeout, interrupt, or the session ending).
-struct GroupGuard(Option<u32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0.take() {
-            kill_group(pid);
-            forget_group(pid);
-        }
-    }
-}
-
-fn kill_group(pid: u32) {
-    #[cfg(unix)]
-    // SAFETY: killpg only sends a signal to the group this command started; no memory is touched.
-    unsafe {
-        libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-    }
-    #[cfg(not(unix))]
-    let _ = pid;
-}
-
-/// Whether any process of the group is still alive (the shell itself already reaped).
-fn group_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        // SAFETY: signal 0 only checks that the group exists; nothing is delivered.
-        unsafe { libc::killpg(pid as libc::pid_t, 0) == 0 }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        false
-    }
 }
 
 /// One stream's output: its first bytes, its last bytes, and how many there were in all.
@@ -264,35 +194,28 @@ pub async fn run_shell(
     dir: &std::path::Path,
     timeout: Duration,
 ) -> Result<String, ToolError> {
-    run_confined(cmd, dir, timeout, |_| Ok(())).await
+    run_confined(cmd, dir, timeout, crate::process::Door::new("sh")).await
 }
 
-/// `run_shell` with `confine` applied to the command first (the session's sandbox).
+/// `run_shell` through `door` (the session's sandbox, or none).
 async fn run_confined(
     cmd: &str,
     dir: &std::path::Path,
     timeout: Duration,
-    confine: impl FnOnce(&mut Command) -> Result<(), ToolError>,
+    mut door: crate::process::Door,
 ) -> Result<String, ToolError> {
-    let mut command = Command::new("sh");
-    command
+    door.command()
         .arg("-c")
         .arg(cmd)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    confine(&mut command)?;
-    let mut child = command
+        .stderr(Stdio::piped());
+    let mut child = door
+        .into_tokio()
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;
-    let mut guard = GroupGuard(child.id());
-    if let Some(pgid) = guard.0 {
-        register_group(pgid);
-    }
+    let mut guard = GroupGuard::new(child.id());
     let out = Arc::new(Mutex::new(Capture::default()));
     let err = Arc::new(Mutex::new(Capture::default()));
     let mut readers = tokio::task::JoinSet::new();
@@ -321,7 +244,7 @@ async fn run_confined(
     };
     // The shell is gone; background children may still hold the pipes or run detached.
     let closed = pipes_closed(&mut readers, EXIT_GRACE).await;
-    let left_running = guard.0.is_some_and(group_alive);
+    let left_running = guard.pgid().is_some_and(group_alive);
     let mut note = String::new();
     if !closed || left_running {
         drop(guard);
@@ -329,9 +252,9 @@ async fn run_confined(
         note = "[the shell exited but left child processes running; they were killed. \
                 Run a server or a watcher outside chatcli]\n"
             .into();
-    } else if let Some(pgid) = guard.0.take() {
+    } else {
         // Finished with nothing left: nothing to kill (and the pid may be reused soon).
-        forget_group(pgid);
+        guard.disarm();
     }
     let code = match status {
         Ok(s) => s
@@ -534,13 +457,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         let pid = pid.expect("the command started");
-        let registered = |pid| {
-            LIVE_GROUPS
-                .lock()
-                .expect("lock")
-                .as_ref()
-                .is_some_and(|s| s.contains(&pid))
-        };
+        let registered = crate::process::is_registered;
         assert!(registered(pid));
         call.abort();
         let _ = call.await;

@@ -89,19 +89,35 @@ impl Tool for WebFetch {
     }
 }
 
-/// Whether an address is a cloud metadata endpoint (or in the link-local range they live in).
+/// Whether an address is a cloud metadata endpoint (or in the link-local range they live in):
+/// the whole link-local range (AWS, GCP, Azure, DigitalOcean, OpenStack, Tencent and most others
+/// use 169.254.169.254 or a neighbour), Oracle Cloud's 192.0.0.192, Alibaba's 100.100.100.200,
+/// Azure's WireServer 168.63.129.16, AWS's IPv6 fd00:ec2::254, IPv6 link-local — and each of
+/// them written as an IPv4-mapped, IPv4-compatible or NAT64 (64:ff9b::/96) IPv6 address.
 pub fn is_metadata_ip(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             let o = v4.octets();
-            (o[0] == 169 && o[1] == 254) || o == [100, 100, 100, 200]
+            (o[0] == 169 && o[1] == 254)
+                || o == [100, 100, 100, 200]
+                || o == [192, 0, 0, 192]
+                || o == [168, 63, 129, 16]
         }
         IpAddr::V6(v6) => {
-            v6.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254]
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
+            let seg = v6.segments();
+            let embedded = || {
+                let [a, b] = [seg[6].to_be_bytes(), seg[7].to_be_bytes()];
+                std::net::Ipv4Addr::new(a[0], a[1], b[0], b[1])
+            };
+            seg == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254]
+                || (seg[0] & 0xffc0) == 0xfe80
                 || v6
                     .to_ipv4_mapped()
                     .is_some_and(|v4| is_metadata_ip(IpAddr::V4(v4)))
+                // ::a.b.c.d (IPv4-compatible) and 64:ff9b::a.b.c.d (NAT64) reach the same host.
+                || (seg[..6] == [0, 0, 0, 0, 0, 0] && is_metadata_ip(IpAddr::V4(embedded())))
+                || (seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
+                    && is_metadata_ip(IpAddr::V4(embedded())))
         }
     }
 }
@@ -114,6 +130,8 @@ fn metadata_host(url: &reqwest::Url) -> bool {
                 || d == "metadata"
                 || d == "instance-data"
                 || d == "metadata.azure.internal"
+                || d == "metadata.tencentyun.com"
+                || d == "metadata.platformequinix.com"
         }
         Some(url::Host::Ipv4(ip)) => is_metadata_ip(IpAddr::V4(ip)),
         Some(url::Host::Ipv6(ip)) => is_metadata_ip(IpAddr::V6(ip)),
@@ -563,7 +581,21 @@ mod tests {
         assert!(is_metadata_ip(
             "::ffff:169.254.169.254".parse().expect("ip")
         ));
+        for ip in [
+            "192.0.0.192",
+            "100.100.100.200",
+            "168.63.129.16",
+            "169.254.170.2",
+            "::ffff:192.0.0.192",
+            "::192.0.0.192",
+            "64:ff9b::a9fe:a9fe",
+            "fe80::1",
+        ] {
+            assert!(is_metadata_ip(ip.parse().expect("ip")), "{ip}");
+        }
         assert!(!is_metadata_ip("127.0.0.1".parse().expect("ip")));
+        assert!(!is_metadata_ip("192.0.0.1".parse().expect("ip")));
+        assert!(!is_metadata_ip("::1".parse().expect("ip")));
         assert!(metadata_host(
             &reqwest::Url::parse("http://metadata.google.internal/x").expect("url")
         ));

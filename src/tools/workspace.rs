@@ -77,6 +77,37 @@ pub fn rooted(ctx: &ToolContext, requested: &str) -> Result<Rooted, ToolError> {
     Ok(Rooted { root, rel })
 }
 
+/// Why a write to `requested` must always be asked for: it lies in a protected path (`.git`,
+/// `.chatcli`, `.mcp.json`, `.agents`, `.claude` of the workspace, or chatcli's own folder),
+/// where what is written runs later or changes what chatcli trusts. `None` for other paths.
+pub fn protected_reason(ctx: &ToolContext, requested: &str) -> Option<String> {
+    let resolved = confine(ctx, requested).ok()?;
+    if let Some(home) = &ctx.sandbox.home {
+        let home = canonical_or_parent(home).unwrap_or_else(|_| home.clone());
+        if resolved.starts_with(&home) {
+            return Some(format!(
+                "{requested} is inside chatcli's own folder ({}): what is written there changes what chatcli runs and trusts",
+                home.display()
+            ));
+        }
+    }
+    let first = resolved
+        .strip_prefix(&ctx.workspace)
+        .ok()?
+        .components()
+        .next()?
+        .as_os_str()
+        .to_string_lossy()
+        .to_string();
+    crate::process::PROTECTED_NAMES
+        .contains(&first.as_str())
+        .then(|| {
+            format!(
+                "{requested} is inside {first}, a protected path: what is written there can run later (git hooks and config) or change what chatcli trusts"
+            )
+        })
+}
+
 /// A directory handle on `root`: paths opened through it cannot resolve outside it.
 pub fn open_root(root: &Path) -> std::io::Result<cap_std::fs::Dir> {
     cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())

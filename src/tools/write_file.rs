@@ -56,12 +56,11 @@ impl Tool for WriteFile {
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false);
             let target = rooted(ctx, file)?;
-            let owned = (file.to_string(), content.to_string());
-            tokio::task::spawn_blocking(move || {
-                write_confined(&target, &owned.0, owned.1.as_bytes(), append)
+            let owned = (file.to_string(), content.to_string(), target.clone());
+            super::journaled(ctx, &target, file, move || {
+                write_confined(&owned.2, &owned.0, owned.1.as_bytes(), append)
             })
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot write {file}: {e}")))??;
+            .await?;
             let verb = if append { "appended" } else { "wrote" };
             Ok(ToolOutput::text(format!(
                 "{verb} {} bytes to {file}",

@@ -5,7 +5,10 @@
 //! variable may hold arguments (`code --wait`), so it runs through `sh -c` with the file as `$1`,
 //! as git does. A failed or aborted editor leaves the draft as it was.
 
-use std::process::Command;
+use std::io::Write;
+
+/// Bytes of the saved draft read back at most.
+const MAX_DRAFT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Why the draft could not be edited.
 #[derive(Debug, thiserror::Error)]
@@ -37,17 +40,23 @@ pub fn edit(draft: &str) -> Result<String, EditorError> {
 
 /// Opens `draft` in `editor` (a shell command line) and returns what was saved.
 pub fn edit_with(editor: &str, draft: &str) -> Result<String, EditorError> {
-    let file = tempfile::Builder::new()
+    let mut file = tempfile::Builder::new()
         .prefix("chatcli-draft-")
         .suffix(".md")
         .tempfile()
         .map_err(EditorError::File)?;
-    std::fs::write(file.path(), draft).map_err(EditorError::File)?;
-    let status = Command::new("sh")
+    file.as_file_mut()
+        .write_all(draft.as_bytes())
+        .map_err(EditorError::File)?;
+    // Through the process door, keeping the terminal: the user types into it.
+    let mut door = chatcli_door("sh");
+    door.command()
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("sh")
-        .arg(file.path())
+        .arg(file.path());
+    let status = door
+        .into_std()
         .status()
         .map_err(|source| EditorError::Start {
             editor: editor.to_string(),
@@ -59,7 +68,19 @@ pub fn edit_with(editor: &str, draft: &str) -> Result<String, EditorError> {
             status: status.to_string(),
         });
     }
-    std::fs::read_to_string(file.path()).map_err(EditorError::File)
+    // The editor may have replaced the file (write to a new one, rename): read it by its path.
+    let read =
+        crate::files::read_bounded(file.path(), MAX_DRAFT_BYTES).map_err(EditorError::File)?;
+    String::from_utf8(read.bytes).map_err(|_| {
+        EditorError::File(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "the saved draft is not UTF-8 text",
+        ))
+    })
+}
+
+fn chatcli_door(program: &str) -> crate::process::Door {
+    crate::process::Door::new(program).keep_terminal()
 }
 
 #[cfg(test)]
