@@ -345,6 +345,11 @@ impl Agent {
         if let Some(message) = self.options.sandbox.notice() {
             self.emit(AgentEvent::Notice { message });
         }
+        if self.options.sandbox.policy == crate::sandbox::Policy::WorkspaceWrite
+            && let Some(message) = crate::process::protection_notice()
+        {
+            self.emit(AgentEvent::Notice { message });
+        }
         self.ask_project_server();
         self.announce_mcp();
         for message in self.skills.catalog().warnings.clone() {

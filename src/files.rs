@@ -139,6 +139,24 @@ pub fn read_bounded(path: &Path, cap: u64) -> std::io::Result<Bounded> {
     read_beneath(parent, Path::new(name), cap)
 }
 
+/// Reads at most `cap` bytes of the regular file `path`, following links only while they stay
+/// inside `root` (`AGENTS.md -> CLAUDE.md` is read; a link to `~/.ssh` is refused): the path's
+/// resolved form must lie beneath `root`, and that form is then opened through no link, so a
+/// swap after the check is refused too. For files the user names by path (`/context`, bootstrap
+/// files), where a link inside the project is a habit.
+pub fn read_within(root: &Path, path: &Path, cap: u64) -> std::io::Result<Bounded> {
+    let root = root.canonicalize()?;
+    let full = root.join(path).canonicalize()?;
+    let rel = full.strip_prefix(&root).map_err(|_| {
+        invalid(format!(
+            "{} leads outside {} (through a link or `..`)",
+            path.display(),
+            root.display()
+        ))
+    })?;
+    read_beneath(&root, rel, cap)
+}
+
 /// Whether `rel` below `root` is a regular file reached through no link.
 pub fn is_regular_beneath(root: &Path, rel: &Path) -> bool {
     let Ok((dir, name)) = parent_beneath(root, rel) else {
@@ -240,6 +258,21 @@ mod tests {
             std::fs::read_to_string(outside.path().join("secret")).expect("read"),
             "s"
         );
+    }
+
+    #[test]
+    fn links_that_stay_inside_may_be_read_within_their_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("CLAUDE.md"), "rules").expect("write");
+        std::fs::write(outside.path().join("secret"), "s").expect("write");
+        std::os::unix::fs::symlink("CLAUDE.md", dir.path().join("AGENTS.md")).expect("symlink");
+        std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("x"))
+            .expect("symlink");
+        let read = read_within(dir.path(), Path::new("AGENTS.md"), 100).expect("read");
+        assert_eq!(read.bytes, b"rules");
+        let err = read_within(dir.path(), Path::new("x"), 100).unwrap_err();
+        assert!(err.to_string().contains("leads outside"), "{err}");
     }
 
     #[test]

@@ -47,6 +47,24 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     options.open(path)?.write_all(bytes)
 }
 
+/// Replaces `path` with `bytes` in one step (a private temporary file beside it, renamed over
+/// it), its folder made private if missing: a reader never sees half a file, the result is
+/// 0600 whatever the umask, and a link planted at the temporary name is removed, not followed.
+pub fn replace_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_private_dirs(dir)?;
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    create_exclusive(&tmp)?.write_all(bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
 /// Creates a new file readable only by the user; fails if anything (a symlink too) is there.
 pub fn create_exclusive(path: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
@@ -80,6 +98,13 @@ mod tests {
         assert_eq!(mode(&file), 0o600);
         create_exclusive(&deep.join("g")).expect("create");
         assert_eq!(mode(&deep.join("g")), 0o600);
+        std::fs::write(deep.join("h.json"), "old").expect("write");
+        replace_private(&deep.join("h.json"), b"new").expect("replace");
+        assert_eq!(mode(&deep.join("h.json")), 0o600);
+        assert_eq!(
+            std::fs::read_to_string(deep.join("h.json")).expect("read"),
+            "new"
+        );
     }
 
     #[test]

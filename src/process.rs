@@ -32,9 +32,8 @@ use std::sync::{Mutex, OnceLock};
 /// The setting that passes named secret variables through to commands and servers anyway.
 pub const ENV_ALLOW_VAR: &str = "CHATCLI_ENV_ALLOW";
 
-/// Folders and files inside a writable root that sandboxed commands may read but not write:
-/// what runs code later (`.git` config and hooks, project settings, MCP and agent definitions).
-pub const PROTECTED_NAMES: &[&str] = &[".git", ".chatcli", ".mcp.json", ".agents", ".claude"];
+/// Folders and files inside a writable root that sandboxed commands may read but not write.
+pub use crate::sandbox::PROTECTED_NAMES;
 
 /// Whether `name` is withheld from children: the masker's rule (`crate::env::is_secret_name`),
 /// so what is masked in output is also what a child never sees.
@@ -42,15 +41,19 @@ pub fn is_secret_name(name: &str) -> bool {
     crate::env::is_secret_name(name)
 }
 
-/// The names `CHATCLI_ENV_ALLOW` lets through (comma or space separated).
-fn allowed_names() -> HashSet<String> {
-    std::env::var(ENV_ALLOW_VAR)
-        .unwrap_or_default()
+/// The names an allow-list value lets through (comma or space separated).
+fn allowed_in(value: &str) -> HashSet<String> {
+    value
         .split([',', ' '])
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// The names `CHATCLI_ENV_ALLOW` lets through.
+fn allowed_names() -> HashSet<String> {
+    allowed_in(&std::env::var(ENV_ALLOW_VAR).unwrap_or_default())
 }
 
 /// The environment a child gets: chatcli's own, less the secrets not allowed by name.
@@ -64,15 +67,18 @@ pub fn scrubbed_env() -> Vec<(OsString, OsString)> {
         .collect()
 }
 
-/// The names of the variables withheld from children now, sorted (for `/config`).
-pub fn withheld_names() -> Vec<String> {
-    let allowed = allowed_names();
-    let mut names: Vec<String> = std::env::vars_os()
-        .map(|(name, _)| name.to_string_lossy().to_string())
-        .filter(|name| is_secret_name(name) && !allowed.contains(name))
+/// Which of `names` a child would not see, given the allow-list value `allow`; sorted (for
+/// `/config`).
+pub fn withheld_among<'a>(names: impl IntoIterator<Item = &'a str>, allow: &str) -> Vec<String> {
+    let allowed = allowed_in(allow);
+    let mut withheld: Vec<String> = names
+        .into_iter()
+        .filter(|name| is_secret_name(name) && !allowed.contains(*name))
+        .map(str::to_string)
         .collect();
-    names.sort();
-    names
+    withheld.sort();
+    withheld.dedup();
+    withheld
 }
 
 /// The sandbox a child runs under: the Landlock ruleset and the paths bound read-only.
@@ -540,11 +546,9 @@ mod imp {
                 }
             }
             let keep = if read == 3 { 3 } else { libc::dup2(read, 3) };
-            if keep == 3 {
-                if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
-                    for fd in 4..4096 {
-                        libc::close(fd);
-                    }
+            if keep == 3 && libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
+                for fd in 4..4096 {
+                    libc::close(fd);
                 }
             }
             let pipe = if keep == 3 { 3 } else { read };

@@ -95,6 +95,11 @@ impl Default for SandboxSettings {
     }
 }
 
+/// Folders and files inside a writable root that sandboxed commands may read but not write:
+/// what runs code later (`.git` config and hooks, project settings, MCP and agent definitions).
+/// The process door binds them read-only (`crate::process`).
+pub const PROTECTED_NAMES: &[&str] = &[".git", ".chatcli", ".mcp.json", ".agents", ".claude"];
+
 /// Where every notice about the sandbox starts (exec prints these on stderr).
 pub const NOTICE_PREFIX: &str = "sandbox: ";
 
@@ -239,6 +244,16 @@ impl SandboxSettings {
             }
             for candidate in path_candidates(line) {
                 let path = dir.join(candidate);
+                if let Some(root) = writable.iter().find(|root| under(&path, root))
+                    && self.policy == Policy::WorkspaceWrite
+                    && let Some(name) = protected_under(&path, root)
+                {
+                    return Some(format!(
+                        "{name} is read-only to commands (a protected path: what is written there runs later); \
+                         run this outside chatcli, or name the folder in CHATCLI_SANDBOX_WRITABLE to allow it: {}",
+                        path.display()
+                    ));
+                }
                 if writable.iter().any(|root| under(&path, root)) || !writable_unconfined(&path) {
                     continue;
                 }
@@ -298,6 +313,17 @@ fn path_candidates(line: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The protected name (`.git`, …) `path` lies in, below `root`.
+fn protected_under(path: &Path, root: &Path) -> Option<&'static str> {
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let rel = path
+        .strip_prefix(root)
+        .or_else(|_| path.strip_prefix(&canonical_root))
+        .ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    PROTECTED_NAMES.iter().find(|n| **n == first).copied()
 }
 
 /// Whether `path` is `root` or inside it, comparing canonical forms where they exist.

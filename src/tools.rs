@@ -185,8 +185,18 @@ impl ToolContext {
             .map_err(|e| ToolError::Failed(e.to_string()))?;
         // Read-only binds only matter where something is writable; off means off.
         let protected = match self.sandbox.policy {
+            // A protected folder the user named in CHATCLI_SANDBOX_WRITABLE is theirs to open.
             crate::sandbox::Policy::WorkspaceWrite => {
                 crate::process::protected_paths(&writable, self.sandbox.home.as_deref())
+                    .into_iter()
+                    .filter(|p| {
+                        !self
+                            .sandbox
+                            .extra_writable
+                            .iter()
+                            .any(|w| w == p || w.canonicalize().is_ok_and(|c| c == *p))
+                    })
+                    .collect()
             }
             _ => Vec::new(),
         };

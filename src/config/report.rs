@@ -174,6 +174,24 @@ impl Config {
                 ),
             ),
             (
+                "child environment",
+                {
+                    let withheld = crate::process::withheld_among(
+                        env.iter().map(|(name, _)| name),
+                        env.get(crate::process::ENV_ALLOW_VAR).unwrap_or(""),
+                    );
+                    if withheld.is_empty() {
+                        "nothing withheld".to_string()
+                    } else {
+                        format!(
+                            "withheld from commands and servers: {}",
+                            withheld.join(", ")
+                        )
+                    }
+                },
+                source(None, &[crate::process::ENV_ALLOW_VAR], env, None),
+            ),
+            (
                 "max retries",
                 self.max_retries.to_string(),
                 source(None, &["CHATCLI_MAX_RETRIES"], env, None),

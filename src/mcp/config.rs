@@ -124,10 +124,16 @@ pub fn expand(value: &str, env: &Env) -> Result<String, String> {
     Ok(out)
 }
 
+/// Bytes of an MCP configuration or approvals file read at most.
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
 /// The servers of one file; a missing file is no servers.
 pub fn read_file(path: &Path, scope: Scope, env: &Env) -> (Vec<ServerConfig>, Vec<McpConfigError>) {
     let shown = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
+    // Through the file door: a FIFO or a device named mcp.json is refused, a giant is cut.
+    let text = match crate::files::read_bounded(path, MAX_FILE_BYTES)
+        .and_then(|r| String::from_utf8(r.bytes).map_err(std::io::Error::other))
+    {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
         Err(e) => {
@@ -263,9 +269,9 @@ impl ProjectApprovals {
     }
 
     fn read(&self) -> BTreeMap<String, Vec<String>> {
-        std::fs::read_to_string(&self.path)
+        crate::files::read_bounded(&self.path, MAX_FILE_BYTES)
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+            .and_then(|r| serde_json::from_slice(&r.bytes).ok())
             .unwrap_or_default()
     }
 
@@ -291,11 +297,8 @@ impl ProjectApprovals {
             names.push(key);
             names.sort();
         }
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
         let text = serde_json::to_string_pretty(&all).map_err(std::io::Error::other)?;
-        std::fs::write(&self.path, text)
+        crate::private_fs::replace_private(&self.path, text.as_bytes())
     }
 }
 

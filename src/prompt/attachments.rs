@@ -286,12 +286,30 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Bytes of one attached file read at most: far above any ceiling of tokens, so a file this
+/// large is refused without being read whole.
+const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
 fn read(root: &Path, rel: &Path) -> Result<Attachment, AttachError> {
     let path = rel.to_string_lossy().replace('\\', "/");
-    let bytes = std::fs::read(root.join(rel)).map_err(|e| AttachError::Read {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    // Through the file door: no link in any component (an attachment swapped for a link to
+    // outside is refused on refresh), regular files only (a FIFO never blocks), bounded.
+    let read =
+        crate::files::read_beneath(root, rel, MAX_FILE_BYTES).map_err(|e| AttachError::Read {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    if read.truncated() {
+        return Err(AttachError::Read {
+            path,
+            message: format!(
+                "{} bytes, more than an attachment may be ({} MiB)",
+                read.total,
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+        });
+    }
+    let bytes = read.bytes;
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(AttachError::Binary(path));
     }

@@ -132,10 +132,16 @@ impl Bootstrap {
         if !exact_name_exists(&path) {
             return None;
         }
-        let bytes = std::fs::read(&path)
+        // Bounded before it is read: 4 bytes a character at most, and a little over so the
+        // truncation note still counts what was cut.
+        let cap = (self.max_chars as u64)
+            .saturating_mul(4)
+            .saturating_add(4096);
+        let folder = path.parent().unwrap_or(Path::new("."));
+        let read = crate::files::read_within(folder, &path, cap)
             .inspect_err(|e| tracing::warn!(path = %path.display(), error = %e, "cannot read a bootstrap file"))
             .ok()?;
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(&read.bytes);
         let text = text.trim();
         let chars = text.chars().count();
         let (kept, cut) = crate::tools::take_chars(text, self.max_chars);

@@ -66,13 +66,7 @@ impl Pins {
             all.insert(self.key.clone(), self.names.clone());
         }
         let text = serde_json::to_string_pretty(&all).unwrap_or_default();
-        let tmp = file.with_extension("json.tmp");
-        let written = file
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| std::fs::write(&tmp, text))
-            .and_then(|_| std::fs::rename(&tmp, file));
-        written.map_err(|e| {
+        crate::private_fs::replace_private(file, text.as_bytes()).map_err(|e| {
             format!(
                 "the pin holds for this session but was not saved to {}: {e}",
                 file.display()
@@ -81,8 +75,13 @@ impl Pins {
     }
 }
 
+/// Bytes of the pins file read at most (a hand-edited giant is cut, not loaded whole).
+const MAX_STATE_BYTES: u64 = 4 * 1024 * 1024;
+
 fn read_all(file: &Path) -> BTreeMap<String, Vec<String>> {
-    let Ok(text) = std::fs::read_to_string(file) else {
+    let Ok(text) = crate::files::read_bounded(file, MAX_STATE_BYTES)
+        .map(|r| String::from_utf8_lossy(&r.bytes).to_string())
+    else {
         return BTreeMap::new();
     };
     serde_json::from_str(&text).unwrap_or_else(|e| {

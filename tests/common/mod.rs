@@ -121,6 +121,41 @@ pub fn screen_text(terminal: &Terminal<TestBackend>) -> String {
     out
 }
 
+/// A folder the sandbox's `workspace-write` policy does not let commands write: not under the
+/// system temp folder (which the policy grants) wherever the checkout lives. Cargo's target
+/// tmp folder when it is elsewhere, else a folder under the user's cache or `/var/tmp`. `None`
+/// (one line printed; a failure under `CI=true`) when the machine has no such place.
+pub fn outside_dir() -> Option<tempfile::TempDir> {
+    let temp = std::env::temp_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| std::env::temp_dir());
+    let home_cache = std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/chatcli-tests"));
+    let candidates = [
+        Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        home_cache,
+        Some(std::path::PathBuf::from("/var/tmp/chatcli-tests")),
+    ];
+    for candidate in candidates.into_iter().flatten() {
+        let _ = std::fs::create_dir_all(&candidate);
+        let Ok(canonical) = candidate.canonicalize() else {
+            continue;
+        };
+        if canonical.starts_with(&temp) {
+            continue;
+        }
+        if let Ok(dir) = tempfile::tempdir_in(&canonical) {
+            return Some(dir);
+        }
+    }
+    let why = format!(
+        "no folder outside the system temp folder {} to write to: containment tests that need one are skipped",
+        temp.display()
+    );
+    assert!(std::env::var("CI").is_err(), "{why}");
+    eprintln!("skipped: {why}");
+    None
+}
+
 /// The recorded provider responses in `../shared/fixtures/providers`, when that folder exists.
 pub fn provider_fixtures() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/providers");

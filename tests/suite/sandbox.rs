@@ -3,8 +3,9 @@
 //! git runs under the same policy, and a kernel without Landlock falls back (or refuses, when
 //! the sandbox is required).
 //!
-//! The "outside" folder lives under cargo's target tmp dir, not the system temp folder: the
-//! default policy allows the temp folder, where the workspaces of these tests live.
+//! The "outside" folder is never under the system temp folder, which the default policy allows
+//! (the workspaces of these tests live there): `common::outside_dir` finds one wherever the
+//! checkout lives, or says there is none.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -37,15 +38,15 @@ struct Layout {
     outside: PathBuf,
 }
 
-fn layout() -> Layout {
+fn layout() -> Option<Layout> {
     let ws_dir = tempfile::tempdir().expect("tempdir");
-    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("outside dir");
-    Layout {
+    let outside_dir = crate::common::outside_dir()?;
+    Some(Layout {
         ws: ws_dir.path().canonicalize().expect("canonical"),
         outside: outside_dir.path().canonicalize().expect("canonical"),
         _ws_dir: ws_dir,
         _outside_dir: outside_dir,
-    }
+    })
 }
 
 fn ctx(ws: &Path, policy: Policy, network: bool) -> ToolContext {
@@ -82,7 +83,7 @@ async fn workspace_write_refuses_outside_and_allows_inside() {
     if !landlock() {
         return;
     }
-    let l = layout();
+    let Some(l) = layout() else { return };
     let c = ctx(&l.ws, Policy::WorkspaceWrite, true);
     let target = l.outside.join("escaped");
     let out = run(&c, &format!("touch '{}'", target.display())).await;
@@ -113,7 +114,7 @@ async fn read_only_refuses_every_write() {
     if !landlock() {
         return;
     }
-    let l = layout();
+    let Some(l) = layout() else { return };
     let c = ctx(&l.ws, Policy::ReadOnly, true);
     let target = l.outside.join("escaped");
     let out = run(&c, &format!("touch '{}'", target.display())).await;
@@ -139,7 +140,7 @@ async fn background_children_and_nested_shells_are_confined_too() {
     if !landlock() {
         return;
     }
-    let l = layout();
+    let Some(l) = layout() else { return };
     let c = ctx(&l.ws, Policy::WorkspaceWrite, true);
     let (a, b, d) = (
         l.outside.join("bg"),
@@ -191,7 +192,7 @@ async fn the_network_is_cut_when_asked_and_on_by_default() {
         eprintln!("skipped: no curl");
         return;
     }
-    let l = layout();
+    let Some(l) = layout() else { return };
     let port = http_once();
     let on = ctx(&l.ws, Policy::WorkspaceWrite, true);
     let out = run(
@@ -252,7 +253,7 @@ async fn git_runs_under_the_policy() {
     if !landlock() {
         return;
     }
-    let l = layout();
+    let Some(l) = layout() else { return };
     git_repo(&l.ws);
     // The read-only views work under the strictest policy.
     let ro = ctx(&l.ws, Policy::ReadOnly, true);
@@ -260,11 +261,28 @@ async fn git_runs_under_the_policy() {
     assert!(status.text.contains("a.txt"), "{}", status.text);
     let diff = call(&ro, "git_diff", json!({})).await.expect("diff");
     assert!(diff.text.contains("+two"), "{}", diff.text);
-    // A commit through run_command writes .git: refused read-only, allowed workspace-write.
+    // A commit through run_command writes .git: refused read-only, and under workspace-write
+    // too (.git is a protected path: hooks and config planted there run later, outside
+    // chatcli), with the way to allow it; allowed once the user names .git as writable.
     let out = run(&ro, "git commit -qam second").await;
     assert!(!out.starts_with("exit code 0"), "{out}");
     let rw = ctx(&l.ws, Policy::WorkspaceWrite, true);
     let out = run(&rw, "git commit -qam second && git log --oneline | wc -l").await;
+    if chatcli::process::protection_support().is_ok() {
+        assert!(!out.starts_with("exit code 0"), "{out}");
+        assert!(
+            out.contains(".git is read-only to commands")
+                && out.contains("CHATCLI_SANDBOX_WRITABLE"),
+            "{out}"
+        );
+    }
+    let mut opened = ctx(&l.ws, Policy::WorkspaceWrite, true);
+    opened.sandbox.extra_writable = vec![l.ws.join(".git")];
+    let out = run(
+        &opened,
+        "git commit -qam second && git log --oneline | wc -l",
+    )
+    .await;
     assert!(out.starts_with("exit code 0\n2"), "{out}");
     // The git tools take the sandbox path: a required sandbox the kernel lacks refuses them.
     let mut lacking = ctx(&l.ws, Policy::WorkspaceWrite, true);
@@ -280,7 +298,7 @@ async fn git_runs_under_the_policy() {
 
 #[tokio::test]
 async fn without_landlock_commands_fall_back_to_approvals_or_are_refused_when_required() {
-    let l = layout();
+    let Some(l) = layout() else { return };
     let mut c = ctx(&l.ws, Policy::WorkspaceWrite, true);
     c.sandbox.support = Support::Unavailable("simulated: no Landlock".into());
     let target = l.outside.join("written");
