@@ -622,7 +622,7 @@ pub fn memory_md(facts: &[Fact]) -> String {
             let line = format!(
                 "- {} ({})\n",
                 fact.content.replace('\n', " "),
-                &fact.id[..8.min(fact.id.len())]
+                fact.id.chars().take(8).collect::<String>()
             );
             if out.len() + line.len() > MEMORY_MD_CAP {
                 return out;

@@ -165,6 +165,7 @@ async fn event_loop(
             },
             _ = sleep_until_opt(deadline) => {
                 next_frame = None;
+                app.settle_at(Instant::now());
                 terminal.draw(|frame| app.render(frame))?;
                 last_frame = Instant::now();
                 if app.is_busy() {

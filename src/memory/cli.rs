@@ -77,7 +77,7 @@ pub fn run(
                 writeln!(
                     out,
                     "{}  {:<12} {}{tags}",
-                    &fact.id[..12.min(fact.id.len())],
+                    fact.id.chars().take(12).collect::<String>(),
                     fact.category,
                     fact.content
                 )

@@ -321,7 +321,9 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderErro
     let mut at = 12;
     let end = 12 + headers_len;
     while at < end {
-        let name_len = bytes[at] as usize;
+        let name_len = *bytes
+            .get(at)
+            .ok_or_else(|| frame_error("truncated header".into()))? as usize;
         at += 1;
         let name = String::from_utf8_lossy(
             bytes
@@ -336,7 +338,10 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderErro
         at += 1;
         let value = match kind {
             7 | 6 => {
-                let len = u16::from_be_bytes([bytes[at], bytes[at + 1]]) as usize;
+                let len = match bytes.get(at..at + 2) {
+                    Some([hi, lo]) => u16::from_be_bytes([*hi, *lo]) as usize,
+                    _ => return Err(frame_error("truncated header".into())),
+                };
                 at += 2;
                 let v = String::from_utf8_lossy(
                     bytes
@@ -372,7 +377,10 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderErro
         };
         headers.push((name, value));
     }
-    let payload = bytes[end..total - 4].to_vec();
+    let payload = bytes
+        .get(end..total - 4)
+        .ok_or_else(|| frame_error("truncated payload".into()))?
+        .to_vec();
     Ok(Some((Frame { headers, payload }, total)))
 }
 
@@ -602,6 +610,32 @@ mod tests {
         let body = build_body(&request);
         assert!(body.get("additionalModelRequestFields").is_none());
         assert_eq!(body["inferenceConfig"]["maxTokens"], json!(8_192));
+    }
+
+    #[test]
+    fn a_string_header_whose_length_runs_past_the_frame_is_an_error() {
+        // One header whose name length runs to the frame's last byte, so that byte (the last of
+        // the checksum) is read as the header's type; a payload byte is varied until that type
+        // is a string (7), whose 2-byte length would then be read past the end.
+        let frame = (0u8..=255)
+            .map(|p| {
+                let headers = [0u8];
+                let total = (12 + headers.len() + 1 + 4) as u32;
+                let mut frame = Vec::new();
+                frame.extend_from_slice(&total.to_be_bytes());
+                frame.extend_from_slice(&(headers.len() as u32).to_be_bytes());
+                let prelude = crc32(&frame);
+                frame.extend_from_slice(&prelude.to_be_bytes());
+                // name length: from byte 13 to the frame's second-to-last byte.
+                frame.push(4);
+                frame.push(p);
+                let all = crc32(&frame);
+                frame.extend_from_slice(&all.to_be_bytes());
+                frame
+            })
+            .find(|f| f.last() == Some(&7))
+            .expect("some payload byte gives a checksum ending in 7");
+        assert!(decode_frame(&frame).is_err());
     }
 
     #[test]

@@ -228,7 +228,7 @@ impl Tool for MemoryTool {
                             n + 1,
                             fact.category,
                             fact.content,
-                            &fact.id[..12.min(fact.id.len())]
+                            fact.id.chars().take(12).collect::<String>()
                         );
                         if out.len() + line.len() > RECALL_CAP {
                             break;
@@ -275,9 +275,15 @@ impl Tool for MemoryTool {
                     state.store.facts = facts;
                     state.invalidate();
                     Ok(ToolOutput::text(match added {
-                        Added::New(id) => format!("remembered (id {})", &id[..12]),
+                        Added::New(id) => format!(
+                            "remembered (id {})",
+                            id.chars().take(12).collect::<String>()
+                        ),
                         Added::Reinforced(id) => {
-                            format!("already known: reinforced fact {}", &id[..12])
+                            format!(
+                                "already known: reinforced fact {}",
+                                id.chars().take(12).collect::<String>()
+                            )
                         }
                     }))
                 }

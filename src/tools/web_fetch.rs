@@ -441,13 +441,8 @@ pub fn strip_tags(html: &str) -> String {
         }
         i = end.max(i + 1);
     }
-    let decoded = out
-        .replace("&nbsp;", " ")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&");
+    // One entity decoder for every page (web_search's), not a second one that disagrees.
+    let decoded = super::web_search::decode_entities(&out);
     let mut text = String::with_capacity(decoded.len());
     let mut blank = true;
     for line in decoded.lines() {

@@ -295,14 +295,22 @@ fn result_url(href: &str) -> Option<String> {
     matches!(parsed.scheme(), "http" | "https").then(|| parsed.to_string())
 }
 
-/// The HTML entities a results page uses, decoded.
-fn decode_entities(text: &str) -> String {
+/// The HTML entities a results page (or any page) uses, decoded: named ones a page commonly
+/// holds and every numeric one; anything else is left as written.
+pub fn decode_entities(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find('&') {
         out.push_str(&rest[..i]);
         rest = &rest[i..];
-        let Some(end) = rest[..rest.len().min(12)].find(';') else {
+        // An entity is short: look for its `;` among the next few characters, never slicing
+        // inside one (`R&D ééééé` has no `;` and accented letters right after the `&`).
+        let Some(end) = rest
+            .char_indices()
+            .take(12)
+            .find(|(_, c)| *c == ';')
+            .map(|(i, _)| i)
+        else {
             out.push('&');
             rest = &rest[1..];
             continue;
@@ -405,6 +413,14 @@ pub fn format_results(results: &[Hit], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entities_next_to_accented_text_decode_without_panicking() {
+        assert_eq!(decode_entities("R&D ééééé"), "R&D ééééé");
+        assert_eq!(decode_entities("&ééééééé;"), "&ééééééé;");
+        assert_eq!(decode_entities("a &amp; b &#233; &#x41;"), "a & b é A");
+        assert_eq!(decode_entities("&"), "&");
+    }
 
     #[test]
     fn results_are_compact_and_numbered() {

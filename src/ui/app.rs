@@ -287,6 +287,40 @@ impl App {
     pub fn tick_at(&mut self, now: Instant) {
         self.tools.spinner = self.tools.spinner.wrapping_add(1);
         self.tools.now = Some(now);
+        self.settle_at(now);
+    }
+
+    /// Decides a held approval key at `now` (nothing followed it: it was pressed on its own).
+    pub fn settle_at(&mut self, now: Instant) {
+        if let Some(pending) = self.pending_approval.as_mut() {
+            let outcome = pending.tick(now);
+            self.approval_outcome(outcome);
+        }
+    }
+
+    /// Applies what a key (or the held key's time running out) did to the approval dialog.
+    fn approval_outcome(&mut self, outcome: ApprovalKey) {
+        match outcome {
+            ApprovalKey::Answer(decision) => {
+                let Some(pending) = self.pending_approval.take() else {
+                    return;
+                };
+                self.overlay = None;
+                self.tools
+                    .answered(pending.panel_key.as_deref().unwrap_or(&pending.id));
+                self.send(Op::Approve {
+                    id: pending.id,
+                    decision,
+                });
+            }
+            ApprovalKey::Typed(keys) => {
+                for key in keys {
+                    // Typing, not a command: an Enter never came this way, so nothing is sent.
+                    let _ = self.composer.handle_key(key);
+                }
+            }
+            ApprovalKey::Stay => {}
+        }
     }
 
     fn send(&self, op: Op) {
@@ -340,14 +374,14 @@ impl App {
             return;
         }
         if let Some(pending) = self.pending_approval.as_mut() {
-            // While a call waits, only the dialog hears keys: no other overlay, no composer.
-            if let ApprovalKey::Answer(decision) = pending.handle_key(key, Instant::now()) {
-                let id = pending.id.clone();
-                let panel_key = pending.panel_key.clone();
-                self.pending_approval = None;
-                self.overlay = None;
-                self.tools.answered(panel_key.as_deref().unwrap_or(&id));
-                self.send(Op::Approve { id, decision });
+            // While a call waits, the dialog hears keys first; what was typing goes to the
+            // composer (the sentence the user was writing stays whole), never to an answer.
+            let now = Instant::now();
+            let outcome = pending.handle_key(key, now);
+            let wake = pending.wake_at();
+            self.approval_outcome(outcome);
+            if let Some(at) = wake {
+                self.wake_at = Some(at);
             }
             return;
         }
@@ -399,6 +433,11 @@ impl App {
             match key.code {
                 KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
                 KeyCode::F(1) if overlay == Overlay::Help => self.overlay = None,
+                // Typing over a read-only overlay closes it and goes on in the composer.
+                KeyCode::Char(_) if !ctrl => {
+                    self.overlay = None;
+                    self.main_key(key);
+                }
                 _ => {}
             }
             return;

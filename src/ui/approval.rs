@@ -3,10 +3,15 @@
 //! Invariants: nothing the user approves is hidden, and only a deliberate key answers. The body
 //! is the whole request, wrapped and never cut (a command in full, a write as a diff against the
 //! file on disk or the new file line-numbered, a patch as its diff in context); when it does not
-//! fit it scrolls and says how much is below. Only `y` (allow once), `a` (allow always, this
-//! session) and `n`/Esc (deny) answer; Enter does not; every other key is ignored while the
-//! dialog is open, and keys arriving within `TYPE_AHEAD_GUARD` of it being drawn are dropped,
-//! so a word typed as the dialog appears can neither answer it nor leak into the composer.
+//! fit it scrolls and says how much is below.
+//!
+//! Typing is never an answer. `y` (allow once), `a` (allow always) and `n` (deny) answer only
+//! when pressed on their own: the dialog has been on screen for `TYPE_AHEAD_GUARD`, no key came
+//! in the `BURST_GAP` before, and none comes in the `BURST_GAP` after (the key is held until
+//! then, and `tick` decides). Printable keys that arrive as typing — a burst, or before the
+//! dialog settled — are handed back (`ApprovalKey::Typed`) for the composer, so the sentence the
+//! user was writing is kept whole. *Allow always* takes a second `a`, and the dialog says what it
+//! will allow from then on. Esc denies at once (a deny is never harmful); Enter never answers.
 
 use std::time::{Duration, Instant};
 
@@ -21,8 +26,11 @@ use super::help::{centered, overlay_frame};
 use super::text::{diff_style, wrap_spans};
 use crate::protocol::ApprovalDecision;
 
-/// Keys that arrive this soon after the dialog is first drawn are discarded.
+/// Keys that arrive this soon after the dialog is first drawn are typing, never an answer.
 pub const TYPE_AHEAD_GUARD: Duration = Duration::from_millis(400);
+
+/// Two keys closer than this are typing: an answer key needs this much quiet on both sides.
+pub const BURST_GAP: Duration = Duration::from_millis(300);
 
 /// A call waiting for approval.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,15 +52,23 @@ pub struct PendingApproval {
     pub agent: Option<String>,
     /// The call's key in the tool panel when it is not `id` (a specialist's call).
     pub panel_key: Option<String>,
+    /// When the last key reached the dialog.
+    pub last_key_at: Option<Instant>,
+    /// An answer key pressed after a quiet spell, waiting to see that no typing follows.
+    pub held: Option<(KeyEvent, Instant)>,
+    /// `a` was pressed once: a second `a` allows always.
+    pub confirm_always: bool,
 }
 
 /// What a key did to the dialog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalKey {
     /// The user answered.
     Answer(ApprovalDecision),
-    /// Scrolled, ignored or discarded: the dialog stays open.
+    /// Scrolled, held or ignored: the dialog stays open.
     Stay,
+    /// Keys that were typing, not answers: they belong to the composer, in order.
+    Typed(Vec<KeyEvent>),
 }
 
 impl PendingApproval {
@@ -69,37 +85,86 @@ impl PendingApproval {
             policy: None,
             agent: None,
             panel_key: None,
+            last_key_at: None,
+            held: None,
+            confirm_always: false,
         }
     }
 
-    /// Handles a key at `now`: an answer, a scroll, or nothing.
+    /// Handles a key at `now`: a scroll, a held answer, typing handed back, or Esc's deny.
     pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> ApprovalKey {
+        use crossterm::event::KeyModifiers;
+        let previous = self.last_key_at.replace(now);
         let settled = self
             .shown_at
             .is_some_and(|at| now.saturating_duration_since(at) >= TYPE_AHEAD_GUARD);
-        if !settled {
-            return ApprovalKey::Stay;
+        let in_burst =
+            !settled || previous.is_some_and(|p| now.saturating_duration_since(p) < BURST_GAP);
+        let printable = matches!(key.code, KeyCode::Char(_))
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if printable {
+            // A key right after a held one shows the held one was the start of a word.
+            if in_burst || self.held.is_some() {
+                let mut typed: Vec<KeyEvent> =
+                    self.held.take().map(|(k, _)| k).into_iter().collect();
+                typed.push(key);
+                return ApprovalKey::Typed(typed);
+            }
+            if matches!(key.code, KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'n' | 'N')) {
+                self.held = Some((key, now));
+                return ApprovalKey::Stay;
+            }
+            return ApprovalKey::Typed(vec![key]);
+        }
+        self.held = None;
+        if key.code == KeyCode::Esc {
+            return ApprovalKey::Answer(ApprovalDecision::Deny);
+        }
+        if in_burst {
+            // The end of a sentence typed as the dialog appeared: editing keys go with it.
+            return match key.code {
+                KeyCode::Backspace => ApprovalKey::Typed(vec![key]),
+                _ => ApprovalKey::Stay,
+            };
         }
         let page = self.page.max(1);
         match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => {
-                return ApprovalKey::Answer(ApprovalDecision::AllowOnce);
-            }
-            KeyCode::Char('a') | KeyCode::Char('A') => {
-                return ApprovalKey::Answer(ApprovalDecision::AllowAlways);
-            }
-            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
-                return ApprovalKey::Answer(ApprovalDecision::Deny);
-            }
-            KeyCode::Down | KeyCode::Char('j') => self.scroll += 1,
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll += page,
+            KeyCode::Down => self.scroll += 1,
+            KeyCode::Up => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::PageDown => self.scroll += page,
             KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(page),
             KeyCode::Home => self.scroll = 0,
             KeyCode::End => self.scroll = usize::MAX / 2,
             _ => {}
         }
         ApprovalKey::Stay
+    }
+
+    /// At `now`, the held answer key stands if nothing followed it within `BURST_GAP`.
+    pub fn tick(&mut self, now: Instant) -> ApprovalKey {
+        let Some((key, at)) = self.held else {
+            return ApprovalKey::Stay;
+        };
+        if now.saturating_duration_since(at) < BURST_GAP {
+            return ApprovalKey::Stay;
+        }
+        self.held = None;
+        match key.code {
+            KeyCode::Char('y' | 'Y') => ApprovalKey::Answer(ApprovalDecision::AllowOnce),
+            KeyCode::Char('n' | 'N') => ApprovalKey::Answer(ApprovalDecision::Deny),
+            _ if self.confirm_always => ApprovalKey::Answer(ApprovalDecision::AllowAlways),
+            _ => {
+                self.confirm_always = true;
+                ApprovalKey::Stay
+            }
+        }
+    }
+
+    /// When `tick` has something to decide.
+    pub fn wake_at(&self) -> Option<Instant> {
+        self.held.map(|(_, at)| at + BURST_GAP)
     }
 
     /// The whole request as lines `width` columns wide: nothing is cut, long lines wrap.
@@ -197,8 +262,8 @@ pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
     let width = 100.min(area.width);
     let inner_width = width.saturating_sub(4) as usize;
     let body = pending.body(inner_width.max(1));
-    // Title line + blank, body, blank + "more" line + keys line, and the frame.
-    let chrome = 2 + 3 + 2;
+    // Title line + blank, body, blank + "more" line + keys lines + typing line, and the frame.
+    let chrome = 2 + 5 + 2;
     let max_body = (area.height as usize).saturating_sub(chrome).max(1);
     let visible = body.len().min(max_body);
     let max_scroll = body.len().saturating_sub(visible);
@@ -241,16 +306,36 @@ pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
                 .add_modifier(Modifier::BOLD),
         )
     };
-    lines.push(Line::from(vec![
-        key("[y]"),
-        Span::raw(" allow once   "),
-        key("[a]"),
-        Span::raw(" allow always (this session)   "),
-        key("[n]"),
-        Span::raw("/"),
-        key("Esc"),
-        Span::raw(" deny"),
-    ]));
+    let keys_line: Vec<Span<'static>> = if pending.confirm_always {
+        vec![
+            Span::raw("Press "),
+            key("[a]"),
+            Span::raw(format!(
+                " again to allow every {} call for the rest of this session without asking; ",
+                pending.name
+            )),
+            key("[y]"),
+            Span::raw(" once, "),
+            key("[n]"),
+            Span::raw(" deny"),
+        ]
+    } else {
+        vec![
+            key("[y]"),
+            Span::raw(" allow once   "),
+            key("[a]"),
+            Span::raw(" allow always (press twice)   "),
+            key("[n]"),
+            Span::raw("/"),
+            key("Esc"),
+            Span::raw(" deny"),
+        ]
+    };
+    lines.extend(wrap_spans(&keys_line, inner_width.max(1), 0));
+    lines.push(Line::styled(
+        "typing goes to your prompt, not to this dialog",
+        dim,
+    ));
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);

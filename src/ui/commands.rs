@@ -152,7 +152,7 @@ pub enum Slash<'a> {
 pub fn parse_with<'a>(line: &'a str, dynamic: &[DynamicCommand]) -> Option<Slash<'a>> {
     match parse(line)? {
         Slash::Unknown(word) => {
-            let rest = line.trim()[1 + word.len()..].trim();
+            let rest = line.trim().get(1 + word.len()..).unwrap_or_default().trim();
             Some(
                 match dynamic
                     .iter()
@@ -171,8 +171,10 @@ pub fn parse_with<'a>(line: &'a str, dynamic: &[DynamicCommand]) -> Option<Slash
 pub fn parse(line: &str) -> Option<Slash<'_>> {
     let line = line.trim();
     let body = line.strip_prefix('/')?;
-    let word = body.split_whitespace().next().unwrap_or_default();
-    let rest = body[word.len()..].trim();
+    // The word is the text up to the first space, so it is always a prefix of `body` and the
+    // rest starts on a character boundary (`/ é` has an empty word, not `é`).
+    let word = body.split(char::is_whitespace).next().unwrap_or_default();
+    let rest = body.get(word.len()..).unwrap_or_default().trim();
     let lower = word.to_ascii_lowercase();
     let name = ALIASES
         .iter()
@@ -225,6 +227,11 @@ mod tests {
         assert_eq!(parse("/tmp is it writable?"), Some(Slash::Prompt));
         assert_eq!(parse("/frobnicate now"), Some(Slash::Unknown("frobnicate")));
         assert_eq!(parse("no slash"), None);
+        // Typed text is Unicode: none of these may slice inside a character.
+        assert_eq!(parse("/ é"), Some(Slash::Prompt));
+        assert_eq!(parse("/é"), Some(Slash::Unknown("é")));
+        assert_eq!(parse("/éé ü"), Some(Slash::Unknown("éé")));
+        assert_eq!(parse_with("/é x", &[]), Some(Slash::Unknown("é")));
     }
 
     #[test]

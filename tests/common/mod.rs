@@ -212,6 +212,20 @@ pub fn settle_approval(app: &mut App) {
     }
 }
 
+/// Presses `key` on the open approval dialog as a user answering does: on its own, then
+/// nothing for longer than the burst gap (so the held answer stands).
+pub fn press_alone(app: &mut App, key: crossterm::event::KeyEvent) {
+    if let Some(pending) = app.pending_approval.as_mut() {
+        pending.last_key_at = None;
+    }
+    app.handle_key(key);
+    app.settle_at(
+        std::time::Instant::now()
+            + chatcli::ui::approval::BURST_GAP
+            + std::time::Duration::from_millis(10),
+    );
+}
+
 /// The model requests a mock server received (a loopback server is also asked, with GET, which
 /// model it serves and how large its context is).
 pub async fn posts(server: &wiremock::MockServer) -> Vec<wiremock::Request> {

@@ -139,3 +139,53 @@ proptest! {
         let _ = rt.block_on(replay(&bytes, chunk, AnthropicParser::new("fuzz")));
     }
 }
+
+/// A Bedrock event-stream frame with valid checksums around any header bytes: only the length
+/// fields inside can lie, which is what a crafted frame does.
+fn crafted_frame(headers: &[u8], payload: &[u8]) -> Vec<u8> {
+    use chatcli::provider::bedrock::crc32;
+    let total = (12 + headers.len() + payload.len() + 4) as u32;
+    let mut out = Vec::new();
+    out.extend_from_slice(&total.to_be_bytes());
+    out.extend_from_slice(&(headers.len() as u32).to_be_bytes());
+    let prelude = crc32(&out);
+    out.extend_from_slice(&prelude.to_be_bytes());
+    out.extend_from_slice(headers);
+    out.extend_from_slice(payload);
+    let all = crc32(&out);
+    out.extend_from_slice(&all.to_be_bytes());
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+    /// Any header bytes with checksums that pass: an error or a frame, never a panic.
+    #[test]
+    fn bedrock_frames_with_lying_lengths_never_panic(
+        headers in prop::collection::vec(any::<u8>(), 0..40),
+        payload in prop::collection::vec(any::<u8>(), 0..20),
+    ) {
+        let frame = crafted_frame(&headers, &payload);
+        let _ = chatcli::provider::bedrock::decode_frame(&frame);
+    }
+
+    /// Raw bytes as a frame.
+    #[test]
+    fn bedrock_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..80)) {
+        let _ = chatcli::provider::bedrock::decode_frame(&bytes);
+    }
+
+    /// Typed text of any script through the slash-command parser.
+    #[test]
+    fn slash_lines_never_panic(line in "/\\PC{0,12}( \\PC{0,12})?") {
+        let _ = chatcli::ui::commands::parse(&line);
+        let _ = chatcli::ui::commands::parse_with(&line, &[]);
+    }
+
+    /// Any text through the HTML entity decoder of pages and search results.
+    #[test]
+    fn entity_decoding_never_panics(text in "(\\PC|&|;|#|x){0,40}") {
+        let _ = chatcli::tools::web_search::decode_entities(&text);
+    }
+}

@@ -788,7 +788,10 @@ fn a_specialists_approval_names_it_and_the_answer_goes_back_with_the_bare_id() {
     );
     assert!(screen.contains("awaiting approval"), "{screen}");
     crate::common::settle_approval(&mut app);
-    app.handle_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+    crate::common::press_alone(
+        &mut app,
+        KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE),
+    );
     assert_eq!(
         ops.try_recv().ok(),
         Some(Op::Approve {

@@ -258,7 +258,7 @@ fn approval_modal_asks_and_answers_through_the_channel() {
     let screen = screen_text(&draw(&mut app));
     assert_snapshot!(screen);
     settle_approval(&mut app);
-    app.handle_key(key(KeyCode::Char('n')));
+    crate::common::press_alone(&mut app, key(KeyCode::Char('n')));
     assert_eq!(
         ops.try_recv().ok(),
         Some(chatcli::protocol::Op::Approve {

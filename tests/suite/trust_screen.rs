@@ -114,7 +114,7 @@ async fn a_sixty_line_write_shows_its_diff_and_scrolls() {
     let bottom = screen_text(&draw(&mut app));
     assert!(bottom.contains("+LINE 60 CHANGED"), "{bottom}");
     assert!(drain(&mut ops).is_empty(), "scrolling answers nothing");
-    app.handle_key(key(KeyCode::Char('y')));
+    crate::common::press_alone(&mut app, key(KeyCode::Char('y')));
     let sent = drain(&mut ops);
     assert_eq!(
         sent,
@@ -148,17 +148,21 @@ fn a_stray_key_never_answers_or_loses_the_dialog() {
     for k in [
         key(KeyCode::Up),
         key(KeyCode::F(1)),
-        key(KeyCode::Char('x')),
         key(KeyCode::Enter),
         key(KeyCode::Tab),
-        key(KeyCode::Char('/')),
     ] {
-        app.handle_key(k);
+        crate::common::press_alone(&mut app, k);
     }
+    // A printable key that is no answer is kept for the prompt, not lost.
+    crate::common::press_alone(&mut app, key(KeyCode::Char('x')));
     assert!(drain(&mut ops).is_empty(), "no key but y/a/n/Esc answers");
     let screen = screen_text(&draw(&mut app));
     assert!(screen.contains("Approve tool call?"), "{screen}");
-    assert!(app.composer.is_empty(), "nothing leaked into the composer");
+    assert_eq!(
+        app.composer.text(),
+        "x",
+        "the stray letter waits in the composer"
+    );
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(
         drain(&mut ops),
@@ -169,30 +173,59 @@ fn a_stray_key_never_answers_or_loses_the_dialog() {
     );
 }
 
+/// Types `text` into the app as a person does: one key every 60 ms (well inside the burst gap),
+/// with the held-key clock run as the frames would run it.
+fn type_burst(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+        std::thread::sleep(Duration::from_millis(60));
+        app.settle_at(std::time::Instant::now());
+    }
+}
+
 #[test]
-fn type_ahead_can_neither_answer_the_dialog_nor_reach_the_composer() {
+fn type_ahead_never_answers_and_is_kept_in_the_composer() {
     let (mut app, mut ops) = app(Mode::Agent);
     ask(&mut app, "run_command", json!({"cmd": "make deploy"}), None);
     // Keys before the first frame, and right after it, are the end of what the user was typing.
     type_text(&mut app, "an");
     draw(&mut app);
     type_text(&mut app, "any");
+    // Then, with the dialog settled, a whole sentence full of a, y and n, typed at speed.
+    settle_approval(&mut app);
+    type_burst(
+        &mut app,
+        " please check the output carefully, yes any day now",
+    );
+    app.settle_at(std::time::Instant::now() + Duration::from_secs(1));
     assert!(
         drain(&mut ops).is_empty(),
-        "typed-ahead `a` did not allow always"
+        "no letter of the sentence answered the dialog"
     );
-    assert!(
-        app.composer.is_empty(),
-        "and `ny` did not leak into the composer"
+    assert_eq!(
+        app.composer.text(),
+        "anany please check the output carefully, yes any day now",
+        "every key typed is kept, in order"
     );
     assert!(screen_text(&draw(&mut app)).contains("Approve tool call?"));
-    settle_approval(&mut app);
-    app.handle_key(key(KeyCode::Char('n')));
+    // A deliberate `a` asks for a second one and says what it would allow.
+    crate::common::press_alone(&mut app, key(KeyCode::Char('a')));
+    assert!(drain(&mut ops).is_empty(), "one `a` does not allow always");
+    let screen = screen_text(&draw(&mut app));
+    assert!(
+        screen.contains("again to allow every run_command call"),
+        "{screen}"
+    );
+    for (width, height) in [(80, 24), (200, 60)] {
+        let screen = crate::common::screen_at(&mut app, width, height);
+        assert_snapshot!(format!("allow_always_confirm_{width}x{height}"), screen);
+    }
+    crate::common::press_alone(&mut app, key(KeyCode::Char('a')));
     assert_eq!(
         drain(&mut ops),
         vec![Op::Approve {
             id: "c1".into(),
-            decision: ApprovalDecision::Deny
+            decision: ApprovalDecision::AllowAlways
         }]
     );
 }
