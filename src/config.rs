@@ -660,8 +660,15 @@ fn resolve_home(env: &Env) -> Result<PathBuf, ConfigError> {
         .ok_or(ConfigError::NoHome)
 }
 
+/// The most of `config.toml` read: a real one is a few KB, so 4 MiB holds any whole while a
+/// runaway file cannot fill memory.
+const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
 fn read_file_config(path: &Path) -> Result<FileConfig, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    // Following links as before (a dotfiles manager links config files into place); a FIFO is
+    // refused rather than waited on.
+    let read = crate::files::read_following(path, MAX_CONFIG_BYTES).and_then(|b| b.into_text());
+    let text = match read {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileConfig::default()),
         Err(e) => {

@@ -3,14 +3,20 @@
 //! 0700 whatever the umask) it is the only place that opens files by path.
 //!
 //! One policy for every caller — `/rewind`, `@` mentions, bootstrap files, `/context` add and
-//! refresh, `--context`:
+//! refresh, `--context`, the file tools' workspace handle, session logs, the prompt history,
+//! settings, skills and agents:
 //! - a path is resolved beneath its root, one component at a time, and **never through a
 //!   symbolic link in any component** (an intermediate folder swapped for a link to `~/.ssh` is
-//!   refused, not followed);
+//!   refused, not followed); the user's own settings (`read_following`) are the one exception,
+//!   because a dotfiles manager links them into place;
 //! - only **regular files** are read or written (a FIFO would block, a device never ends), and the
 //!   open never blocks and never takes a terminal;
 //! - reads are **bounded before they happen**: at most `cap` bytes are read, and the caller learns
-//!   the file's full size.
+//!   the file's full size; a file too large to hold (a session log) is opened for a streamed read
+//!   (`open_regular`) instead.
+//!
+//! Listing a folder, a file's size and time, and removing chatcli's own files go through here
+//! too, so that `std::fs` appears nowhere else.
 //!
 //! A leaf: it imports nothing of ours. What a newcomer gets wrong: `Path::exists`,
 //! `canonicalize` and `std::fs::read` all follow links; checking first and opening after is a
@@ -20,7 +26,15 @@ use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
-use cap_std::fs::Dir;
+
+/// A folder handle: what is opened through it cannot resolve outside it.
+pub use cap_std::fs::Dir;
+/// The type of a file opened through a `Dir` (`describe` names it).
+pub use cap_std::fs::FileType;
+/// How a file is opened through a `Dir` (`open_options` makes them safe).
+pub use cap_std::fs::OpenOptions;
+/// A folder entry (`list_dir`), an open file and its metadata, as the door hands them out.
+pub use std::fs::{DirEntry, File, Metadata};
 
 /// What a bounded read returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +49,23 @@ impl Bounded {
     /// Whether the file had more than was read.
     pub fn truncated(&self) -> bool {
         self.total > self.bytes.len() as u64
+    }
+
+    /// The whole file as UTF-8 text; an error when the cap cut it or it is not UTF-8.
+    pub fn into_text(self) -> std::io::Result<String> {
+        if self.truncated() {
+            return Err(invalid(format!(
+                "the file is {} bytes, more than the {} chatcli reads of it",
+                self.total,
+                self.bytes.len()
+            )));
+        }
+        String::from_utf8(self.bytes).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        })
     }
 }
 
@@ -94,15 +125,135 @@ fn refuse_non_regular(meta: &cap_std::fs::Metadata, shown: &Path) -> std::io::Re
     )))
 }
 
-fn read_options() -> cap_std::fs::OpenOptions {
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.read(true).follow(FollowSymlinks::No);
+fn read_options() -> OpenOptions {
+    let mut options = open_options(false);
+    options.read(true);
+    options
+}
+
+/// A handle on the folder `root`, for opening paths that must stay below it (the file tools):
+/// the kernel resolves each path relative to it and refuses to leave it.
+pub fn open_dir(root: &Path) -> std::io::Result<Dir> {
+    Dir::open_ambient_dir(root, cap_std::ambient_authority())
+}
+
+/// Options for opening through a `Dir` that never block on a FIFO or take a terminal and,
+/// unless `follow_last_link`, never follow a link in the last component (the caller adds
+/// read, write, create).
+pub fn open_options(follow_last_link: bool) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.follow(if follow_last_link {
+        FollowSymlinks::Yes
+    } else {
+        FollowSymlinks::No
+    });
     #[cfg(unix)]
     {
         use cap_std::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     }
     options
+}
+
+/// What a file of this type is, in words (`a FIFO (named pipe)`, `a directory`, …), for a
+/// refusal that names it.
+pub fn describe(file_type: FileType) -> &'static str {
+    if file_type.is_file() {
+        return "a regular file";
+    }
+    if file_type.is_dir() {
+        return "a directory";
+    }
+    if file_type.is_symlink() {
+        return "a symbolic link";
+    }
+    #[cfg(unix)]
+    {
+        use cap_std::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_char_device() || file_type.is_block_device() {
+            return "a device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a regular file"
+}
+
+/// Opens the regular file at `path` for a streamed read (a session log, the prompt history:
+/// files too large to cap), never through a link in its last component, never blocking on a
+/// FIFO or taking a terminal; anything but a regular file is refused.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    open_checked(path, false)
+}
+
+/// Reads at most `cap` bytes of the regular file at `path`, following links: for the user's own
+/// settings, skills and agents, which a dotfiles manager often links into place. A FIFO or a
+/// device is refused without blocking.
+pub fn read_following(path: &Path, cap: u64) -> std::io::Result<Bounded> {
+    let file = open_checked(path, true)?;
+    let total = file.metadata()?.len();
+    let mut bytes = Vec::new();
+    file.take(cap).read_to_end(&mut bytes)?;
+    Ok(Bounded { bytes, total })
+}
+
+fn open_checked(path: &Path, follow: bool) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
+    }
+    let file = options.open(path).map_err(|e| link_error(e, path))?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, a device or a socket)"
+        };
+        return Err(invalid(format!(
+            "{} is {what}; only regular files are read",
+            path.display()
+        )));
+    }
+    Ok(file)
+}
+
+/// The entries of the folder `dir`, sorted by name; an entry that cannot be read is left out.
+/// An entry's `file_type` and `metadata` describe it, not what a link there points to.
+pub fn list_dir(dir: &Path) -> std::io::Result<Vec<DirEntry>> {
+    let mut entries: Vec<DirEntry> = std::fs::read_dir(dir)?.flatten().collect();
+    entries.sort_by_key(DirEntry::file_name);
+    Ok(entries)
+}
+
+/// The metadata of what `path` names, following links: for a size or a time to show or
+/// compare, never to decide that a file may be opened (the opens above check the handle).
+pub fn metadata(path: &Path) -> std::io::Result<Metadata> {
+    std::fs::metadata(path)
+}
+
+/// The metadata of `path` itself: a link is described, not followed.
+pub fn metadata_nofollow(path: &Path) -> std::io::Result<Metadata> {
+    std::fs::symlink_metadata(path)
+}
+
+/// Removes the file at `path`; a link there is removed itself, never what it points to.
+pub fn remove_file(path: &Path) -> std::io::Result<()> {
+    std::fs::remove_file(path)
+}
+
+/// Removes the folder `path` and everything below it; a link inside is removed, never
+/// followed, even if a folder is swapped for one during the walk.
+pub fn remove_tree(path: &Path) -> std::io::Result<()> {
+    std::fs::remove_dir_all(path)
 }
 
 /// Reads at most `cap` bytes of the regular file `rel` below `root`, through no link.
@@ -176,7 +327,7 @@ pub fn write_beneath(root: &Path, rel: &Path, bytes: &[u8], mode: u32) -> std::i
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let mut options = cap_std::fs::OpenOptions::new();
+    let mut options = OpenOptions::new();
     options.write(true).create(true).follow(FollowSymlinks::No);
     #[cfg(not(unix))]
     let _ = mode;
@@ -284,6 +435,73 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let err = read_bounded(&fifo, 10).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+
+    fn fifo(path: &Path) {
+        let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).expect("cstring");
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn streamed_opens_refuse_a_planted_link_and_a_fifo() {
+        use std::io::Read;
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("log"), "line\n").expect("write");
+        std::os::unix::fs::symlink(dir.path().join("log"), dir.path().join("link")).expect("link");
+        fifo(&dir.path().join("pipe"));
+        let mut text = String::new();
+        open_regular(&dir.path().join("log"))
+            .expect("open")
+            .read_to_string(&mut text)
+            .expect("read");
+        assert_eq!(text, "line\n");
+        let err = open_regular(&dir.path().join("link")).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        let err = open_regular(&dir.path().join("pipe")).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        assert!(open_regular(dir.path()).is_err());
+    }
+
+    #[test]
+    fn settings_are_read_through_links_but_never_from_a_fifo() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("real.toml"), "a = 1\n").expect("write");
+        std::os::unix::fs::symlink("real.toml", dir.path().join("config.toml")).expect("link");
+        fifo(&dir.path().join("pipe"));
+        let read = read_following(&dir.path().join("config.toml"), 100).expect("read");
+        assert_eq!(read.into_text().expect("text"), "a = 1\n");
+        let err = read_following(&dir.path().join("pipe"), 100).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let cut = read_following(&dir.path().join("real.toml"), 3).expect("read");
+        let err = cut.into_text().unwrap_err();
+        assert!(
+            err.to_string().contains("6 bytes, more than the 3"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn folders_list_sorted_and_links_as_links() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("b"), "").expect("write");
+        std::fs::create_dir(dir.path().join("a")).expect("mkdir");
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("c")).expect("link");
+        let entries = list_dir(dir.path()).expect("list");
+        let names: Vec<_> = entries.iter().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert!(entries[2].file_type().expect("type").is_symlink());
+        assert!(
+            metadata_nofollow(&dir.path().join("c"))
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
+        assert!(metadata(&dir.path().join("c")).expect("meta").is_dir());
+        remove_file(&dir.path().join("c")).expect("remove the link");
+        assert!(dir.path().join("a").is_dir());
+        remove_tree(&dir.path().join("a")).expect("remove");
+        assert!(!dir.path().join("a").exists());
     }
 
     #[test]

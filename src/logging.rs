@@ -9,7 +9,6 @@
 //! the secrets masker before it reaches the file: MCP servers' stderr and failing URLs are
 //! logged as they came, and may carry a key.
 
-use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -18,7 +17,8 @@ use tracing_subscriber::EnvFilter;
 
 use crate::clock::{civil_from_days, now_secs};
 use crate::env::Env;
-use crate::private_fs::create_private_dir;
+use crate::files::File;
+use crate::private_fs::{append_private, create_private_dir};
 
 /// Starts file logging; `None` when the directory cannot be made (chatcli runs on without logs).
 pub fn init(dir: &Path, env: &Env) -> Option<WorkerGuard> {
@@ -70,21 +70,8 @@ impl DailyFile {
             let path = self
                 .dir
                 .join(format!("{}.{y:04}-{m:02}-{d:02}", self.prefix));
-            let mut options = OpenOptions::new();
-            options.create(true).append(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-            }
-            let file = options.open(&path)?;
-            #[cfg(unix)]
-            {
-                // A file left by an older chatcli may be 0644.
-                use std::os::unix::fs::PermissionsExt;
-                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-            }
-            self.file = Some(file);
+            // 0600, never through a planted link; a file an older chatcli left 0644 is narrowed.
+            self.file = Some(append_private(&path, true)?);
             self.day = day;
         }
         self.file

@@ -1,6 +1,7 @@
 //! The `chatcli` binary: parses the command line, resolves the config, starts a front end.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -106,8 +107,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let rows = chatcli::bench::run(&options).await?;
             let markdown = chatcli::bench::markdown(&rows);
             let json = chatcli::bench::json(&rows);
-            std::fs::write(args.out.join("bench-report.md"), &markdown)?;
-            std::fs::write(args.out.join("bench-report.json"), &json)?;
+            // Into the folder the user named, never through a link planted at a report's name;
+            // 0666 less the umask, as before.
+            for (name, text) in [("bench-report.md", &markdown), ("bench-report.json", &json)] {
+                chatcli::files::write_beneath(&args.out, Path::new(name), text.as_bytes(), 0o666)?;
+            }
             if args.json {
                 println!("{json}");
             } else {

@@ -1,9 +1,11 @@
 //! Files and directories readable only by the user, whatever the umask.
 //!
-//! A leaf: it imports nothing of ours. Logs, session logs, memory, the scratch directory, rewind
-//! snapshots and provider token caches all create their files through here, so privacy is one
-//! rule in one place. Directories are created 0700 as they are made (parents included), files
-//! 0600; nothing here writes through a symlink planted at the target path.
+//! A leaf: it imports nothing of ours. Logs, session logs, the prompt history, memory, the
+//! scratch directory, rewind snapshots, bench fixtures and provider token caches all create their
+//! files through here, so privacy is one rule in one place. Directories are created 0700 as they
+//! are made (parents included), files 0600; nothing here writes through a symlink planted at the
+//! target path. Files opened to append are checked to be regular (a FIFO is refused without
+//! blocking) and made 0600 if an older chatcli left them wider.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -65,6 +67,37 @@ pub fn replace_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// Opens `path` to append (created 0600 when `create` and missing), never through a symlink
+/// planted at `path` and never blocking on a FIFO: only a regular file is accepted, and one an
+/// older chatcli left 0644 is made 0600.
+pub fn append_private(path: &Path, create: bool) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.append(true).create(create);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o777 != 0o600 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(file)
+}
+
 /// Creates a new file readable only by the user; fails if anything (a symlink too) is there.
 pub fn create_exclusive(path: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
@@ -104,6 +137,41 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(deep.join("h.json")).expect("read"),
             "new"
+        );
+    }
+
+    #[test]
+    fn appends_go_to_a_private_regular_file_only() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("log");
+        assert!(
+            append_private(&log, false).is_err(),
+            "not created unless asked"
+        );
+        append_private(&log, true)
+            .expect("create")
+            .write_all(b"a")
+            .expect("write");
+        std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        append_private(&log, false)
+            .expect("open")
+            .write_all(b"b")
+            .expect("write");
+        assert_eq!(std::fs::read_to_string(&log).expect("read"), "ab");
+        assert_eq!(mode(&log), 0o600, "an older 0644 file is narrowed");
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "keep").expect("write");
+        std::os::unix::fs::symlink(&target, dir.path().join("planted")).expect("symlink");
+        assert!(append_private(&dir.path().join("planted"), true).is_err());
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
+        let pipe = dir.path().join("pipe");
+        let c = std::ffi::CString::new(pipe.to_string_lossy().as_bytes()).expect("cstring");
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(
+            append_private(&pipe, true).is_err(),
+            "refused without blocking"
         );
     }
 

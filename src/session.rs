@@ -131,7 +131,7 @@ fn pricing_for(config: &Config, model: &str, catalog: &Catalog) -> Option<crate:
         return catalog.lookup(model).cloned();
     }
     let path = config.home.join("pricing.toml");
-    let user = std::fs::read_to_string(&path)
+    let user = read_pricing(&path)
         .ok()
         .and_then(|text| Catalog::parse(&text, &path.display().to_string()).ok());
     match user.as_ref().and_then(|c| c.lookup(model)) {
@@ -142,11 +142,21 @@ fn pricing_for(config: &Config, model: &str, catalog: &Catalog) -> Option<crate:
     }
 }
 
+/// The most of `pricing.toml` read: a price list of a few hundred models is tens of KB, so
+/// 4 MiB holds any whole while a runaway file cannot fill memory.
+const MAX_PRICING_BYTES: u64 = 4 << 20;
+
+/// `CHATCLI_HOME/pricing.toml`, read whole through the file door (links followed as a dotfiles
+/// manager makes them; a FIFO refused rather than waited on).
+fn read_pricing(path: &std::path::Path) -> std::io::Result<String> {
+    crate::files::read_following(path, MAX_PRICING_BYTES).and_then(|b| b.into_text())
+}
+
 /// The price catalog: the built-in one, with `CHATCLI_HOME/pricing.toml` over it.
 pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
     let mut catalog = Catalog::builtin();
     let path = config.home.join("pricing.toml");
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    if let Ok(text) = read_pricing(&path) {
         catalog.merge(Catalog::parse(&text, &path.display().to_string())?);
     }
     Ok(catalog)

@@ -18,14 +18,14 @@
 
 pub mod writer;
 
-use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::Message;
-use crate::private_fs::create_private_dir;
+use crate::files::File;
+use crate::private_fs::{append_private, create_exclusive, create_private_dir};
 use crate::protocol::AgentEvent;
 use crate::secrets::Secrets;
 
@@ -66,38 +66,20 @@ pub struct SessionLog {
     unreported: Option<String>,
 }
 
-fn open_options(create_new: bool) -> OpenOptions {
-    let mut options = OpenOptions::new();
-    if create_new {
-        options.write(true).create_new(true);
-    } else {
-        options.append(true);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // O_CREAT|O_EXCL fails on any existing path, a planted symlink included; appending to a
-        // resumed log never follows a symlink either (O_NOFOLLOW).
-        options.mode(0o600);
-        if !create_new {
-            options.custom_flags(libc::O_NOFOLLOW);
-        }
-    }
-    options
-}
-
 impl SessionLog {
     /// Creates `dir/<id>.jsonl`; fails if it already exists.
     pub fn create(dir: &Path, id: &str, secrets: Secrets) -> std::io::Result<SessionLog> {
         create_private_dir(dir)?;
         let path = dir.join(format!("{id}.jsonl"));
-        let file = open_options(true).open(&path)?;
+        // O_CREAT|O_EXCL, 0600: fails on any existing path, a planted symlink included.
+        let file = create_exclusive(&path)?;
         Ok(SessionLog::over(path, Some(file), secrets))
     }
 
     /// Opens an existing log to go on appending (resume).
     pub fn reopen(path: &Path, secrets: Secrets) -> std::io::Result<SessionLog> {
-        let file = open_options(false).open(path)?;
+        // Appending to a resumed log never follows a symlink (O_NOFOLLOW) nor waits on a FIFO.
+        let file = append_private(path, false)?;
         Ok(SessionLog::over(path.to_path_buf(), Some(file), secrets))
     }
 
@@ -421,7 +403,7 @@ fn merge_neighbours(history: &mut Vec<Message>) {
 
 /// Whether `path` is a regular file (never a directory, FIFO or device named `*.jsonl`).
 fn is_regular_file(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    crate::files::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// Reads a session log; unreadable lines are skipped and counted, calls without results are
@@ -433,7 +415,9 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
             format!("{} is not a regular file", path.display()),
         ));
     }
-    let file = File::open(path)?;
+    // Streamed line by line: a long session's log can be hundreds of MB, so it is never read
+    // whole; the door refuses a link planted at the path and never waits on a FIFO.
+    let file = crate::files::open_regular(path)?;
     let id = path
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
@@ -502,19 +486,21 @@ pub struct SessionInfo {
 
 /// The sessions in `dir`, newest first.
 pub fn list(dir: &Path) -> Vec<SessionInfo> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::files::list_dir(dir) else {
         return Vec::new();
     };
     let mut sessions: Vec<SessionInfo> = entries
-        .flatten()
+        .into_iter()
         .filter_map(|e| {
             let path = e.path();
             let id = path.file_stem()?.to_string_lossy().to_string();
-            if path.extension()? != "jsonl" || !is_regular_file(&path) {
+            // The entry itself: a link named `*.jsonl` is not listed, as `load` would refuse it.
+            if path.extension()? != "jsonl" || !e.file_type().is_ok_and(|t| t.is_file()) {
                 return None;
             }
             let modified = e.metadata().ok()?.modified().ok()?;
-            let first_prompt = File::open(&path)
+            // Streamed, and only the first 50 lines: the rest of a long log is never read here.
+            let first_prompt = crate::files::open_regular(&path)
                 .ok()
                 .and_then(|f| {
                     BufReader::new(f)

@@ -30,6 +30,9 @@ pub const DEFAULT_ACTIVE_MAX_CHARS: usize = 6_000;
 pub const MAX_ACTIVE: usize = 3;
 /// Other files of one skill listed at most.
 const MAX_FILES: usize = 200;
+/// The most of one skill file read: skills are a few KB of instructions, so 16 MiB holds any real
+/// one whole while a runaway file cannot fill memory.
+const MAX_SKILL_BYTES: u64 = 16 << 20;
 
 /// The size limits of the skill blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,10 +325,10 @@ fn one_line(text: &str) -> String {
 
 /// Loads the skills of one folder: sub-folders holding `SKILL.md`, and `NAME.md` files.
 fn load_dir(dir: &Path, scope: Scope, found: &mut Vec<Skill>, warnings: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::files::list_dir(dir) else {
         return;
     };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let mut paths: Vec<PathBuf> = entries.iter().map(|e| e.path()).collect();
     paths.sort();
     for path in paths {
         let name = path
@@ -353,7 +356,10 @@ fn load_file(
     found: &mut Vec<Skill>,
     warnings: &mut Vec<String>,
 ) {
-    let text = match std::fs::read_to_string(file) {
+    // Following links as before (user skills are often linked from a dotfiles folder); a FIFO is
+    // refused rather than waited on.
+    let text = match crate::files::read_following(file, MAX_SKILL_BYTES).and_then(|b| b.into_text())
+    {
         Ok(text) => text,
         Err(e) => {
             warnings.push(format!(
@@ -392,10 +398,10 @@ fn other_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
+        let Ok(entries) = crate::files::list_dir(&folder) else {
             continue;
         };
-        for entry in entries.flatten() {
+        for entry in entries {
             let path = entry.path();
             let Ok(kind) = entry.file_type() else {
                 continue;

@@ -44,7 +44,7 @@ impl Agent {
             ),
             Err(_) => (0, String::new()),
         };
-        let bytes = std::fs::metadata(settings.dir.join("facts.jsonl"))
+        let bytes = crate::files::metadata(&settings.dir.join("facts.jsonl"))
             .map(|m| m.len())
             .unwrap_or(0);
         format!(

@@ -15,6 +15,10 @@ use crate::skills::frontmatter;
 /// Where project agents live, under the project root.
 pub const PROJECT_DIR: &str = ".chatcli/agents";
 
+/// The most of one agent file read: a definition is a few KB, so 16 MiB holds any real one
+/// whole while a runaway file cannot fill memory.
+const MAX_AGENT_BYTES: u64 = 16 << 20;
+
 /// The tools an agent without `tools:` gets.
 const READ_ONLY: [&str; 3] = ["list_directory", "read_file", "search_files"];
 
@@ -47,18 +51,22 @@ pub fn discover(home: Option<&Path>, root: &Path, warnings: &mut Vec<String>) ->
 }
 
 fn load_dir(dir: &Path, project: bool, warnings: &mut Vec<String>) -> Vec<AgentSpec> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::files::list_dir(dir) else {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
+        .iter()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
         .collect();
     files.sort();
     let mut agents = Vec::new();
     for file in files {
-        let text = match std::fs::read_to_string(&file) {
+        // Following links as before (agents are often linked from a dotfiles folder); a FIFO is
+        // refused rather than waited on.
+        let text = match crate::files::read_following(&file, MAX_AGENT_BYTES)
+            .and_then(|b| b.into_text())
+        {
             Ok(text) => text,
             Err(e) => {
                 warnings.push(format!(

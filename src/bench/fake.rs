@@ -274,7 +274,12 @@ fn line_of(text: &str, needle: &str) -> Option<usize> {
 
 /// `read_file` of the lines around `needle` in the file at `path` (as the model names it).
 fn ranged_read(path: &str, on_disk: &std::path::Path, needle: &str) -> Option<(String, Value)> {
-    let text = std::fs::read_to_string(on_disk).ok()?;
+    // A fixture file the bench wrote (tens of KB): 64 MiB is far above any, and a read past it
+    // would only feed a line search.
+    let text = crate::files::read_bounded(on_disk, 64 << 20)
+        .ok()?
+        .into_text()
+        .ok()?;
     let line = line_of(&text, needle)?;
     Some((
         "read_file".to_string(),

@@ -117,26 +117,28 @@ pub fn write_scenario_workspace(name: &str, dir: &Path, size: Size) -> std::io::
 
 /// Writes the fixture crate into `dir`.
 pub fn write_workspace(dir: &Path, size: Size) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir.join("src"))?;
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    // A fresh temporary workspace: its folders and files are chatcli's own (0700 and 0600).
+    use crate::private_fs::{create_private_dirs, write_private};
+    create_private_dirs(&dir.join("src"))?;
+    write_private(
+        &dir.join("Cargo.toml"),
+        b"[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     )?;
     for (module, _) in MODULES {
-        std::fs::write(
-            dir.join("src").join(format!("{module}.rs")),
-            module_source(module, size),
+        write_private(
+            &dir.join("src").join(format!("{module}.rs")),
+            module_source(module, size).as_bytes(),
         )?;
     }
-    std::fs::write(
-        dir.join("src/main.rs"),
-        "mod eval;\nmod lexer;\nmod parser;\nmod render;\nmod store;\nmod util;\n\nfn main() {}\n",
+    write_private(
+        &dir.join("src/main.rs"),
+        b"mod eval;\nmod lexer;\nmod parser;\nmod render;\nmod store;\nmod util;\n\nfn main() {}\n",
     )?;
-    std::fs::write(
-        dir.join("run_tests.sh"),
-        "echo 'running 12 tests'\necho 'test result: ok. 12 passed; 0 failed'\n",
+    write_private(
+        &dir.join("run_tests.sh"),
+        b"echo 'running 12 tests'\necho 'test result: ok. 12 passed; 0 failed'\n",
     )?;
-    std::fs::write(dir.join("run_edit_tests.sh"), EDIT_TESTS)?;
+    write_private(&dir.join("run_edit_tests.sh"), EDIT_TESTS.as_bytes())?;
     Ok(())
 }
 

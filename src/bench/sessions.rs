@@ -81,15 +81,16 @@ fn session_file(path: &str, bytes: usize) -> String {
 
 /// Writes a peer session's files, its manifest and its test script.
 pub(super) fn write_session_workspace(name: &str, dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir.join("src"))?;
+    // A fresh temporary workspace: its folders and files are chatcli's own (0700 and 0600).
+    crate::private_fs::create_private_dirs(&dir.join("src"))?;
     for (path, bytes) in session_files(name) {
-        std::fs::write(dir.join(path), session_file(path, *bytes))?;
+        crate::private_fs::write_private(&dir.join(path), session_file(path, *bytes).as_bytes())?;
     }
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"session\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nserde = \"1\"\n",
+    crate::private_fs::write_private(
+        &dir.join("Cargo.toml"),
+        b"[package]\nname = \"session\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nserde = \"1\"\n",
     )?;
-    std::fs::write(dir.join("run_tests.sh"), SESSION_TESTS)?;
+    crate::private_fs::write_private(&dir.join("run_tests.sh"), SESSION_TESTS.as_bytes())?;
     Ok(())
 }
 

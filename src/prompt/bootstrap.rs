@@ -97,7 +97,7 @@ impl Bootstrap {
             .iter()
             .flat_map(|name| self.candidates(name))
             .map(|(path, _)| {
-                std::fs::metadata(&path)
+                crate::files::metadata(&path)
                     .ok()
                     .filter(|m| m.is_file())
                     .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()))
@@ -182,8 +182,8 @@ fn exact_name_exists(path: &Path) -> bool {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return false;
     };
-    std::fs::read_dir(dir)
-        .map(|entries| entries.flatten().any(|e| e.file_name() == name))
+    crate::files::list_dir(dir)
+        .map(|entries| entries.iter().any(|e| e.file_name() == name))
         .unwrap_or(false)
         && path.is_file()
 }

@@ -175,7 +175,10 @@ pub fn token_path(home: &Path) -> PathBuf {
 
 /// The stored OAuth token, if `chatcli auth copilot` saved one.
 pub fn stored_token(home: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(token_path(home)).ok()?;
+    // The token file chatcli wrote is ~100 bytes: 1 MiB is far above it. Read through no link
+    // planted at its path, never waiting on a FIFO.
+    let read = crate::files::read_bounded(&token_path(home), 1 << 20).ok()?;
+    let text = read.into_text().ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
     v["access_token"].as_str().map(str::to_string)
 }
@@ -254,11 +257,9 @@ pub async fn device_login(
             let path = token_path(home);
             crate::private_fs::create_private_dir(home).map_err(|e| setup(e.to_string()))?;
             let json = serde_json::json!({"access_token": token}).to_string();
-            let _ = std::fs::remove_file(&path);
-            let mut file = crate::private_fs::create_exclusive(&path)
+            // A private file beside it renamed over it: 0600, never through a planted link.
+            crate::private_fs::replace_private(&path, json.as_bytes())
                 .map_err(|e| setup(format!("{}: {e}", path.display())))?;
-            std::io::Write::write_all(&mut file, json.as_bytes())
-                .map_err(|e| setup(e.to_string()))?;
             let _ = writeln!(
                 out,
                 "Signed in; the token is stored in {} (readable only by you).",

@@ -66,7 +66,7 @@ fn read_old(file: &str, ctx: &ToolContext) -> Old {
     let Ok(path) = confine(ctx, file) else {
         return Old::Unreadable("the path leaves the workspace: the call will be refused".into());
     };
-    let meta = match std::fs::metadata(&path) {
+    let meta = match crate::files::metadata(&path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Old::Missing,
         Err(e) => return Old::Unreadable(format!("cannot read the current file ({e})")),
@@ -80,8 +80,10 @@ fn read_old(file: &str, ctx: &ToolContext) -> Old {
             meta.len()
         ));
     }
-    match std::fs::read(&path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
+    // `confine` resolved every link, so the path names the file itself; the door still refuses a
+    // link or a FIFO swapped in since, and reads at most the preview's cap.
+    match crate::files::read_bounded(&path, MAX_PREVIEW_BYTES) {
+        Ok(read) => match String::from_utf8(read.bytes) {
             Ok(text) => Old::Text(text),
             Err(_) => Old::Unreadable("the current file is not UTF-8 text".into()),
         },

@@ -148,7 +148,7 @@ impl Scratch {
 /// Deletes session logs and session directories under `sessions` older than `days`.
 /// Returns how many were removed. Only names chatcli gives its sessions are touched.
 pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
-    let Ok(entries) = std::fs::read_dir(sessions) else {
+    let Ok(entries) = crate::files::list_dir(sessions) else {
         return 0;
     };
     // A cut-off before the epoch (a huge `days`) means nothing is old enough.
@@ -158,7 +158,7 @@ pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
         return 0;
     };
     let mut removed = 0;
-    for entry in entries.flatten() {
+    for entry in entries {
         let name = entry.file_name().to_string_lossy().to_string();
         let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
         if !looks_like_session_id(stem) {
@@ -171,9 +171,9 @@ pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
         }
         let path = entry.path();
         let result = if meta.is_dir() {
-            std::fs::remove_dir_all(&path)
+            crate::files::remove_tree(&path)
         } else {
-            std::fs::remove_file(&path)
+            crate::files::remove_file(&path)
         };
         if result.is_ok() {
             removed += 1;

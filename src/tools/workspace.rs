@@ -108,9 +108,10 @@ pub fn protected_reason(ctx: &ToolContext, requested: &str) -> Option<String> {
         })
 }
 
-/// A directory handle on `root`: paths opened through it cannot resolve outside it.
-pub fn open_root(root: &Path) -> std::io::Result<cap_std::fs::Dir> {
-    cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())
+/// A directory handle on `root`: paths opened through it cannot resolve outside it (the file
+/// door's `open_dir`).
+pub fn open_root(root: &Path) -> std::io::Result<crate::files::Dir> {
+    crate::files::open_dir(root)
 }
 
 /// The message for an I/O error of a confined open: escapes and links become refusals that say
@@ -140,52 +141,23 @@ fn escaped(requested: &str) -> ToolError {
 
 /// Refuses anything that is not a regular file (a FIFO would block a read forever, a device
 /// could be endless), naming what it is.
-pub fn require_regular(requested: &str, file_type: cap_std::fs::FileType) -> Result<(), ToolError> {
+pub fn require_regular(
+    requested: &str,
+    file_type: crate::files::FileType,
+) -> Result<(), ToolError> {
     if file_type.is_file() {
         return Ok(());
     }
-    let what = if file_type.is_dir() {
-        "a directory"
-    } else if file_type.is_symlink() {
-        "a symbolic link"
-    } else {
-        #[cfg(unix)]
-        {
-            use cap_std::fs::FileTypeExt;
-            if file_type.is_fifo() {
-                "a FIFO (named pipe)"
-            } else if file_type.is_char_device() || file_type.is_block_device() {
-                "a device"
-            } else if file_type.is_socket() {
-                "a socket"
-            } else {
-                "not a regular file"
-            }
-        }
-        #[cfg(not(unix))]
-        "not a regular file"
-    };
     Err(ToolError::Failed(format!(
-        "refused: {requested} is {what}; only regular files can be read or written"
+        "refused: {requested} is {}; only regular files can be read or written",
+        crate::files::describe(file_type)
     )))
 }
 
 /// Open options that never block on a FIFO or take a terminal, and (for writes) never follow a
-/// link in the last component.
-pub fn open_options(follow_last_link: bool) -> cap_std::fs::OpenOptions {
-    use cap_fs_ext::OpenOptionsFollowExt;
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.follow(if follow_last_link {
-        cap_fs_ext::FollowSymlinks::Yes
-    } else {
-        cap_fs_ext::FollowSymlinks::No
-    });
-    #[cfg(unix)]
-    {
-        use cap_std::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    options
+/// link in the last component (the file door's `open_options`).
+pub fn open_options(follow_last_link: bool) -> crate::files::OpenOptions {
+    crate::files::open_options(follow_last_link)
 }
 
 fn expand_home(path: &str) -> PathBuf {

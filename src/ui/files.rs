@@ -131,12 +131,10 @@ impl Pager {
 }
 
 fn load(path: &str) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(PAGER_CAP)
-        .read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // A saved file is chatcli's own, in the scratch folder: read through no link planted at its
+    // path, never waiting on a FIFO, at most `PAGER_CAP` bytes.
+    let read = crate::files::read_bounded(std::path::Path::new(path), PAGER_CAP)?;
+    Ok(String::from_utf8_lossy(&read.bytes).into_owned())
 }
 
 /// The browser: the list and, when one is open, the pager.
@@ -177,7 +175,7 @@ fn newest_first(files: &[SavedFile]) -> Vec<&SavedFile> {
 }
 
 fn size_of(path: &str) -> String {
-    match std::fs::metadata(PathBuf::from(path)) {
+    match crate::files::metadata(&PathBuf::from(path)) {
         Ok(meta) => {
             let bytes = meta.len();
             if bytes < 1024 {

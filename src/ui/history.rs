@@ -6,7 +6,8 @@
 //! back. A history that cannot be read or written is an inconvenience, never an error: the
 //! session goes on with what it has in memory.
 
-use std::io::Write;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -37,15 +38,9 @@ pub struct PromptHistory {
 impl PromptHistory {
     /// Loads `path` (missing or unreadable: empty), keeping at most `MAX_ENTRIES`.
     pub fn load(path: &Path, secrets: Secrets) -> Self {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let mut entries: Vec<String> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
-            .map(|e| e.text)
-            .filter(|t| !t.trim().is_empty())
-            .collect();
-        if entries.len() > MAX_ENTRIES {
-            entries.drain(..entries.len() - MAX_ENTRIES);
+        let (entries, over) = read_entries(path);
+        let entries: Vec<String> = entries.into();
+        if over {
             rewrite(path, &entries);
         }
         PromptHistory {
@@ -132,15 +127,43 @@ impl PromptHistory {
     }
 }
 
-fn private_append(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+/// The last `MAX_ENTRIES` entries of the history file, and whether it held more. Streamed line by
+/// line through the file door (a link planted at the path or a FIFO is refused, and reads as an
+/// empty history): a history that grew past its trim is never held whole.
+fn read_entries(path: &Path) -> (VecDeque<String>, bool) {
+    let mut entries = VecDeque::new();
+    let mut over = false;
+    let Ok(file) = crate::files::open_regular(path) else {
+        return (entries, over);
+    };
+    let mut reader = BufReader::new(file);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        match reader.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "stopped reading the prompt history");
+                break;
+            }
+        }
+        let Some(entry) = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|l| serde_json::from_str::<Entry>(l.trim_end_matches(['\n', '\r'])).ok())
+        else {
+            continue;
+        };
+        if entry.text.trim().is_empty() {
+            continue;
+        }
+        entries.push_back(entry.text);
+        if entries.len() > MAX_ENTRIES {
+            entries.pop_front();
+            over = true;
+        }
     }
-    options.open(path)
+    (entries, over)
 }
 
 fn line(text: &str) -> String {
@@ -151,7 +174,8 @@ fn line(text: &str) -> String {
 }
 
 fn append(path: &Path, text: &str) {
-    let result = private_append(path).and_then(|mut f| writeln!(f, "{}", line(text)));
+    let result = crate::private_fs::append_private(path, true)
+        .and_then(|mut f| writeln!(f, "{}", line(text)));
     if let Err(e) = result {
         tracing::warn!(path = %path.display(), error = %e, "cannot append to the prompt history");
     }
@@ -159,15 +183,9 @@ fn append(path: &Path, text: &str) {
 
 fn rewrite(path: &Path, entries: &[String]) {
     let body: String = entries.iter().map(|e| line(e) + "\n").collect();
-    let tmp = path.with_extension("jsonl.tmp");
-    let result = std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, path));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    }
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
+    // `history.jsonl.tmp` beside it, 0600, renamed over it: never half a history, never through
+    // a planted link.
+    if let Err(e) = crate::private_fs::replace_private(path, body.as_bytes()) {
         tracing::warn!(path = %path.display(), error = %e, "cannot trim the prompt history");
     }
 }

@@ -157,8 +157,11 @@ pub fn workspace_label(workspace: &std::path::Path) -> String {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| workspace.display().to_string());
     let root = crate::project::project_root(workspace);
-    let branch = std::fs::read_to_string(root.join(".git").join("HEAD"))
+    // `.git/HEAD` holds one ref name (tens of bytes): 64 KiB is far above any real one. Read
+    // through no link at HEAD itself, never waiting on a FIFO planted there.
+    let branch = crate::files::read_bounded(&root.join(".git").join("HEAD"), 64 << 10)
         .ok()
+        .and_then(|read| String::from_utf8(read.bytes).ok())
         .and_then(|head| {
             head.trim()
                 .strip_prefix("ref: refs/heads/")
