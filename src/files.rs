@@ -190,6 +190,18 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     open_checked(path, false)
 }
 
+/// Opens the regular file at `path` for a streamed read, following links: a file the user named
+/// to import (`chatcli memory import FILE`). A FIFO or a device is refused without blocking.
+pub fn open_following(path: &Path) -> std::io::Result<File> {
+    open_checked(path, true)
+}
+
+/// Renames `from` to `to` (same folder or file system); a link at either is renamed or replaced
+/// itself, never followed.
+pub fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::rename(from, to)
+}
+
 /// Reads at most `cap` bytes of the regular file at `path`, following links: for the user's own
 /// settings, skills and agents, which a dotfiles manager often links into place. A FIFO or a
 /// device is refused without blocking.

@@ -19,8 +19,8 @@ pub mod embedding;
 pub mod keywords;
 pub mod recall;
 
+use crate::files::File;
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -212,11 +212,12 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Store, MemoryError> {
         let mut facts = read_facts(&dir.join("facts.jsonl"))?;
         fold_accesses(&mut facts, &read_accesses(&dir.join(ACCESS_LOG)));
-        let profile = match std::fs::read_to_string(dir.join("profile.json")) {
-            Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Profile::default(),
-            Err(e) => return Err(io(&dir.join("profile.json"))(e)),
-        };
+        let profile =
+            match crate::files::read_bounded(&dir.join("profile.json"), MAX_SMALL_FILE_BYTES) {
+                Ok(read) => serde_json::from_slice(&read.bytes).unwrap_or_default(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Profile::default(),
+                Err(e) => return Err(io(&dir.join("profile.json"))(e)),
+            };
         Ok(Store {
             dir: dir.to_path_buf(),
             facts,
@@ -357,7 +358,7 @@ impl Store {
         // first, so a recall appending meanwhile starts a new record instead of being lost.
         let record = self.dir.join(ACCESS_LOG);
         let folding = self.dir.join(format!("{ACCESS_LOG}.compacting"));
-        let accesses = match std::fs::rename(&record, &folding) {
+        let accesses = match crate::files::rename(&record, &folding) {
             Ok(()) => read_accesses(&folding),
             Err(_) => Vec::new(),
         };
@@ -371,13 +372,13 @@ impl Store {
         }
         if let Err(e) = write_atomic(&self.dir.join("facts.jsonl"), &facts_jsonl(&facts)) {
             // Not folded after all: the recalls go back to the record.
-            if let Ok(bytes) = std::fs::read(&folding) {
-                let _ = open_access_record(&record).and_then(|mut f| f.write_all(&bytes));
+            if let Ok(read) = crate::files::read_bounded(&folding, MAX_ACCESS_BYTES) {
+                let _ = open_access_record(&record).and_then(|mut f| f.write_all(&read.bytes));
             }
-            let _ = std::fs::remove_file(&folding);
+            let _ = crate::files::remove_file(&folding);
             return Err(e);
         }
-        let _ = std::fs::remove_file(&folding);
+        let _ = crate::files::remove_file(&folding);
         write_atomic(&self.dir.join("MEMORY.md"), memory_md(&facts).as_bytes())?;
         self.facts = facts;
         Ok(out)
@@ -404,22 +405,21 @@ struct Access {
 
 /// Opens the access record to append (created 0600, never through a symlink).
 fn open_access_record(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path)
+    crate::private_fs::append_private(path, true)
 }
+
+/// Bytes of `profile.json` or a lock file read at most.
+const MAX_SMALL_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Bytes of the access record read at most (a line per recall; compacted at every write).
+const MAX_ACCESS_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The recalls recorded at `path` (none when it is missing; unreadable lines are skipped).
 fn read_accesses(path: &Path) -> Vec<Access> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(read) = crate::files::read_bounded(path, MAX_ACCESS_BYTES) else {
         return Vec::new();
     };
-    text.lines()
+    String::from_utf8_lossy(&read.bytes)
+        .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect()
 }
@@ -545,7 +545,7 @@ fn insert(
 }
 
 fn read_facts(path: &Path) -> Result<Vec<Fact>, MemoryError> {
-    let file = match File::open(path) {
+    let file = match crate::files::open_regular(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io(path)(e)),
@@ -642,9 +642,9 @@ struct Lock {
 
 /// Whether the process that wrote this lock file has gone.
 fn holder_gone(path: &Path) -> bool {
-    let Some(pid) = std::fs::read_to_string(path)
+    let Some(pid) = crate::files::read_bounded(path, 64)
         .ok()
-        .and_then(|t| t.trim().parse::<i32>().ok())
+        .and_then(|r| String::from_utf8_lossy(&r.bytes).trim().parse::<i32>().ok())
         .filter(|pid| *pid > 0)
     else {
         return false;
@@ -674,19 +674,19 @@ impl Lock {
                     writeln!(file, "{}", std::process::id())
                         .and_then(|()| file.flush())
                         .map_err(|e| {
-                            let _ = std::fs::remove_file(&path);
+                            let _ = crate::files::remove_file(&path);
                             io(&path)(e)
                         })?;
                     return Ok(Lock { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let old = std::fs::metadata(&path)
+                    let old = crate::files::metadata_nofollow(&path)
                         .and_then(|m| m.modified())
                         .map(|m| m.elapsed().unwrap_or_default() > STALE_LOCK)
                         .unwrap_or(false);
                     if old || holder_gone(&path) {
                         tracing::info!(path = %path.display(), "taking over a stale memory lock");
-                        let _ = std::fs::remove_file(&path);
+                        let _ = crate::files::remove_file(&path);
                         continue;
                     }
                     if started.elapsed() > LOCK_WAIT {
@@ -702,7 +702,7 @@ impl Lock {
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = crate::files::remove_file(&self.path);
     }
 }
 

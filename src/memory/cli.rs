@@ -90,7 +90,7 @@ pub fn run(
         }
         Action::Import { file } => {
             let path = Path::new(&file);
-            let handle = std::fs::File::open(path).map_err(|source| MemoryError::Io {
+            let handle = crate::files::open_following(path).map_err(|source| MemoryError::Io {
                 path: file.clone(),
                 source,
             })?;

@@ -169,11 +169,15 @@ fn floats(value: &Value) -> Vec<f32> {
 
 /// Cached vectors by fact id.
 pub fn load_cache(path: &Path) -> HashMap<String, Vec<f32>> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    use std::io::BufRead;
+    // Streamed: the cache grows by a line per fact and is never read whole.
+    let Ok(file) = crate::files::open_regular(path) else {
         return HashMap::new();
     };
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    std::io::BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
         .filter_map(|v| {
             let id = v["id"].as_str()?.to_string();
             Some((id, floats(&v["v"])))
@@ -186,14 +190,7 @@ pub fn append_cache(path: &Path, entries: &[(String, Vec<f32>)]) -> std::io::Res
     if let Some(dir) = path.parent() {
         crate::private_fs::create_private_dir(dir)?;
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
+    let mut file = crate::private_fs::append_private(path, true)?;
     for (id, v) in entries {
         writeln!(file, "{}", json!({"id": id, "v": v}))?;
     }
