@@ -184,6 +184,7 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         last_marker: None,
         tip_shown: false,
         prompt_starts: rewind::prompt_starts(&history),
+        folded_prompts: 0,
         snapshots: Arc::clone(&snapshots),
         logged,
         provider,
@@ -270,6 +271,9 @@ struct Agent {
     snapshots: Arc<std::sync::Mutex<rewind::FileSnapshots>>,
     /// Where each prompt of the session starts in the history (`None`: it was refused).
     prompt_starts: Vec<Option<usize>>,
+    /// Prompts numbered below this were folded into a compaction summary: `/rewind` cannot
+    /// reach before them.
+    folded_prompts: usize,
     /// The MCP tools as offered, frozen until a server's tool list changes.
     mcp_tools: Option<crate::mcp::McpToolSet>,
     /// Project MCP servers the user was asked about.

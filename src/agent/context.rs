@@ -306,7 +306,20 @@ impl Agent {
             .iter()
             .map(|m| serde_json::to_vec(m).map_or(0, |b| b.len()))
             .sum();
+        // Where each prompt starts after the fold: the kept messages move up to just after the
+        // summary (or into the message that carries it); prompts inside the fold are gone.
+        let merged = self.history.get(cut).is_some_and(|m| m.role == Role::User);
         self.history = summary::fold(&self.history, cut, text.trim());
+        for (number, start) in self.prompt_starts.iter_mut().enumerate() {
+            match *start {
+                Some(at) if at >= cut => *start = Some(at - cut + usize::from(!merged)),
+                Some(_) => {
+                    *start = None;
+                    self.folded_prompts = self.folded_prompts.max(number + 1);
+                }
+                None => {}
+            }
+        }
         self.emit(AgentEvent::Notice {
             message: format!(
                 "compacted: {cut} earlier messages (~{} tokens) replaced by a summary of ~{} tokens",

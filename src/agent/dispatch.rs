@@ -292,6 +292,7 @@ impl Agent {
             tip_shown: true,
             snapshots: Arc::clone(&self.snapshots),
             prompt_starts: Vec::new(),
+            folded_prompts: 0,
             mcp_tools: None,
             mcp_asked: Vec::new(),
             options,

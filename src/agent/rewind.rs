@@ -324,6 +324,16 @@ impl super::Agent {
 
     /// `/rewind`: back to before prompt `prompt`, its files restored.
     pub(super) fn rewind(&mut self, prompt: usize) {
+        if prompt < self.folded_prompts {
+            self.emit(crate::protocol::AgentEvent::Notice {
+                message: format!(
+                    "cannot rewind to prompt {}: it was compacted into a summary; the earliest prompt /rewind can reach is {}",
+                    prompt + 1,
+                    self.folded_prompts + 1
+                ),
+            });
+            return;
+        }
         let Some(start) = self.prompt_starts.iter().skip(prompt).find_map(|s| *s) else {
             self.emit(crate::protocol::AgentEvent::Notice {
                 message: format!(
@@ -334,7 +344,23 @@ impl super::Agent {
             return;
         };
         let dropped = self.history.len().saturating_sub(start);
+        // The compaction summary rides at the front of the first kept message: rewinding to
+        // that message keeps the summary (the next prompt merges into it).
+        let summary = self
+            .history
+            .get(start)
+            .and_then(|m| m.content.first())
+            .filter(|b| {
+                matches!(b, ContentBlock::Text { text } if text.starts_with(super::summary::SUMMARY_MARK))
+            })
+            .cloned();
         self.history.truncate(start);
+        if let Some(summary) = summary {
+            self.history.push(Message {
+                role: Role::User,
+                content: vec![summary],
+            });
+        }
         self.prompt_starts.truncate(prompt);
         self.sink
             .append_history(&crate::session_log::HistoryRecord::HistoryReset {

@@ -35,9 +35,12 @@ fn holds_results(message: &Message) -> bool {
             .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
 }
 
+/// How the text that carries a compaction summary begins.
+pub const SUMMARY_MARK: &str = "[Summary of the ";
+
 /// The history with everything before `cut` replaced by `summary`.
 pub fn fold(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
-    let text = format!("[Summary of the {cut} earlier messages of this conversation]\n{summary}");
+    let text = format!("{SUMMARY_MARK}{cut} earlier messages of this conversation]\n{summary}");
     let mut folded = Vec::with_capacity(history.len() - cut + 1);
     match history.get(cut) {
         Some(first) if first.role == Role::User => {

@@ -75,6 +75,8 @@ pub struct App {
     pub requests: Vec<crate::protocol::UsageFigures>,
     /// Whether the cache chart is shown under the tool panel (Ctrl+G).
     pub show_chart: bool,
+    /// Lines of F1's help scrolled off the top.
+    pub help_scroll: usize,
     ops: UnboundedSender<Op>,
     running: bool,
     quit_armed: Option<Instant>,
@@ -150,6 +152,7 @@ impl App {
             cost_view: None,
             requests: Vec::new(),
             show_chart: true,
+            help_scroll: 0,
             ops,
             running: false,
             quit_armed: None,
@@ -430,9 +433,20 @@ impl App {
             return;
         }
         if let Some(overlay) = self.overlay {
+            let page = self.page();
             match key.code {
                 KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
                 KeyCode::F(1) if overlay == Overlay::Help => self.overlay = None,
+                KeyCode::Down if overlay == Overlay::Help => self.help_scroll += 1,
+                KeyCode::Up if overlay == Overlay::Help => {
+                    self.help_scroll = self.help_scroll.saturating_sub(1)
+                }
+                KeyCode::PageDown if overlay == Overlay::Help => self.help_scroll += page,
+                KeyCode::PageUp if overlay == Overlay::Help => {
+                    self.help_scroll = self.help_scroll.saturating_sub(page)
+                }
+                KeyCode::Home if overlay == Overlay::Help => self.help_scroll = 0,
+                KeyCode::End if overlay == Overlay::Help => self.help_scroll = usize::MAX / 2,
                 // Typing over a read-only overlay closes it and goes on in the composer.
                 KeyCode::Char(_) if !ctrl => {
                     self.overlay = None;

@@ -165,9 +165,20 @@ impl HistoryCell {
     }
 }
 
+/// A notice or an error: the prefix on its first line, every line of the text kept (a
+/// `/skill show` body or a `/context` listing is several lines), each wrapped and indented.
 fn prefixed(text: &str, prefix: &str, style: Style, width: usize) -> Vec<Line<'static>> {
-    let spans = vec![Span::styled(format!("{prefix}{text}"), style)];
-    wrap_spans(&spans, width, prefix.width())
+    let indent = " ".repeat(prefix.width());
+    let mut lines = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let lead = if i == 0 { prefix } else { indent.as_str() };
+        let spans = vec![Span::styled(format!("{lead}{raw}"), style)];
+        lines.extend(wrap_spans(&spans, width, prefix.width()));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(prefix.to_string(), style)));
+    }
+    lines
 }
 
 fn user_lines(text: &str, width: usize) -> Vec<Line<'static>> {

@@ -1,4 +1,5 @@
-//! The help overlay (F1): keys and slash commands. Esc closes it.
+//! The help overlay (F1): every key and every slash command. It scrolls (↑/↓, PgUp/PgDn,
+//! Home/End) when the terminal is too short to show them all, and says so; Esc closes it.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -8,18 +9,28 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 /// Keys, as (key, what it does); the slash commands come from `commands::COMMANDS`.
 pub const KEYS: &[(&str, &str)] = &[
-    ("Enter", "send the prompt"),
+    ("Enter", "send the prompt (while a turn runs: queue it)"),
     ("Shift+Enter, Ctrl+J", "new line in the prompt"),
+    ("↑ / ↓", "earlier / later prompts (history)"),
+    ("Ctrl+R", "search the prompt history"),
+    ("/", "a slash command (Tab completes)"),
+    ("@", "mention a file or folder (@git: status and diff)"),
+    ("Esc", "interrupt; else drop the newest queued prompt"),
     ("Shift+Tab", "cycle mode: chat → agent → coder"),
     ("PageUp / PageDown", "scroll the chat (mouse wheel too)"),
     ("End", "back to the newest message"),
-    ("Ctrl+C", "interrupt; twice within 2 s to quit"),
+    ("Ctrl+C", "clear the prompt, interrupt; twice in 2 s quits"),
     ("Ctrl+D", "quit (on an empty prompt)"),
+    ("Ctrl+X", "edit the prompt in $VISUAL / $EDITOR"),
+    ("Ctrl+B", "tool panel over the chat (narrow terminals)"),
     ("Ctrl+T", "transcript: every tool call's full result"),
     ("Ctrl+↑ / Ctrl+↓", "select a tool call; Enter opens it"),
     ("Ctrl+O", "saved files browser"),
     ("Ctrl+G", "show or hide the per-request cache chart"),
-    ("y / a / n, Esc", "approval: once / always / deny"),
+    (
+        "y / a a / n, Esc",
+        "approval: once / always (press twice) / deny",
+    ),
     ("F1", "this help; Esc closes any overlay"),
 ];
 
@@ -42,19 +53,34 @@ fn entries(dynamic: &[super::commands::DynamicCommand]) -> Vec<(String, String)>
     keys.chain(commands).chain(added).collect()
 }
 
-/// Draws the overlay centred in `area`.
-pub fn render(area: Rect, buf: &mut Buffer, dynamic: &[super::commands::DynamicCommand]) {
+/// Lines of the overlay: keys, then commands.
+pub fn line_count(dynamic: &[super::commands::DynamicCommand]) -> usize {
+    entries(dynamic).len()
+}
+
+/// Draws the overlay centred in `area`, from line `scroll` (clamped to what can scroll).
+pub fn render(
+    area: Rect,
+    buf: &mut Buffer,
+    dynamic: &[super::commands::DynamicCommand],
+    scroll: &mut usize,
+) {
     let width = 90.min(area.width);
     let entries = entries(dynamic);
     let height = (entries.len() as u16 + 2).min(area.height);
+    let visible = (height as usize).saturating_sub(2).max(1);
+    let max_scroll = entries.len().saturating_sub(visible);
+    *scroll = (*scroll).min(max_scroll);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
     let lines: Vec<Line> = entries
         .into_iter()
+        .skip(*scroll)
+        .take(visible)
         .map(|(key, what)| {
             Line::from(vec![
                 Span::styled(
-                    format!(" {key:<26}"),
+                    format!(" {key:<21}"),
                     Style::new()
                         .fg(Color::LightCyan)
                         .add_modifier(Modifier::BOLD),
@@ -63,8 +89,18 @@ pub fn render(area: Rect, buf: &mut Buffer, dynamic: &[super::commands::DynamicC
             ])
         })
         .collect();
+    let title = if max_scroll == 0 {
+        " Help · Esc to close ".to_string()
+    } else if *scroll >= max_scroll {
+        " Help · end · ↑/PgUp back · Esc to close ".to_string()
+    } else {
+        format!(
+            " Help · {} more below: ↓/PgDn · Esc to close ",
+            max_scroll - *scroll
+        )
+    };
     Paragraph::new(lines)
-        .block(overlay_frame(" Help · Esc to close ", Color::LightBlue))
+        .block(overlay_frame(&title, Color::LightBlue))
         .render(rect, buf);
 }
 

@@ -516,6 +516,73 @@ async fn a_large_read_is_whole_once_then_a_pointer_the_model_can_follow() {
     );
 }
 
+/// `/compact` then `/rewind`: the next request is the conversation as it was before the
+/// rewound prompt (summary included), and a prompt folded into the summary is refused.
+#[tokio::test]
+async fn rewind_after_compact_drops_the_prompt_from_the_next_request() {
+    let mut script = Vec::new();
+    for i in 0..6 {
+        script.push(respond(&format!("answer {i}"), &[]));
+    }
+    script.push(respond("The user counted rounds.", &[]));
+    script.push(respond("ok", &[]));
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut s = session(provider, |o| o.early_exit = false);
+    for i in 0..6 {
+        prompt(&mut s, &format!("round {i}")).await;
+    }
+    s.handle.ops.send(Op::Compact).expect("agent alive");
+    events_until(
+        &mut s.handle,
+        |e| matches!(e, AgentEvent::Notice { message } if message.starts_with("compacted")),
+    )
+    .await;
+    // Prompt 6 ("round 5") is kept whole after the fold; rewind to it.
+    s.handle
+        .ops
+        .send(Op::Rewind { prompt: 5 })
+        .expect("agent alive");
+    let events = events_until(
+        &mut s.handle,
+        |e| matches!(e, AgentEvent::Notice { message } if message.starts_with("rewound")),
+    )
+    .await;
+    let rewound = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Notice { message } if message.starts_with("rewound") => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .expect("notice");
+    assert!(!rewound.contains("(0 messages dropped)"), "{rewound}");
+    prompt(&mut s, "instead").await;
+    let after = s.provider.requests().last().cloned().expect("request");
+    let all: String = after
+        .messages
+        .iter()
+        .map(|m| m.text())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        !all.contains("round 5"),
+        "the rewound prompt is gone: {all}"
+    );
+    assert!(all.contains("round 4"), "the prompt before it stays: {all}");
+    assert!(all.contains("instead"), "{all}");
+    // Prompt 1 was folded into the summary: refused, with the reason.
+    s.handle
+        .ops
+        .send(Op::Rewind { prompt: 0 })
+        .expect("agent alive");
+    let events = events_until(&mut s.handle, |e| {
+        matches!(e, AgentEvent::Notice { message } if message.contains("compacted into a summary"))
+    })
+    .await;
+    assert!(!events.is_empty());
+}
+
 #[tokio::test]
 async fn compact_folds_older_turns_into_a_model_summary() {
     let mut script = Vec::new();

@@ -93,13 +93,23 @@ fn enter_while_a_turn_runs_queues_and_esc_removes_the_newest() {
         "{screen}"
     );
     snapshot_sizes("queued", &mut app);
+    // Esc interrupts first; the queue is kept.
+    app.handle_key(key(KeyCode::Esc));
+    assert_eq!(drain(&mut ops), vec![Op::Interrupt]);
+    assert_eq!(app.queue.len(), 2, "the queue is kept");
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "interrupted".into(),
+    });
+    assert!(
+        drain(&mut ops).is_empty(),
+        "after an interrupt the queue waits"
+    );
+    // Nothing runs now: Esc drops the newest queued prompt.
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(app.queue.len(), 1, "Esc removed the newest queued prompt");
-    assert!(drain(&mut ops).is_empty(), "and did not interrupt");
-    app.handle_agent_event(AgentEvent::TurnFinished {
-        text: "done".into(),
-        stop_reason: "end_turn".into(),
-    });
+    // Enter on an empty prompt sends the next one.
+    app.handle_key(key(KeyCode::Enter));
     assert_eq!(
         drain(&mut ops),
         vec![Op::Submit {
@@ -107,9 +117,7 @@ fn enter_while_a_turn_runs_queues_and_esc_removes_the_newest() {
             mode: Mode::Agent
         }]
     );
-    // With nothing queued, Esc interrupts the running turn.
-    app.handle_key(key(KeyCode::Esc));
-    assert_eq!(drain(&mut ops), vec![Op::Interrupt]);
+    assert!(app.queue.is_empty());
 }
 
 #[test]

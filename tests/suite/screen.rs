@@ -268,3 +268,114 @@ fn approval_modal_asks_and_answers_through_the_channel() {
     );
     assert!(!screen_text(&draw(&mut app)).contains("Approve tool call?"));
 }
+
+/// A notice of several lines (`/skill show`, `/context`) keeps its lines, at both sizes.
+#[test]
+fn a_multi_line_notice_keeps_its_lines() {
+    let (mut app, _ops) = app(Mode::Agent);
+    app.handle_agent_event(AgentEvent::Notice {
+        message: "skill deploy (15 tokens)\nHow to deploy\n1. Run the tests.\n2. Tag the release."
+            .into(),
+    });
+    for (width, height) in [(80, 24), (200, 60)] {
+        let screen = crate::common::screen_at(&mut app, width, height);
+        let rows: Vec<&str> = screen.lines().collect();
+        let lines = [
+            "skill deploy (15 tokens)",
+            "How to deploy",
+            "1. Run the tests.",
+            "2. Tag the release.",
+        ];
+        for line in lines {
+            let row = rows
+                .iter()
+                .find(|r| r.contains(line))
+                .unwrap_or_else(|| panic!("{line:?} is shown:\n{screen}"));
+            let others = lines
+                .iter()
+                .filter(|l| **l != line && row.contains(**l))
+                .count();
+            assert_eq!(others, 0, "{line:?} on its own line:\n{screen}");
+        }
+        assert_snapshot!(format!("multi_line_notice_{width}x{height}"), screen);
+    }
+}
+
+/// Typed text of any script never crashes the key handler and the command parser.
+#[test]
+fn unicode_after_a_slash_or_an_at_sign_is_handled() {
+    for line in ["/ é", "/é", "@é", "/é é", "@ é", "/ü/é"] {
+        let (mut app, _ops) = app(Mode::Agent);
+        for c in line.chars() {
+            app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        draw(&mut app);
+        app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        draw(&mut app);
+    }
+}
+
+/// F1 at 80×24 scrolls to every command and lists the keys people look for first.
+#[test]
+fn help_scrolls_to_every_command_and_lists_the_keys() {
+    let (mut app, _ops) = app(Mode::Agent);
+    app.handle_key(KeyEvent::new(KeyCode::F(1), KeyModifiers::NONE));
+    let first = crate::common::screen_at(&mut app, 80, 24);
+    assert!(first.contains("more below"), "{first}");
+    assert_snapshot!("help_80x24_top", first.clone());
+    let mut seen = first;
+    for _ in 0..20 {
+        app.handle_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+        let screen = crate::common::screen_at(&mut app, 80, 24);
+        seen.push_str(&screen);
+        if screen.contains("Help · end") {
+            break;
+        }
+    }
+    assert!(seen.contains("Help · end"), "the end is reached and said");
+    for command in chatcli::ui::commands::COMMANDS {
+        assert!(
+            seen.contains(&format!("/{}", command.name)),
+            "/{} in help",
+            command.name
+        );
+    }
+    for key in ["Ctrl+R", "Ctrl+X", "Ctrl+B", "Esc", "↑ / ↓", "@"] {
+        assert!(seen.contains(key), "{key} in help");
+    }
+    let wide = crate::common::screen_at(&mut app, 200, 60);
+    assert_snapshot!("help_200x60", wide);
+}
+
+/// Esc interrupts first, the queue waits after an interrupt, and Enter on an empty prompt
+/// sends the next queued prompt.
+#[test]
+fn esc_interrupts_first_and_the_queue_waits() {
+    let (mut app, mut ops) = app(Mode::Agent);
+    for c in "first".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    for c in "second".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    while ops.try_recv().is_ok() {}
+    app.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert_eq!(ops.try_recv().ok(), Some(chatcli::protocol::Op::Interrupt));
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "interrupted".into(),
+    });
+    assert!(
+        ops.try_recv().is_err(),
+        "the queued prompt waits after an interrupt"
+    );
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("queued prompt(s) wait"), "{screen}");
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(
+        matches!(ops.try_recv(), Ok(chatcli::protocol::Op::Submit { text, .. }) if text == "second"),
+        "Enter on an empty prompt sends it"
+    );
+}

@@ -208,9 +208,15 @@ impl App {
                 self.status.streamed_bytes = 0;
                 self.tools.cancel_running();
                 if stop_reason == "interrupted" {
-                    self.chat.push(CellKind::Notice("interrupted".into()));
-                }
-                if !self.queue.is_empty() {
+                    self.chat.push(CellKind::Notice(if self.queue.is_empty() {
+                        "interrupted".into()
+                    } else {
+                        format!(
+                            "interrupted; {} queued prompt(s) wait: Enter on an empty prompt sends the next, Esc drops the newest",
+                            self.queue.len()
+                        )
+                    }));
+                } else if !self.queue.is_empty() {
                     let (shown, full, mode) = self.queue.remove(0);
                     self.start_prompt(shown, full, mode);
                 }

@@ -33,7 +33,10 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => self.esc(),
-            KeyCode::F(1) => self.overlay = Some(Overlay::Help),
+            KeyCode::F(1) => {
+                self.help_scroll = 0;
+                self.overlay = Some(Overlay::Help);
+            }
             KeyCode::Char('t') if ctrl => self.open_transcript(None),
             KeyCode::Up if ctrl => self.tools.select(-1),
             KeyCode::Down if ctrl => self.tools.select(1),
@@ -50,6 +53,16 @@ impl App {
                 }
             }
             KeyCode::BackTab => self.set_mode(self.status.mode.cycle()),
+            // After an interrupt the queue waits for the user: Enter on an empty prompt sends it.
+            KeyCode::Enter
+                if key.modifiers.is_empty()
+                    && self.composer.is_empty()
+                    && !self.running
+                    && !self.queue.is_empty() =>
+            {
+                let (shown, full, mode) = self.queue.remove(0);
+                self.start_prompt(shown, full, mode);
+            }
             KeyCode::PageUp => self.chat.scroll_up(self.page()),
             KeyCode::PageDown => self.chat.scroll_down(self.page()),
             KeyCode::End if !self.chat.following() => self.chat.follow(),
@@ -116,15 +129,16 @@ impl App {
         false
     }
 
-    /// Esc: closes what is open, else drops the newest queued prompt, else interrupts.
+    /// Esc: closes what is open, else interrupts the running turn (the queue waits), else drops
+    /// the newest queued prompt.
     fn esc(&mut self) {
         if self.panel_overlay {
             self.panel_overlay = false;
-        } else if let Some((shown, _, _)) = self.queue.pop() {
-            self.notice(format!("removed from the queue: {shown}"));
         } else if self.running {
             self.send(Op::Interrupt);
             self.notice("interrupting…");
+        } else if let Some((shown, _, _)) = self.queue.pop() {
+            self.notice(format!("removed from the queue: {shown}"));
         }
     }
 

@@ -217,7 +217,9 @@ impl App {
 
     fn render_overlay(&mut self, area: Rect, buf: &mut Buffer) {
         match self.overlay {
-            Some(Overlay::Help) => help::render(area, buf, &self.dynamic_commands),
+            Some(Overlay::Help) => {
+                help::render(area, buf, &self.dynamic_commands, &mut self.help_scroll)
+            }
             Some(Overlay::Files) => files::render(&self.files_view, &self.saved_files, area, buf),
             Some(Overlay::Cache) => crate::ui::cache::render(self.cache_view.as_ref(), area, buf),
             Some(Overlay::Resume) => files::render_sessions(self.resume_picker.as_ref(), area, buf),
