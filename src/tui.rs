@@ -108,7 +108,7 @@ async fn event_loop(
             options.session_id = crate::session::new_session_id();
             options.resume = None;
             (handle, app) = start_session(&provider, options.clone(), setup);
-            app.notice_error(format!(
+            app.notice_done(format!(
                 "new session; the previous one is resumable with chatcli --resume {old}"
             ));
             request(&mut next_frame, Instant::now(), last_frame);
@@ -124,7 +124,7 @@ async fn event_loop(
                     provider = next_provider;
                     options = next_options;
                     (handle, app) = start_session(&provider, options.clone(), setup);
-                    app.notice_error(format!(
+                    app.notice_done(format!(
                         "now on {} · {}: the conversation goes on; this provider's prompt cache starts cold",
                         provider.label(),
                         provider.model()
@@ -240,7 +240,7 @@ fn start_session(
     if let Some((events, skipped)) = replay {
         app.replay(events);
         if skipped > 0 {
-            app.notice_error(format!("resumed: skipped {skipped} unreadable line(s) of the session log (a crash mid-write)"));
+            app.notice_done(format!("resumed: skipped {skipped} unreadable line(s) of the session log (a crash mid-write)"));
         }
     }
     (handle, app)

@@ -160,7 +160,7 @@ impl Config {
             ),
             (
                 "prompt cache TTL",
-                format!("{:?}", self.cache_ttl),
+                self.cache_ttl.name().to_string(),
                 source(None, &["CHATCLI_PROMPT_CACHE_TTL"], env, None),
             ),
             (

@@ -27,6 +27,16 @@ pub enum CacheTtl {
     OneHour,
 }
 
+impl CacheTtl {
+    /// The value `CHATCLI_PROMPT_CACHE_TTL` takes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheTtl::FiveMinutes => "5m",
+            CacheTtl::OneHour => "1h",
+        }
+    }
+}
+
 /// An Anthropic Messages client.
 pub struct Anthropic {
     http: Http,

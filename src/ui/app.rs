@@ -256,6 +256,12 @@ impl App {
         self.chat.push(CellKind::Error(message));
     }
 
+    /// Shows a line in the transcript that says something went as asked (never drawn as an
+    /// error).
+    pub fn notice_done(&mut self, message: String) {
+        self.chat.push(CellKind::Notice(message));
+    }
+
     /// Rebuilds the screen of a resumed session from its logged events.
     pub fn replay(&mut self, events: Vec<AgentEvent>) {
         for event in events {

@@ -36,6 +36,8 @@ pub struct StatusBar {
     pub busy: bool,
     /// A transient notice and when it expires (drawn by the app on the composer's border).
     pub notice: Option<(String, Instant)>,
+    /// A retry waiting: when it is sent, and what to say after the seconds left.
+    pub retry: Option<(Instant, String)>,
     /// What tools may do without asking.
     pub permission: Permission,
     /// The working directory's name and git branch (`project ⎇ main`).
@@ -60,6 +62,7 @@ impl StatusBar {
             last_input: 0,
             busy: false,
             notice: None,
+            retry: None,
             permission: Permission::Ask,
             sandbox: String::new(),
             workspace: String::new(),

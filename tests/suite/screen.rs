@@ -379,3 +379,35 @@ fn esc_interrupts_first_and_the_queue_waits() {
         "Enter on an empty prompt sends it"
     );
 }
+
+/// The retry countdown counts and ends with the work; "interrupting…" ends with the turn.
+#[test]
+fn transient_notices_count_down_and_end_with_the_work() {
+    let (mut app, _ops) = app(Mode::Agent);
+    for c in "go".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    app.handle_agent_event(AgentEvent::Retrying {
+        attempt: 1,
+        max: 3,
+        wait_ms: 2_500,
+        reason: "529 overloaded".into(),
+    });
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("retrying in 3s"), "{screen}");
+    std::thread::sleep(Duration::from_millis(1_100));
+    let screen = screen_text(&draw(&mut app));
+    assert!(
+        screen.contains("retrying in 2s"),
+        "the countdown counts: {screen}"
+    );
+    app.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "interrupted".into(),
+    });
+    let screen = screen_text(&draw(&mut app));
+    assert!(!screen.contains("retrying in"), "{screen}");
+    assert!(!screen.contains("interrupting…"), "{screen}");
+}

@@ -31,6 +31,7 @@ impl App {
                 usage: None,
             }),
             AgentEvent::TextDelta { text } => {
+                self.status.retry = None;
                 self.status.streamed(text.len());
                 self.with_assistant(|t, _, _| t.push_str(&text))
             }
@@ -188,19 +189,31 @@ impl App {
                 wait_ms,
                 reason,
             } => {
-                let secs = (wait_ms as f64 / 1000.0).ceil() as u64;
+                // Counted down on the border each second until the request goes again.
                 let until = Instant::now() + Duration::from_millis(wait_ms);
-                self.status.notice = Some((
-                    format!("retrying in {secs}s (attempt {attempt}/{max}): {reason}"),
-                    until,
-                ));
-                self.wake_at = Some(until);
+                self.status.retry = Some((until, format!("(attempt {attempt}/{max}): {reason}")));
+                self.wake_at = Some(Instant::now() + Duration::from_millis(wait_ms.min(1000)));
             }
-            AgentEvent::Notice { message } => self.chat.push(CellKind::Notice(message)),
+            AgentEvent::Notice { message } => {
+                // "compacting…" ends with the compaction's own notice.
+                if self
+                    .status
+                    .notice
+                    .as_ref()
+                    .is_some_and(|(text, _)| text == "compacting…")
+                    && !message.starts_with("compacting")
+                {
+                    self.status.notice = None;
+                }
+                self.chat.push(CellKind::Notice(message))
+            }
             AgentEvent::McpPrompts { commands } => self.dynamic_commands = commands,
             AgentEvent::TurnFinished { stop_reason, .. } => {
                 self.chat.pop_last_if(is_empty_answer);
                 self.running = false;
+                // The work ended: "interrupting…", "compacting…" and a retry wait end with it.
+                self.status.notice = None;
+                self.status.retry = None;
                 if self.pending_approval.take().is_some() {
                     self.overlay = None;
                 }

@@ -196,7 +196,20 @@ impl App {
     }
 
     /// The working notice or a transient one, for the composer's top border.
-    fn status_notice(&self) -> Option<(String, Color)> {
+    fn status_notice(&mut self) -> Option<(String, Color)> {
+        let now = std::time::Instant::now();
+        if let Some((until, rest)) = &self.status.retry {
+            if *until > now {
+                let left = until.saturating_duration_since(now);
+                let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+                let text = format!("retrying in {secs}s {rest}");
+                // The next frame shows the next second.
+                self.wake_at =
+                    Some(now + (left - std::time::Duration::from_secs(secs - 1)).min(left));
+                return Some((text, Color::Yellow));
+            }
+            self.status.retry = None;
+        }
         match &self.status.notice {
             Some((text, until)) if *until > std::time::Instant::now() => {
                 Some((text.clone(), Color::Yellow))

@@ -179,8 +179,8 @@ impl App {
                     self.send(Op::SetPermission { permission });
                     self.notice(format!("permissions: {permission}"));
                 }
-                Err(e) if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
-                    "permissions: {} ({e})",
+                Err(_) if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
+                    "permissions: {} now\n  ask        ask before every write and command\n  auto-edit  writes inside the workspace run, commands ask\n  read-only  writes and commands are refused without asking\nchange it with /permissions ask | auto-edit | read-only",
                     self.status.permission
                 ))),
                 Err(e) => self.chat.push(CellKind::Notice(e.to_string())),
