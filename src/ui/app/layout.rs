@@ -18,8 +18,16 @@ use crate::ui::text::truncate;
 use crate::ui::tool_panel::ToolStatus;
 use crate::ui::{cost, files, help};
 
-/// Width of the tool panel beside the chat.
+/// Width of the tool panel beside the chat at 100 columns; it grows with the terminal.
 pub const PANEL_WIDTH: u16 = 34;
+/// The widest the panel gets.
+pub const PANEL_MAX_WIDTH: u16 = 72;
+
+/// The panel's width on a terminal `width` columns wide: 34 at 100 columns, then a third of
+/// what is past 100 (commands and paths get room on wide screens), at most `PANEL_MAX_WIDTH`.
+pub fn panel_width(width: u16) -> u16 {
+    (PANEL_WIDTH + width.saturating_sub(WIDE) / 3).min(PANEL_MAX_WIDTH)
+}
 /// Below this many columns the panel folds into a strip.
 pub const WIDE: u16 = 100;
 /// Rows the chat keeps however small the screen.
@@ -54,7 +62,10 @@ impl App {
         let (chat_area, panel_area) = if wide {
             let cols = Layout::default()
                 .direction(Direction::Horizontal)
-                .constraints([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)])
+                .constraints([
+                    Constraint::Min(40),
+                    Constraint::Length(panel_width(area.width)),
+                ])
                 .split(rows[0]);
             (cols[0], Some(cols[1]))
         } else {
