@@ -38,6 +38,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_SANDBOX_NETWORK  off cuts the network of commands (default on)
   CHATCLI_SANDBOX_WRITABLE more folders commands may write, colon-separated (e.g. ~/.cargo)
   CHATCLI_ENV_ALLOW        secret-named variables commands and MCP servers may see (comma-separated)
+  CHATCLI_NOTIFY           bell | osc9 | osc777 | off: a turn's end or an approval while unfocused
   CHATCLI_SEARXNG_URL, BRAVE_SEARCH_API_KEY  backend of the web_search tool
   CHATCLI_MCP_STARTUP_TIMEOUT  seconds an MCP server may take to start (default 10)
   CHATCLI_MCP_SCHEMA_BUDGET    tokens of MCP schemas sent directly before deferring (2000)

@@ -269,7 +269,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     Ok((provider, options))
                 })
             };
+            let notify = chatcli::ui::export::Notify::parse(
+                &std::env::var("CHATCLI_NOTIFY").unwrap_or_default(),
+            )
+            .map_err(|e| anyhow::anyhow!(e))?;
             let setup = tui::Setup {
+                notify,
                 history_path: Some(config.home.join("history.jsonl")),
                 config_report: config.report(&cli.common.overrides(yes)),
                 models: catalog.ids().into_iter().map(str::to_string).collect(),

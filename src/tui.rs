@@ -43,6 +43,8 @@ pub type Switch = Arc<
 /// What the TUI needs besides the agent's options.
 #[derive(Clone, Default)]
 pub struct Setup {
+    /// How a finished turn or a waiting approval is notified while unfocused (`CHATCLI_NOTIFY`).
+    pub notify: crate::ui::export::Notify,
     /// Where the prompt history is kept (`CHATCLI_HOME/history.jsonl`).
     pub history_path: Option<std::path::PathBuf>,
     /// What `/config` shows.
@@ -133,6 +135,12 @@ async fn event_loop(
                 Err(e) => app.notice_error(format!("cannot switch: {e}")),
             }
             request(&mut next_frame, Instant::now(), last_frame);
+        }
+        // `/copy`: OSC 52 goes to the terminal itself, between frames.
+        if let Some(bytes) = app.take_terminal_write() {
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            let _ = out.write_all(bytes.as_bytes()).and_then(|()| out.flush());
         }
         // Ctrl+X: the draft in $VISUAL/$EDITOR, with the terminal handed over meanwhile.
         if let Some(draft) = app.take_editor_request() {
@@ -229,6 +237,7 @@ fn start_session(
     let handle = agent::spawn(Arc::clone(provider), options);
     let mut app = App::new(handle.ops.clone(), mode, label, model);
     app.set_sandbox(sandbox);
+    app.notify = setup.notify;
     app.sessions_dir = sessions_dir;
     if let Some(path) = &setup.history_path {
         app.history = crate::ui::history::PromptHistory::load(path, secrets);
@@ -312,7 +321,8 @@ fn enter() -> io::Result<bool> {
         out,
         EnterAlternateScreen,
         EnableMouseCapture,
-        EnableBracketedPaste
+        EnableBracketedPaste,
+        crossterm::event::EnableFocusChange
     )?;
     // With enhancement on, terminals that support it report Shift+Enter apart from Enter.
     let enhanced = supports_keyboard_enhancement().unwrap_or(false)
@@ -332,6 +342,7 @@ fn leave(enhanced: bool) {
     }
     let _ = execute!(
         out,
+        crossterm::event::DisableFocusChange,
         DisableBracketedPaste,
         DisableMouseCapture,
         LeaveAlternateScreen,

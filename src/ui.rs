@@ -12,6 +12,7 @@ pub mod commands;
 pub mod composer;
 pub mod cost;
 pub mod editor;
+pub mod export;
 pub mod files;
 pub mod help;
 pub mod highlight;

@@ -119,6 +119,13 @@ pub struct App {
     esc_sequence: Option<String>,
     /// Ctrl+X: the draft to open in `$VISUAL`/`$EDITOR`, taken by the front end.
     editor_request: Option<String>,
+    /// Bytes for the terminal itself (an OSC 52 clipboard write, a notification), sent between
+    /// frames.
+    terminal_write: Option<String>,
+    /// Whether the terminal has the focus (focus events; assumed until told otherwise).
+    pub focused: bool,
+    /// How to notify when a turn ends or an approval waits while unfocused.
+    pub notify: crate::ui::export::Notify,
     /// `/new`: start a fresh session, taken by the front end.
     new_session_request: bool,
     /// `/rewind`: the prompts of this session and which is selected.
@@ -178,6 +185,9 @@ impl App {
             esc_at: None,
             esc_sequence: None,
             editor_request: None,
+            terminal_write: None,
+            focused: true,
+            notify: Default::default(),
             new_session_request: false,
             rewind_picker: None,
             config_report: Vec::new(),
@@ -207,6 +217,28 @@ impl App {
     }
 
     /// The draft Ctrl+X asked to edit in an external editor, taken once.
+    pub fn take_terminal_write(&mut self) -> Option<String> {
+        self.terminal_write.take()
+    }
+
+    /// Queues `bytes` for the terminal after what is already queued.
+    pub(crate) fn write_terminal(&mut self, bytes: String) {
+        self.terminal_write
+            .get_or_insert_with(String::new)
+            .push_str(&bytes);
+    }
+
+    /// Gets the user's attention for `message` when the terminal is not focused.
+    pub(crate) fn notify_unfocused(&mut self, message: &str) {
+        if self.focused {
+            return;
+        }
+        if let Some(bytes) = self.notify.sequence(message) {
+            self.write_terminal(bytes);
+        }
+    }
+
+    /// The draft to open in the editor, taken once.
     pub fn take_editor_request(&mut self) -> Option<String> {
         self.editor_request.take()
     }
@@ -348,6 +380,8 @@ impl App {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
             Event::Paste(text) if self.overlay.is_none() => self.composer.paste(&text),
+            Event::FocusGained => self.focused = true,
+            Event::FocusLost => self.focused = false,
             Event::Mouse(mouse) => {
                 let over_panel = rect_contains(self.panel_area, mouse.column, mouse.row);
                 match mouse.kind {

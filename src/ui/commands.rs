@@ -103,6 +103,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "switch provider, keeping the conversation (its cache starts cold)",
     },
     SlashCommand {
+        name: "copy",
+        args: "[N]",
+        about: "copy the last answer (or its Nth code block) to the clipboard",
+    },
+    SlashCommand {
+        name: "export",
+        args: "[FILE]",
+        about: "write the transcript as Markdown (default chatcli-<time>.md)",
+    },
+    SlashCommand {
         name: "new",
         args: "",
         about: "start a fresh session (this one stays resumable; also /clear)",

@@ -411,3 +411,82 @@ fn transient_notices_count_down_and_end_with_the_work() {
     assert!(!screen.contains("retrying in"), "{screen}");
     assert!(!screen.contains("interrupting…"), "{screen}");
 }
+
+fn type_line(app: &mut App, text: &str) {
+    app.composer.set_text(text);
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+}
+
+/// `/copy` sends the answer's text (or a code block) through OSC 52, without any frame;
+/// `/export` writes the transcript as Markdown.
+#[test]
+fn copy_and_export_take_the_text_not_the_screen() {
+    let (mut app, _ops) = app(Mode::Agent);
+    app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
+    app.handle_agent_event(AgentEvent::TextDelta {
+        text: "Run this:\n```sh\ncargo test\n```\nThen commit.".into(),
+    });
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "end_turn".into(),
+    });
+    draw(&mut app);
+    type_line(&mut app, "/copy");
+    let written = app.take_terminal_write().expect("an OSC 52 write");
+    assert_eq!(
+        written,
+        chatcli::ui::export::osc52("Run this:\n```sh\ncargo test\n```\nThen commit.")
+    );
+    type_line(&mut app, "/copy 1");
+    assert_eq!(
+        app.take_terminal_write(),
+        Some(chatcli::ui::export::osc52("cargo test"))
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.md");
+    type_line(&mut app, &format!("/export {}", file.display()));
+    let text = std::fs::read_to_string(&file).expect("exported");
+    assert!(
+        text.contains("## Assistant\n\nRun this:\n```sh\ncargo test\n```"),
+        "{text}"
+    );
+    assert!(!text.contains('│'), "no frame characters: {text}");
+}
+
+/// While the terminal is unfocused, a finished answer and a waiting approval ring the bell
+/// (or the chosen notification); while focused, nothing.
+#[test]
+fn an_unfocused_terminal_is_notified_when_a_turn_ends_or_an_approval_waits() {
+    use crossterm::event::Event;
+    let (mut app, _ops) = app(Mode::Agent);
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "end_turn".into(),
+    });
+    assert_eq!(app.take_terminal_write(), None, "focused: no bell");
+    app.handle_terminal_event(Event::FocusLost);
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "end_turn".into(),
+    });
+    assert_eq!(app.take_terminal_write().as_deref(), Some("\x07"));
+    app.notify = chatcli::ui::export::Notify::Osc9;
+    app.handle_agent_event(AgentEvent::ApprovalRequest {
+        id: "c1".into(),
+        name: "run_command".into(),
+        args: serde_json::json!({"cmd": "ls"}),
+        preview: None,
+    });
+    assert_eq!(
+        app.take_terminal_write().as_deref(),
+        Some("\x1b]9;chatcli: run_command waits for your approval\x07")
+    );
+    app.handle_terminal_event(Event::FocusGained);
+    app.notify = chatcli::ui::export::Notify::Off;
+    app.handle_terminal_event(Event::FocusLost);
+    app.handle_agent_event(AgentEvent::TurnFinished {
+        text: String::new(),
+        stop_reason: "end_turn".into(),
+    });
+    assert_eq!(app.take_terminal_write(), None, "off means off");
+}

@@ -68,6 +68,7 @@ impl App {
                 preview,
             } => {
                 self.tools.awaiting(&id);
+                self.notify_unfocused(&format!("chatcli: {name} waits for your approval"));
                 let mut pending = PendingApproval::new(id, name, args, preview);
                 if pending.name == "run_command" {
                     pending.policy = self.sandbox.as_ref().map(|s| s.describe());
@@ -214,6 +215,9 @@ impl App {
                 // The work ended: "interrupting…", "compacting…" and a retry wait end with it.
                 self.status.notice = None;
                 self.status.retry = None;
+                if stop_reason != "interrupted" {
+                    self.notify_unfocused("chatcli: the answer is ready");
+                }
                 if self.pending_approval.take().is_some() {
                     self.overlay = None;
                 }

@@ -236,6 +236,47 @@ impl App {
                 Err(usage) => self.notice(usage),
             },
             "quit" => self.quit = true,
+            "copy" => {
+                let block = match rest.trim() {
+                    "" => Ok(None),
+                    n => n
+                        .parse::<usize>()
+                        .map(Some)
+                        .map_err(|_| format!("/copy takes a code block's number (got \"{n}\")")),
+                };
+                match block.and_then(|b| crate::ui::export::copy_text(self.chat.cells(), b)) {
+                    Ok(text) => {
+                        let what = if rest.trim().is_empty() {
+                            "the last answer".to_string()
+                        } else {
+                            format!("code block {}", rest.trim())
+                        };
+                        self.write_terminal(crate::ui::export::osc52(&text));
+                        self.notice(format!(
+                            "copied {what} ({} characters) through the terminal (OSC 52; in tmux: set -g set-clipboard on)",
+                            text.chars().count()
+                        ));
+                    }
+                    Err(e) => self.chat.push(CellKind::Notice(e)),
+                }
+            }
+            "export" => {
+                let file = match rest.trim() {
+                    "" => format!(
+                        "chatcli-{}.md",
+                        crate::clock::utc_stamp(crate::clock::now_secs())
+                    ),
+                    f => f.to_string(),
+                };
+                let text = crate::ui::export::markdown(self.chat.cells(), "chatcli session");
+                match crate::private_fs::replace_private(std::path::Path::new(&file), text.as_bytes()) {
+                    Ok(()) => self.chat.push(CellKind::Notice(format!(
+                        "exported the transcript to {file} ({} lines of Markdown)",
+                        text.lines().count()
+                    ))),
+                    Err(e) => self.chat.push(CellKind::Error(format!("cannot write {file}: {e}"))),
+                }
+            }
             other => self.chat.push(CellKind::Notice(format!(
                 "/{other} is listed but has no action here: try /help"
             ))),
