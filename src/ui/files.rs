@@ -84,13 +84,21 @@ impl Pager {
             return;
         };
         let needle = query.to_lowercase();
-        let hit = (from..self.lines.len())
-            .chain(0..from.min(self.lines.len()))
-            .find(|&i| self.lines[i].to_lowercase().contains(&needle));
+        // Forward only: at the last match the pager says so instead of wrapping silently.
+        let hit =
+            (from..self.lines.len()).find(|&i| self.lines[i].to_lowercase().contains(&needle));
         match hit {
             Some(i) => {
                 self.top = i;
-                self.status = format!("/{query}: line {}", i + 1);
+                let count = self
+                    .lines
+                    .iter()
+                    .filter(|l| l.to_lowercase().contains(&needle))
+                    .count();
+                self.status = format!("/{query}: line {} ({count} matching lines; n next)", i + 1);
+            }
+            None if from > 0 => {
+                self.status = format!("/{query}: no more matches below (g goes to the top)")
             }
             None => self.status = format!("/{query}: not found"),
         }
@@ -274,37 +282,48 @@ pub fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     let title = format!(
-        " {name} · line {}/{} · / search · q back ",
+        " {name} · line {}/{} · / search, n next · q back ",
         (pager.top + 1).min(pager.lines.len().max(1)),
         pager.lines.len()
     );
     let body_rows = rect.height.saturating_sub(3) as usize;
     let number_width = pager.lines.len().max(1).to_string().len();
-    let text_width = (rect.width as usize).saturating_sub(number_width + 4);
-    let mut lines: Vec<Line> = pager
-        .lines
-        .iter()
-        .enumerate()
-        .skip(pager.top)
-        .take(body_rows)
-        .map(|(i, l)| {
-            Line::from(vec![
-                Span::styled(
-                    format!("{:>number_width$} ", i + 1),
-                    Style::new().fg(Color::DarkGray),
-                ),
-                match pager
-                    .diff_lines
-                    .get(i)
-                    .filter(|d| **d)
-                    .and_then(|_| super::text::diff_style(l))
-                {
-                    Some(style) => Span::styled(truncate(l, text_width), style),
-                    None => Span::raw(truncate(l, text_width)),
-                },
-            ])
-        })
-        .collect();
+    let text_width = (rect.width as usize)
+        .saturating_sub(2)
+        .max(number_width + 2);
+    let needle = pager
+        .query
+        .as_deref()
+        .filter(|q| !q.is_empty())
+        .map(str::to_lowercase);
+    // Long lines wrap (nothing is cut with `…`): each continuation row keeps the gutter blank.
+    let mut lines: Vec<Line> = Vec::with_capacity(body_rows);
+    let mut shown_to = pager.top;
+    for (i, l) in pager.lines.iter().enumerate().skip(pager.top) {
+        if lines.len() >= body_rows {
+            break;
+        }
+        let style = pager
+            .diff_lines
+            .get(i)
+            .filter(|d| **d)
+            .and_then(|_| super::text::diff_style(l))
+            .unwrap_or_default();
+        let mut spans = vec![Span::styled(
+            format!("{:>number_width$} ", i + 1),
+            Style::new().fg(Color::DarkGray),
+        )];
+        spans.extend(highlighted(l, needle.as_deref(), style));
+        let wrapped = super::text::wrap_spans(&spans, text_width, number_width + 1);
+        let room = body_rows - lines.len();
+        lines.extend(wrapped.into_iter().take(room));
+        shown_to = i + 1;
+    }
+    let title = if shown_to >= pager.lines.len() {
+        format!("{title}· end ")
+    } else {
+        title
+    };
     while lines.len() < body_rows {
         lines.push(Line::default());
     }
@@ -319,6 +338,35 @@ pub fn render_pager(pager: &Pager, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines)
         .block(overlay_frame(&title, Color::LightBlue))
         .render(rect, buf);
+}
+
+/// `line` as spans in `style`, with every case-insensitive match of `needle` reversed.
+fn highlighted(line: &str, needle: Option<&str>, style: Style) -> Vec<Span<'static>> {
+    let lower = line.to_lowercase();
+    // Matches are found in the lowercase text; its byte offsets fit the line only when
+    // lowercasing kept every length (it does for almost all text; otherwise no highlight).
+    let Some(needle) = needle.filter(|_| lower.len() == line.len()) else {
+        return vec![Span::styled(line.to_string(), style)];
+    };
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for (start, found) in lower.match_indices(needle) {
+        let end = start + found.len();
+        let (Some(before), Some(hit)) = (line.get(at..start), line.get(start..end)) else {
+            return vec![Span::styled(line.to_string(), style)];
+        };
+        spans.push(Span::styled(before.to_string(), style));
+        spans.push(Span::styled(
+            hit.to_string(),
+            style.add_modifier(Modifier::REVERSED),
+        ));
+        at = end;
+    }
+    spans.push(Span::styled(
+        line.get(at..).unwrap_or_default().to_string(),
+        style,
+    ));
+    spans
 }
 
 /// The `/resume` picker: recent sessions, newest first, with their first prompt.

@@ -490,3 +490,46 @@ fn an_unfocused_terminal_is_notified_when_a_turn_ends_or_an_approval_waits() {
     });
     assert_eq!(app.take_terminal_write(), None, "off means off");
 }
+
+fn pager_screen(pager: &chatcli::ui::files::Pager, width: u16, height: u16) -> String {
+    let area = ratatui::layout::Rect::new(0, 0, width, height);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    chatcli::ui::files::render_pager(pager, area, &mut buf);
+    let mut out = String::new();
+    for y in 0..height {
+        for x in 0..width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The pager wraps long lines instead of cutting them, marks matches, and says when there are
+/// no more.
+#[test]
+fn the_pager_wraps_long_lines_and_says_when_no_match_is_left() {
+    let long = format!("start {} needle-at-the-end", "x".repeat(150));
+    let mut pager = chatcli::ui::files::Pager::text(
+        "output",
+        vec!["first".into(), long, "last".into()],
+        Vec::new(),
+    );
+    let screen = pager_screen(&pager, 80, 24);
+    assert!(
+        screen.contains("needle-at-the-end"),
+        "wrapped, not cut:\n{screen}"
+    );
+    assert!(!screen.contains('…'), "{screen}");
+    assert!(screen.contains("· end"), "the end is said:\n{screen}");
+    pager.handle_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::NONE), 20);
+    for c in "needle".chars() {
+        pager.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), 20);
+    }
+    pager.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), 20);
+    assert!(pager.status.contains("line 2"), "{}", pager.status);
+    pager.handle_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE), 20);
+    assert!(pager.status.contains("no more matches"), "{}", pager.status);
+    assert_snapshot!("pager_wrapped_80x24", pager_screen(&pager, 80, 24));
+    assert_snapshot!("pager_wrapped_200x60", pager_screen(&pager, 200, 60));
+}
