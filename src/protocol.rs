@@ -401,6 +401,9 @@ pub enum AgentEvent {
     ModeChanged { mode: Mode },
     /// A prompt was accepted and starts running in `mode`.
     Prompt { text: String, mode: Mode },
+    /// The conversation went back to before the `prompt`-th prompt (from 0): what came after
+    /// it is gone for the model, and a resumed screen drops it too.
+    Rewound { prompt: usize },
     /// A request is about to be sent to the model (one per request; `turn` counts from 1 per prompt).
     TurnStarted { turn: u32 },
     /// A piece of the assistant's visible answer.

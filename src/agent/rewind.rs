@@ -343,6 +343,7 @@ impl super::Agent {
             });
             return;
         };
+        self.emit(crate::protocol::AgentEvent::Rewound { prompt });
         let dropped = self.history.len().saturating_sub(start);
         // The compaction summary rides at the front of the first kept message: rewinding to
         // that message keeps the summary (the next prompt merges into it).

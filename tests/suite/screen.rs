@@ -533,3 +533,39 @@ fn the_pager_wraps_long_lines_and_says_when_no_match_is_left() {
     assert_snapshot!("pager_wrapped_80x24", pager_screen(&pager, 80, 24));
     assert_snapshot!("pager_wrapped_200x60", pager_screen(&pager, 200, 60));
 }
+
+/// A resumed session that was rewound shows what the model has, not what was rewound away.
+#[test]
+fn a_resumed_rewound_session_does_not_redraw_the_rewound_prompts() {
+    let (mut app, _ops) = app(Mode::Agent);
+    let turn = |text: &str, answer: &str| {
+        vec![
+            AgentEvent::Prompt {
+                text: text.into(),
+                mode: Mode::Agent,
+            },
+            AgentEvent::TurnStarted { turn: 1 },
+            AgentEvent::TextDelta {
+                text: answer.into(),
+            },
+            AgentEvent::TurnFinished {
+                text: answer.into(),
+                stop_reason: "end_turn".into(),
+            },
+        ]
+    };
+    let mut events = turn("kept prompt", "kept answer");
+    events.extend(turn("rewound prompt", "rewound answer"));
+    events.push(AgentEvent::Rewound { prompt: 1 });
+    events.extend(turn("after the rewind", "new answer"));
+    app.replay(events);
+    let screen = screen_text(&draw(&mut app));
+    assert!(
+        screen.contains("kept prompt") && screen.contains("after the rewind"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("rewound prompt") && !screen.contains("rewound answer"),
+        "{screen}"
+    );
+}
