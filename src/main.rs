@@ -277,7 +277,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 notify,
                 history_path: Some(config.home.join("history.jsonl")),
                 config_report: config.report(&cli.common.overrides(yes)),
-                models: catalog.ids().into_iter().map(str::to_string).collect(),
+                models: catalog
+                    .ids()
+                    .into_iter()
+                    .map(|id| {
+                        let pricing = catalog.lookup(id);
+                        chatcli::ui::models::ModelEntry {
+                            id: id.to_string(),
+                            provider: chatcli::ui::models::provider_of(id)
+                                .unwrap_or("other")
+                                .to_string(),
+                            window: pricing.and_then(|p| p.context_window),
+                            price: pricing.map(|p| (p.input, p.output)),
+                        }
+                    })
+                    .collect(),
                 switch: Some(switch),
             };
             let ended = tui::run(provider, options, setup).await;

@@ -49,8 +49,8 @@ pub struct Setup {
     pub history_path: Option<std::path::PathBuf>,
     /// What `/config` shows.
     pub config_report: Vec<String>,
-    /// The models `/model` lists (the price catalog's).
-    pub models: Vec<String>,
+    /// The models `/model` offers (the price catalog's), with window and price.
+    pub models: Vec<crate::ui::models::ModelEntry>,
     /// How to switch provider or model mid-session; `None` disables `/model ID` and `/provider`.
     pub switch: Option<Switch>,
 }

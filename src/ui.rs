@@ -18,6 +18,7 @@ pub mod help;
 pub mod highlight;
 pub mod history;
 pub mod markdown;
+pub mod models;
 pub mod popup;
 pub mod status;
 pub mod text;

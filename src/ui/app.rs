@@ -135,7 +135,9 @@ pub struct App {
     /// The working directory's name and git branch, for the status bar.
     pub workspace_label: String,
     /// The models `/model` lists.
-    pub models: Vec<String>,
+    pub models: Vec<crate::ui::models::ModelEntry>,
+    /// The `/model` picker's filter and selection.
+    pub model_picker: crate::ui::models::ModelPicker,
     /// `/provider NAME` or `/model ID`: (provider, model) to switch to, taken by the front end.
     switch_request: Option<(Option<String>, Option<String>)>,
     /// Draw without colours (`NO_COLOR`); read once when the app starts.
@@ -193,6 +195,7 @@ impl App {
             config_report: Vec::new(),
             workspace_label: String::new(),
             models: Vec::new(),
+            model_picker: Default::default(),
             switch_request: None,
             no_color: super::theme::no_color_requested(),
             sandbox: None,
@@ -281,6 +284,16 @@ impl App {
     /// The session `/resume` picked, taken once.
     pub fn take_resume_request(&mut self) -> Option<std::path::PathBuf> {
         self.resume_request.take()
+    }
+
+    /// Asks the session to go on with model `id`, warning when no list chatcli has knows it.
+    pub(crate) fn switch_model(&mut self, id: String) {
+        if !self.models.is_empty() && !self.models.iter().any(|m| m.id == id) {
+            self.chat.push(CellKind::Notice(format!(
+                "{id} is not a model chatcli knows (see /model): switching anyway; the provider answers whether it serves it, and its price and window are estimated"
+            )));
+        }
+        self.switch_request = Some((None, Some(id)));
     }
 
     /// Shows an error line in the transcript.
@@ -463,6 +476,19 @@ impl App {
         }
         if self.overlay == Some(Overlay::Rewind) {
             self.rewind_key(key);
+            return;
+        }
+        if self.overlay == Some(Overlay::Models) {
+            use crate::ui::models::{PickerKey, provider_of};
+            let group = provider_of(&self.status.model).unwrap_or_default();
+            match self.model_picker.handle_key(key, &self.models, group) {
+                PickerKey::Stay => {}
+                PickerKey::Close => self.overlay = None,
+                PickerKey::Choose(id) => {
+                    self.overlay = None;
+                    self.switch_model(id);
+                }
+            }
             return;
         }
         if self.overlay == Some(Overlay::Files) {

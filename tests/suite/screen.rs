@@ -569,3 +569,69 @@ fn a_resumed_rewound_session_does_not_redraw_the_rewound_prompts() {
         "{screen}"
     );
 }
+
+fn model(
+    id: &str,
+    provider: &str,
+    window: u64,
+    price: (f64, f64),
+) -> chatcli::ui::models::ModelEntry {
+    chatcli::ui::models::ModelEntry {
+        id: id.into(),
+        provider: provider.into(),
+        window: Some(window),
+        price: Some(price),
+    }
+}
+
+/// `/model` is a picker: the current provider's models first with window and price, typing
+/// narrows, Enter switches; an id no list knows is switched to with a warning.
+#[test]
+fn the_model_picker_filters_and_switches() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let mut app = App::new(
+        tx,
+        Mode::Agent,
+        "anthropic".into(),
+        "claude-sonnet-4-5".into(),
+    );
+    app.models = vec![
+        model("gpt-4.1", "openai", 1_047_576, (2.0, 8.0)),
+        model("claude-sonnet-4-5", "anthropic", 200_000, (3.0, 15.0)),
+        model("claude-haiku-4-5", "anthropic", 200_000, (1.0, 5.0)),
+        model("gemini-2.5-pro", "gemini", 1_048_576, (1.25, 10.0)),
+    ];
+    app.composer.set_text("/model");
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    for (width, height) in [(80, 24), (200, 60)] {
+        let screen = crate::common::screen_at(&mut app, width, height);
+        assert_snapshot!(format!("model_picker_{width}x{height}"), screen);
+    }
+    let screen = crate::common::screen_at(&mut app, 120, 40);
+    let sonnet = screen.find("claude-sonnet-4-5").expect("listed");
+    let gpt = screen.find("gpt-4.1").expect("listed");
+    assert!(
+        sonnet < gpt,
+        "the current provider's models first:\n{screen}"
+    );
+    assert!(
+        screen.contains("200k") && screen.contains("$3.00 / $15.00"),
+        "{screen}"
+    );
+    for c in "haiku".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(
+        app.take_switch_request(),
+        Some((None, Some("claude-haiku-4-5".to_string())))
+    );
+    app.composer.set_text("/model claude-sonnet-9");
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let screen = screen_text(&draw(&mut app));
+    assert!(screen.contains("is not a model chatcli knows"), "{screen}");
+    assert_eq!(
+        app.take_switch_request(),
+        Some((None, Some("claude-sonnet-9".to_string())))
+    );
+}

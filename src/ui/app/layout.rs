@@ -260,16 +260,15 @@ impl App {
             }
             Some(Overlay::Rewind) => self.render_rewind(area, buf),
             Some(Overlay::Models) => {
-                let current = &self.status.model;
-                let mut lines = vec![Line::raw(format!(
-                    "now: {} · {current} — switch with /model ID (the price catalog's models; any id the provider knows works)",
-                    self.status.provider
-                ))];
-                lines.extend(self.models.iter().map(|m| {
-                    let mark = if m == current { "▸ " } else { "  " };
-                    Line::raw(format!("{mark}{m}"))
-                }));
-                list_overlay(" Models · Esc to close ", lines, area, buf);
+                let group = crate::ui::models::provider_of(&self.status.model).unwrap_or_default();
+                crate::ui::models::render(
+                    &self.model_picker,
+                    &self.models,
+                    group,
+                    &self.status.model,
+                    area,
+                    buf,
+                );
             }
             Some(Overlay::Config) => {
                 let lines: Vec<Line> = self

@@ -188,8 +188,11 @@ impl App {
             "model" | "provider" if self.running => {
                 self.notice(format!("wait for the answer before /{name}"))
             }
-            "model" if rest.is_empty() => self.overlay = Some(Overlay::Models),
-            "model" => self.switch_request = Some((None, Some(rest.to_string()))),
+            "model" if rest.is_empty() => {
+                self.model_picker = Default::default();
+                self.overlay = Some(Overlay::Models);
+            }
+            "model" => self.switch_model(rest.to_string()),
             "provider" if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
                 "provider: {} · usage: /provider NAME [MODEL] (one of: {})",
                 self.status.provider,
