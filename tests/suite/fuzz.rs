@@ -189,3 +189,53 @@ proptest! {
         let _ = chatcli::tools::web_search::decode_entities(&text);
     }
 }
+
+/// Writes `bytes` to a file in a fresh folder and returns both.
+fn file_with(bytes: &[u8], name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("write");
+    (dir, path)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// A skill's or agent's front matter, any text.
+    #[test]
+    fn front_matter_never_panics(text in "(---\\n)?(\\\\PC|\\n|:| ){0,80}(\\n---\\n)?(\\\\PC|\\n){0,20}") {
+        let _ = chatcli::skills::frontmatter::parse(&text);
+    }
+
+    /// A hand-edited pricing.toml, any text.
+    #[test]
+    fn pricing_files_never_panic(text in "(\\\\PC|\\n|=|\\[|\\]|\"|\\.){0,120}") {
+        let _ = chatcli::cost::Catalog::parse(&text, "pricing.toml");
+    }
+
+    /// A session log of any bytes: load and repair never panic.
+    #[test]
+    fn session_logs_never_panic(lines in prop::collection::vec(payload(), 0..6), junk in prop::collection::vec(any::<u8>(), 0..60)) {
+        let mut bytes = lines.join("\n").into_bytes();
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&junk);
+        let (_dir, path) = file_with(&bytes, "20990101-000000-aaaaaa.jsonl");
+        let _ = chatcli::session_log::load(&path);
+    }
+
+    /// The prompt history file, any bytes.
+    #[test]
+    fn history_files_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        let (_dir, path) = file_with(&bytes, "history.jsonl");
+        let _ = chatcli::ui::history::PromptHistory::load(&path, Default::default());
+    }
+
+    /// An MCP configuration (`mcp.json` / `.mcp.json`), any text, with `${VAR}` expansion.
+    #[test]
+    fn mcp_configs_never_panic(text in "(\\\\PC|\\{|\\}|\"|:|,|\\$|\\[|\\]){0,120}") {
+        let (_dir, path) = file_with(text.as_bytes(), "mcp.json");
+        let env = chatcli::env::Env::from_pairs([("HOME", "/home/u")]);
+        let _ = chatcli::mcp::config::read_file(&path, chatcli::mcp::config::Scope::User, &env);
+        let _ = chatcli::mcp::config::expand(&text, &env);
+    }
+}
