@@ -4,6 +4,10 @@
 //! owns the conversation, the front ends (`ui` for the TUI, `exec` for headless runs) own only
 //! what they show, and `protocol` is the typed channel between them.
 
+// Data from the network, the disk or the user is never unwrapped: outside tests, a panic
+// there is a bug this lint catches at build time.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod agent;
 pub mod agents;
 pub mod bench;

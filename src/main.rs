@@ -1,5 +1,9 @@
 //! The `chatcli` binary: parses the command line, resolves the config, starts a front end.
 
+// Data from the network, the disk or the user is never unwrapped: outside tests, a panic
+// there is a bug this lint catches at build time.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
