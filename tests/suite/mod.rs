@@ -27,6 +27,7 @@ mod safekeeping;
 mod sandbox;
 mod screen;
 mod skills;
+mod terminal;
 mod tools;
 mod trust_agent;
 mod trust_screen;
