@@ -4,6 +4,9 @@
 //! owns the conversation, the front ends (`ui` for the TUI, `exec` for headless runs) own only
 //! what they show, and `protocol` is the typed channel between them.
 
+// A string index that lands inside a character panics: text from outside must not (#34).
+#![deny(clippy::string_slice)]
+
 pub mod agent;
 pub mod agents;
 pub mod bench;

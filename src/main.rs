@@ -1,5 +1,8 @@
 //! The `chatcli` binary: parses the command line, resolves the config, starts a front end.
 
+// A string index that lands inside a character panics: text from outside must not (#34).
+#![deny(clippy::string_slice)]
+
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
