@@ -195,7 +195,7 @@ fn strip_date_suffix(model: &str) -> &str {
     let bytes = model.as_bytes();
     let is_digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
     if bytes.len() > 9 && bytes[bytes.len() - 9] == b'-' && is_digits(&bytes[bytes.len() - 8..]) {
-        return &model[..model.len() - 9];
+        return model.get(..model.len() - 9).unwrap_or(model);
     }
     if bytes.len() > 11 {
         let tail = &bytes[bytes.len() - 11..];
@@ -206,7 +206,7 @@ fn strip_date_suffix(model: &str) -> &str {
             && tail[8] == b'-'
             && is_digits(&tail[9..11])
         {
-            return &model[..model.len() - 11];
+            return model.get(..model.len() - 11).unwrap_or(model);
         }
     }
     model

@@ -7,6 +7,8 @@
 // Data from the network, the disk or the user is never unwrapped: outside tests, a panic
 // there is a bug this lint catches at build time.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// A string index that lands inside a character panics: text from outside must not (#34).
+#![deny(clippy::string_slice)]
 
 pub mod agent;
 pub mod agents;

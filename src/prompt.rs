@@ -141,8 +141,8 @@ impl VolatileTracker {
 
 /// `YYYY-MM-DD` for a Unix time, in UTC.
 pub fn utc_date(secs: u64) -> String {
-    let stamp = crate::clock::utc_stamp(secs);
-    format!("{}-{}-{}", &stamp[0..4], &stamp[4..6], &stamp[6..8])
+    let (year, month, day) = crate::clock::civil_from_days((secs / 86_400) as i64);
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 #[cfg(test)]

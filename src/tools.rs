@@ -434,7 +434,7 @@ pub fn optional_usize(args: &serde_json::Value, name: &str) -> Result<Option<usi
 /// The first `max` characters of `text` (never cutting a UTF-8 sequence), and whether it was cut.
 pub fn take_chars(text: &str, max: usize) -> (&str, bool) {
     match text.char_indices().nth(max) {
-        Some((byte, _)) => (&text[..byte], true),
+        Some((byte, _)) => (text.get(..byte).unwrap_or(text), true),
         None => (text, false),
     }
 }
@@ -451,7 +451,7 @@ pub fn last_chars(text: &str, max: usize) -> &str {
         .nth(skip)
         .map(|(b, _)| b)
         .unwrap_or(text.len());
-    &text[byte..]
+    text.get(byte..).unwrap_or_default()
 }
 
 /// Keeps the head and the tail of a long output with a marker between them (character counts).

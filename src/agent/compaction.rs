@@ -414,16 +414,17 @@ pub fn truncate(text: &str, head: usize, tail: usize) -> String {
     }
     let (mut first, _) = take_chars(text, head);
     // A line break in the last fifth of the head is a better place to cut.
-    if let Some(i) = first.rfind('\n')
-        && first[..i].chars().count() >= head * 4 / 5
+    if let Some((before, _)) = first.rsplit_once('\n')
+        && before.chars().count() >= head * 4 / 5
     {
-        first = &first[..=i];
+        // `before` and the one-byte line break after it.
+        first = first.get(..=before.len()).unwrap_or(first);
     }
     let mut last = last_chars(text, tail);
-    if let Some(i) = last.find('\n')
-        && last[..i].chars().count() <= tail / 5
+    if let Some((before, after)) = last.split_once('\n')
+        && before.chars().count() <= tail / 5
     {
-        last = &last[i + 1..];
+        last = after;
     }
     let omitted = total - first.chars().count() - last.chars().count();
     let sep_before = if first.ends_with('\n') { "" } else { "\n" };

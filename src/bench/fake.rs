@@ -304,8 +304,8 @@ fn saved_copy(request: &ModelRequest, url: &str) -> Option<String> {
                     ..
                 } if ids.contains(tool_use_id) => {
                     let rest = content.split("Full body is at ").nth(1)?;
-                    let end = rest.find(".\n")?;
-                    return Some(rest[..end].to_string());
+                    let (path, _) = rest.split_once(".\n")?;
+                    return Some(path.to_string());
                 }
                 _ => {}
             }

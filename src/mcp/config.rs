@@ -103,13 +103,11 @@ struct Entry {
 pub fn expand(value: &str, env: &Env) -> Result<String, String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
+    while let Some((before, after)) = rest.split_once("${") {
+        out.push_str(before);
+        let Some((name, after)) = after.split_once('}') else {
             return Err(format!("`${{` without a closing `}}` in \"{value}\""));
         };
-        let name = &after[..end];
         match env.get(name) {
             Some(v) => out.push_str(v),
             None => {
@@ -118,7 +116,7 @@ pub fn expand(value: &str, env: &Env) -> Result<String, String> {
                 ));
             }
         }
-        rest = &after[end + 1..];
+        rest = after;
     }
     out.push_str(rest);
     Ok(out)

@@ -161,8 +161,9 @@ fn adapt(schema: &Value, defs: &Value, depth: usize) -> Value {
 pub fn first_sentence(description: &str) -> String {
     let text = description.trim();
     let line = text.lines().next().unwrap_or_default();
-    let sentence = match line.find(". ") {
-        Some(i) => &line[..=i],
+    // Up to and with the period (one byte) of the first `. `.
+    let sentence = match line.split_once(". ") {
+        Some((before, _)) => line.get(..=before.len()).unwrap_or(line),
         None => line,
     };
     let (cut, more) = crate::tools::take_chars(sentence.trim(), 160);

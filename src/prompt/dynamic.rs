@@ -76,7 +76,8 @@ const WEEKDAYS: [&str; 7] = [
 pub fn dynamic_context(secs: u64, zone: &TimeZone, cwd: &Path) -> String {
     let (offset, name) = zone.offset_at(secs);
     let local = secs.saturating_add_signed(i64::from(offset));
-    let stamp = crate::clock::utc_stamp(local);
+    let (year, month, day) = crate::clock::civil_from_days((local / 86_400) as i64);
+    let (hour, minute) = ((local % 86_400) / 3600, (local % 3600) / 60);
     let weekday = WEEKDAYS[((local / 86_400) % 7) as usize];
     let sign = if offset < 0 { '-' } else { '+' };
     let abs = offset.unsigned_abs();
@@ -87,12 +88,7 @@ pub fn dynamic_context(secs: u64, zone: &TimeZone, cwd: &Path) -> String {
         format!("{name}, {zone_text}")
     };
     format!(
-        "Today is {}-{}-{} ({weekday}), {}:{} local time (time zone {named}).\nWorking directory: {}",
-        &stamp[0..4],
-        &stamp[4..6],
-        &stamp[6..8],
-        &stamp[9..11],
-        &stamp[11..13],
+        "Today is {year:04}-{month:02}-{day:02} ({weekday}), {hour:02}:{minute:02} local time (time zone {named}).\nWorking directory: {}",
         cwd.display()
     )
 }

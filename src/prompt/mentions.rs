@@ -83,14 +83,15 @@ fn resolve(rest: &str, cwd: &Path) -> Option<Mention> {
                 target,
             });
         }
-        let last = candidate.chars().next_back()?;
+        let mut chars = candidate.chars();
+        let last = chars.next_back()?;
         if !matches!(
             last,
             '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '`'
         ) {
             return None;
         }
-        candidate = &candidate[..candidate.len() - last.len_utf8()];
+        candidate = chars.as_str();
     }
 }
 

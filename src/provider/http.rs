@@ -160,12 +160,9 @@ impl SseDecoder {
             return Ok(());
         }
         let line = String::from_utf8_lossy(&raw);
-        let (field, value) = match line.find(':') {
-            Some(at) => {
-                let value = &line[at + 1..];
-                (&line[..at], value.strip_prefix(' ').unwrap_or(value))
-            }
-            None => (&line[..], ""),
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (&*line, ""),
         };
         match field {
             "event" => self.event = value.to_string(),

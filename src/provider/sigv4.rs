@@ -47,8 +47,9 @@ pub fn sign(
         .map(|d| d.as_secs())
         .unwrap_or_default();
     let stamp = crate::clock::utc_stamp(secs);
-    let date = &stamp[..8];
-    let amz_date = format!("{date}T{}Z", &stamp[9..]);
+    // `YYYYMMDD-HHMMSS`: the date, then the time of day.
+    let (date, time_of_day) = stamp.split_once('-').unwrap_or((&stamp, ""));
+    let amz_date = format!("{date}T{time_of_day}Z");
 
     let mut headers = vec![
         ("content-type", post.content_type.trim().to_string()),

@@ -125,8 +125,8 @@ fn strip_comment(value: &str) -> &str {
     if value.starts_with('"') || value.starts_with('\'') {
         return value;
     }
-    match value.find(" #") {
-        Some(at) => value[..at].trim_end(),
+    match value.split_once(" #") {
+        Some((before, _)) => before.trim_end(),
         None => value,
     }
 }

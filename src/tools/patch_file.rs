@@ -65,7 +65,9 @@ impl Tool for PatchFile {
                 patch_confined(&target, &shown, &search_owned, &replace_owned)
             })
             .await?;
-            let line = text[..text.find(search).unwrap_or(0)]
+            let line = text
+                .split_once(search)
+                .map_or("", |(before, _)| before)
                 .lines()
                 .count()
                 .max(1);
@@ -155,13 +157,12 @@ fn patch_confined(
 
 /// The text with its single occurrence of `search` replaced, or why that is not possible.
 pub fn patch(text: &str, search: &str, replace: &str) -> Result<String, String> {
-    let mut matches = text.match_indices(search);
-    let Some((at, _)) = matches.next() else {
+    let Some((before, after)) = text.split_once(search) else {
         return Err(
             "the search text was not found (it must match exactly, whitespace included)".into(),
         );
     };
-    let others = matches.count();
+    let others = after.matches(search).count();
     if others > 0 {
         return Err(format!(
             "the search text occurs {} times; include more surrounding lines so it occurs once",
@@ -169,9 +170,9 @@ pub fn patch(text: &str, search: &str, replace: &str) -> Result<String, String> 
         ));
     }
     let mut out = String::with_capacity(text.len() + replace.len());
-    out.push_str(&text[..at]);
+    out.push_str(before);
     out.push_str(replace);
-    out.push_str(&text[at + search.len()..]);
+    out.push_str(after);
     Ok(out)
 }
 

@@ -378,7 +378,10 @@ pub fn nesting_depth(html: &str) -> usize {
         if end == start {
             continue;
         }
-        let name = html[start..end].to_ascii_lowercase();
+        let name = html
+            .get(start..end)
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         let self_closing = bytes[end..]
             .iter()
             .position(|b| *b == b'>')
@@ -397,38 +400,39 @@ pub fn nesting_depth(html: &str) -> usize {
 /// Text of `html` by dropping tags (and the content of `script`, `style`, `head`'s `title`
 /// aside), decoding the common entities and collapsing blank runs; linear in the input.
 pub fn strip_tags(html: &str) -> String {
+    // Only ASCII letters change case, so `lower` has the byte layout of `html`: an offset found
+    // in one is a character boundary in both.
     let lower = html.to_ascii_lowercase();
     let mut out = String::with_capacity(html.len() / 2);
     let mut i = 0;
-    while i < html.len() {
-        let Some(offset) = html[i..].find('<') else {
-            out.push_str(&html[i..]);
+    while let Some(from) = html.get(i..).filter(|rest| !rest.is_empty()) {
+        let Some((text, _)) = from.split_once('<') else {
+            out.push_str(from);
             break;
         };
-        out.push_str(&html[i..i + offset]);
-        i += offset;
-        let rest = &lower[i..];
+        out.push_str(text);
+        i += text.len();
+        // What follows the `<`.
+        let rest = lower.get(i + 1..).unwrap_or_default();
         let skip_to = ["script", "style", "noscript", "template"]
             .iter()
             .find(|t| {
-                rest[1..].starts_with(*t)
-                    && rest[1 + t.len()..]
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c == '>' || c.is_whitespace())
+                rest.strip_prefix(**t)
+                    .and_then(|after| after.chars().next())
+                    .is_some_and(|c| c == '>' || c.is_whitespace())
             })
             .map(|t| format!("</{t}"));
         if let Some(close) = skip_to {
-            i = match lower[i..].find(&close) {
+            i = match lower.get(i..).and_then(|rest| rest.find(&close)) {
                 Some(n) => i + n + close.len(),
                 None => html.len(),
             };
         }
-        let end = match html[i..].find('>') {
+        let end = match html.get(i..).and_then(|rest| rest.find('>')) {
             Some(n) => i + n + 1,
             None => html.len(),
         };
-        let tag = &lower[i..end];
+        let tag = lower.get(i..end).unwrap_or_default();
         let block = [
             "<p", "</p", "<div", "</div", "<br", "<li", "<h", "</h", "<tr", "</tr",
         ]
@@ -559,8 +563,8 @@ pub fn preview(text: &str, max: usize) -> &str {
     if !cut {
         return head;
     }
-    match head.rfind('\n') {
-        Some(i) if i >= head.len() / 2 => &head[..i],
+    match head.rsplit_once('\n') {
+        Some((before, _)) if before.len() >= head.len() / 2 => before,
         _ => head,
     }
 }

@@ -219,37 +219,34 @@ pub fn parse_duckduckgo(html: &str) -> Vec<Hit> {
     for (n, &at) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(html.len());
         // The opening `<a` of this link.
-        let Some(tag_start) = html[..at].rfind("<a") else {
+        let Some(tag_start) = html.get(..at).and_then(|before| before.rfind("<a")) else {
             continue;
         };
-        let Some(tag_len) = html[tag_start..].find('>') else {
+        let Some((tag, body)) = html.get(tag_start..).and_then(|from| from.split_once('>')) else {
             continue;
         };
-        let tag = &html[tag_start..tag_start + tag_len];
         let Some(href) = attribute(tag, "href") else {
             continue;
         };
         let Some(url) = result_url(&decode_entities(href)) else {
             continue;
         };
-        let body_start = tag_start + tag_len + 1;
-        let title_end = html[body_start..]
-            .find("</a>")
-            .map(|i| body_start + i)
-            .unwrap_or(body_start);
-        let title = decode_entities(&strip_tags(&html[body_start..title_end]));
-        let snippet = html[title_end..end]
-            .find("class=\"result__snippet")
-            .and_then(|i| {
-                let from = title_end + i;
-                let open = html[from..end].find('>')? + from + 1;
+        let title = body.split_once("</a>").map_or("", |(title, _)| title);
+        let title_end = tag_start + tag.len() + 1 + title.len();
+        let title = decode_entities(&strip_tags(title));
+        // The snippet is looked for between the title and the next result; in a broken page the
+        // title's `</a>` can be past the next result, and then there is no snippet.
+        let snippet = html
+            .get(title_end..end)
+            .and_then(|between| {
+                let (_, snippet) = between.split_once("class=\"result__snippet")?;
+                let (_, text) = snippet.split_once('>')?;
                 let close = ["</a>", "</div>", "</td>"]
                     .iter()
-                    .filter_map(|c| html[open..end].find(c))
+                    .filter_map(|c| text.find(c))
                     .min()
-                    .map(|i| open + i)
-                    .unwrap_or(end);
-                Some(decode_entities(&strip_tags(&html[open..close])))
+                    .unwrap_or(text.len());
+                Some(decode_entities(&strip_tags(text.get(..close)?)))
             })
             .unwrap_or_default();
         if !hits.iter().any(|h: &Hit| h.url == url) {
@@ -265,9 +262,9 @@ pub fn parse_duckduckgo(html: &str) -> Vec<Hit> {
 
 fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     let key = format!("{name}=\"");
-    let start = tag.find(&key)? + key.len();
-    let len = tag[start..].find('"')?;
-    Some(&tag[start..start + len])
+    let (_, from) = tag.split_once(&key)?;
+    let (value, _) = from.split_once('"')?;
+    Some(value)
 }
 
 /// The address a result link leads to: DuckDuckGo's `/l/?uddg=` redirect unwrapped, ads
@@ -300,22 +297,20 @@ fn result_url(href: &str) -> Option<String> {
 pub fn decode_entities(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
+    while let Some((before, after)) = rest.split_once('&') {
+        out.push_str(before);
         // An entity is short: look for its `;` among the next few characters, never slicing
         // inside one (`R&D ééééé` has no `;` and accented letters right after the `&`).
-        let Some(end) = rest
+        let Some((entity, tail)) = after
             .char_indices()
-            .take(12)
+            .take(11)
             .find(|(_, c)| *c == ';')
-            .map(|(i, _)| i)
+            .and_then(|(i, _)| Some((after.get(..i)?, after.get(i + 1..)?)))
         else {
             out.push('&');
-            rest = &rest[1..];
+            rest = after;
             continue;
         };
-        let entity = &rest[1..end];
         let decoded = match entity {
             "amp" => Some('&'),
             "lt" => Some('<'),
@@ -340,11 +335,11 @@ pub fn decode_entities(text: &str) -> String {
         match decoded {
             Some(c) => {
                 out.push(c);
-                rest = &rest[end + 1..];
+                rest = tail;
             }
             None => {
                 out.push('&');
-                rest = &rest[1..];
+                rest = after;
             }
         }
     }
@@ -420,6 +415,51 @@ mod tests {
         assert_eq!(decode_entities("&ééééééé;"), "&ééééééé;");
         assert_eq!(decode_entities("a &amp; b &#233; &#x41;"), "a & b é A");
         assert_eq!(decode_entities("&"), "&");
+    }
+
+    #[test]
+    fn a_results_page_gives_titles_links_and_snippets() {
+        let html = concat!(
+            r#"<div class="result"><a rel="nofollow" class="result__a" "#,
+            r#"href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2Fcaf%C3%A9&amp;rut=x">"#,
+            r#"Café <b>crème</b></a><a class="result__snippet" href="x">Un café "#,
+            r#"<b>noir</b>, s&apos;il vous plaît</a></div>"#,
+            r#"<a class="result__a" href="https://duckduckgo.com/y.js?ad=1">Ad</a>"#,
+            r#"<div class="result"><a class="result__a" href="https://example.org/">Zweite Überschrift</a>"#,
+            r#"<div class="result__snippet">Grüße</div></div>"#,
+        );
+        let hits = parse_duckduckgo(html);
+        let found: Vec<_> = hits
+            .iter()
+            .map(|h| (h.title.as_str(), h.url.as_str(), h.snippet.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "Café crème",
+                    "https://example.com/caf%C3%A9",
+                    "Un café noir, s'il vous plaît"
+                ),
+                ("Zweite Überschrift", "https://example.org/", "Grüße"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_result_whose_link_never_closes_before_the_next_does_not_panic() {
+        // The first title's `</a>` is the second result's: it lies past where the first result
+        // ends, which used to slice `html[title_end..end]` with `title_end > end`.
+        let html = concat!(
+            r#"<a class="result__a" href="https://example.com/é">Café "#,
+            r#"<a class="result__a" href="https://example.org/">Thé</a>"#,
+            r#"<div class="result__snippet">Grüße</div>"#,
+        );
+        let hits = parse_duckduckgo(html);
+        let urls: Vec<_> = hits.iter().map(|h| h.url.as_str()).collect();
+        assert_eq!(urls, ["https://example.com/%C3%A9", "https://example.org/"]);
+        assert_eq!(hits[0].snippet, "");
+        assert_eq!(hits[1].snippet, "Grüße");
     }
 
     #[test]

@@ -203,8 +203,13 @@ fn clock(time: SystemTime) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let stamp = crate::clock::utc_stamp(secs);
-    format!("{}:{}:{}", &stamp[9..11], &stamp[11..13], &stamp[13..15])
+    let seconds = secs % 86_400;
+    format!(
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        (seconds % 3600) / 60,
+        seconds % 60
+    )
 }
 
 /// Draws the browser (or its pager) over `area`.
