@@ -267,7 +267,9 @@ mod tests {
         let names: Vec<&str> = popup.items.iter().map(|i| i.insert.as_str()).collect();
         assert_eq!(
             names,
-            vec!["/coder", "/compact", "/context", "/cost", "/config", "/copy"]
+            vec![
+                "/coder", "/compact", "/context", "/cost", "/config", "/copy"
+            ]
         );
         assert!(Popup::commands("zzz").is_none());
     }
