@@ -343,7 +343,20 @@ impl Agent {
         let cost_unknown = self.options.pricing.is_none().then(|| {
             format!("cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml")
         });
-        for message in [cost_unknown, window_unknown].into_iter().flatten() {
+        let estimated = match &self.options.pricing_rule {
+            crate::cost::PriceRule::Family {
+                family,
+                representative,
+            } => Some(format!(
+                "{model} is not in the price catalog: priced and sized as {representative}, estimated from family {family} ({} tokens); set its own in CHATCLI_HOME/pricing.toml",
+                self.context_window()
+            )),
+            _ => None,
+        };
+        for message in [cost_unknown, window_unknown, estimated]
+            .into_iter()
+            .flatten()
+        {
             self.emit(AgentEvent::Notice { message });
         }
         if let Some(message) = self.options.sandbox.notice() {
