@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 fn chatcli_exec(home: &std::path::Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"));
@@ -150,4 +150,128 @@ async fn a_llama_cpp_server_still_makes_a_catalog_model_free() {
     let cost = find(&events, "cost");
     assert_eq!(cost["pricing"], "free: local llama.cpp server", "{cost}");
     assert_eq!(find(&events, "session_configured")["context_window"], 4096);
+}
+
+/// Answers the first chat request with `first`, every later one with `then`.
+struct Sequence {
+    first: String,
+    then: String,
+    seen: std::sync::atomic::AtomicUsize,
+}
+
+impl wiremock::Respond for Sequence {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let n = self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let body = if n == 0 { &self.first } else { &self.then };
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/event-stream")
+            .set_body_string(body.clone())
+    }
+}
+
+#[tokio::test]
+async fn a_tool_call_written_as_text_runs_and_its_result_reaches_the_next_request() {
+    let server = MockServer::start().await;
+    let written = "I will read it.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"file\": \"a.txt\"}}\n</tool_call>";
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Sequence {
+            first: crate::common::sse::openai_chat(written, None, 900, 0, 40),
+            then: answer("The file says alpha beta gamma."),
+            seen: Default::default(),
+        })
+        .mount(&server)
+        .await;
+    let (events, stdout) = exec(
+        &server,
+        "small-local-model",
+        &["--mode", "agent", "read a.txt and tell me what it says"],
+    )
+    .await;
+    let call = find(&events, "tool_call");
+    assert_eq!(call["name"], "read_file", "{stdout}");
+    let result = find(&events, "tool_result");
+    assert_eq!(result["ok"], true, "{result}");
+    let finished = find(&events, "turn_finished");
+    assert_eq!(finished["text"], "The file says alpha beta gamma.");
+    let posts: Vec<Value> = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.method.as_str() == "POST")
+        .filter_map(|r| serde_json::from_slice(&r.body).ok())
+        .collect();
+    assert_eq!(posts.len(), 2, "{stdout}");
+    let second = posts[1].to_string();
+    assert!(
+        second.contains("alpha beta gamma"),
+        "the result reaches the next request: {second}"
+    );
+    // The block itself is not what the model said: it went back as a call.
+    let messages = posts[1]["messages"].as_array().cloned().unwrap_or_default();
+    let assistant = messages
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the assistant turn");
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
+    assert!(
+        !assistant["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("<tool_call>"),
+        "{assistant}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_that_does_not_parse_gets_one_format_error_reminder_per_prompt() {
+    let server = MockServer::start().await;
+    let broken = "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"file\": </tool_call>";
+    let body = crate::common::sse::openai_chat(broken, None, 900, 0, 20);
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Sequence {
+            first: body.clone(),
+            then: body,
+            seen: Default::default(),
+        })
+        .mount(&server)
+        .await;
+    let (events, stdout) = exec(
+        &server,
+        "small-local-model",
+        &["--mode", "agent", "read a.txt"],
+    )
+    .await;
+    let reminders: Vec<&Value> = events
+        .iter()
+        .filter(|e| {
+            e["type"] == "notice"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("FORMAT ERROR reminder"))
+        })
+        .collect();
+    assert_eq!(reminders.len(), 1, "{stdout}");
+    let posts: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.method.as_str() == "POST")
+        .map(|r| String::from_utf8_lossy(&r.body).to_string())
+        .collect();
+    assert_eq!(
+        posts.len(),
+        2,
+        "one reminder, then the answer stands: {stdout}"
+    );
+    assert!(
+        posts[1].contains("FORMAT ERROR: ")
+            && posts[1].contains("<tool_call>{\\\"name\\\": \\\"read_file\\\""),
+        "{}",
+        posts[1]
+    );
+    assert!(!events.iter().any(|e| e["type"] == "tool_call"), "{stdout}");
 }
