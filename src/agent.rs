@@ -21,6 +21,7 @@ pub mod routing;
 pub mod sink;
 mod streaming;
 pub mod summary;
+pub mod text_calls;
 pub mod tools_run;
 
 use std::collections::VecDeque;
@@ -343,7 +344,20 @@ impl Agent {
         let cost_unknown = self.options.pricing.is_none().then(|| {
             format!("cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml")
         });
-        for message in [cost_unknown, window_unknown].into_iter().flatten() {
+        let estimated = match &self.options.pricing_rule {
+            crate::cost::PriceRule::Family {
+                family,
+                representative,
+            } => Some(format!(
+                "{model} is not in the price catalog: priced and sized as {representative}, estimated from family {family} ({} tokens); set its own in CHATCLI_HOME/pricing.toml",
+                self.context_window()
+            )),
+            _ => None,
+        };
+        for message in [cost_unknown, window_unknown, estimated]
+            .into_iter()
+            .flatten()
+        {
             self.emit(AgentEvent::Notice { message });
         }
         if let Some(message) = self.options.sandbox.notice() {
@@ -560,6 +574,9 @@ impl Agent {
             StagnationGuard::new(self.options.early_exit, self.options.early_exit_turns);
         let mut final_text = String::new();
         let mut turn = 0u32;
+        // One FORMAT ERROR reminder per prompt, at most: a model that cannot write the shape
+        // after one reminder will not after five, and each costs a request.
+        let mut reminded = false;
         let ending = loop {
             let over_budget = accounting::lock(&self.book).over_budget();
             if let Some(message) = over_budget {
@@ -574,6 +591,7 @@ impl Agent {
             self.attach_volatile();
             self.sync_history();
             let specs = tools.specs();
+            let offered: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
             let mut messages = self.render_messages();
             let mut settled_messages = self.compactor.settled();
             if self.over_guard(&system, &specs, &messages) {
@@ -593,7 +611,12 @@ impl Agent {
                 bridge_message: None,
             };
             let request = self.bridge(self.fit_output_limit(request));
-            let (response, error) = self.stream_with_retries(request, turn, &cancel).await;
+            let (mut response, error) = self.stream_with_retries(request, turn, &cancel).await;
+            let reminder = if error.is_none() && !response.interrupted {
+                self.take_text_calls(&mut response, &offered)
+            } else {
+                None
+            };
             self.append_assistant(&response);
             // The calls are on disk before any of them runs: a crash mid-tool cannot make a
             // resumed session run them again unknowingly.
@@ -610,6 +633,17 @@ impl Agent {
                 break Ending::Interrupted;
             }
             if response.tool_calls.is_empty() {
+                if let Some(reminder) = reminder.filter(|_| !reminded) {
+                    reminded = true;
+                    self.emit(AgentEvent::Notice {
+                        message: format!(
+                            "the model wrote a tool call that does not parse; one FORMAT ERROR reminder sent ({})",
+                            reminder.why
+                        ),
+                    });
+                    push_user_text(&mut self.history, reminder.text);
+                    continue;
+                }
                 final_text = response.text;
                 break Ending::Answer(response.stop.unwrap_or(StopReason::EndTurn));
             }
@@ -718,6 +752,41 @@ impl Agent {
 
     /// Answers a repeated batch with "not executed" results, reports the stop, and returns the
     /// answer the user reads: what repeated, how often, and what to do about it.
+    /// Calls the model wrote as text, when the request offered tools and the response has
+    /// none of its own: they become the response's calls (fresh ids, the blocks cut from its
+    /// text) and run like native ones. A block that looks like a call but does not parse gives
+    /// the reminder to send back.
+    fn take_text_calls(
+        &mut self,
+        response: &mut Response,
+        offered: &[String],
+    ) -> Option<text_calls::Reminder> {
+        if offered.is_empty() || !response.tool_calls.is_empty() || response.text.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = offered.iter().map(String::as_str).collect();
+        let found = text_calls::extract(&response.text, &names);
+        if found.calls.is_empty() {
+            let example = if names.contains(&"read_file") {
+                "read_file"
+            } else {
+                names.first().copied().unwrap_or("read_file")
+            };
+            return found.malformed.map(|why| text_calls::Reminder {
+                text: text_calls::format_error(&why, example),
+                why,
+            });
+        }
+        tracing::info!(calls = found.calls.len(), "tool calls written as text");
+        response.text = found.text;
+        response.tool_calls = found
+            .calls
+            .into_iter()
+            .map(|(name, args)| (self.call_ids.unique(String::new()), name, args))
+            .collect();
+        None
+    }
+
     fn stop_repeating(&mut self, calls: &[tools_run::Call], stagnation: Stagnation) -> String {
         let content = calls
             .iter()

@@ -3,13 +3,19 @@
 //! The catalog is data (`assets/pricing.toml`, embedded at build time), not code. A model with no
 //! entry has no price: callers show "cost unknown" rather than a guessed figure. Cache writes
 //! without a listed write price are billed as plain input; OpenAI-style cached tokens are billed
-//! once, at the cache-read rate.
+//! once, at the cache-read rate. Which entry a session's model gets (the user's file, a local
+//! server, the catalog, its family) is decided once, in [`rule`].
 
 use std::collections::HashMap;
 
 use serde::Deserialize;
 
 use crate::provider::UsageRecord;
+
+pub mod family;
+pub mod rule;
+
+pub use rule::{Endpoint, PriceDecision, PriceRule};
 
 const BUILTIN: &str = include_str!("../assets/pricing.toml");
 

@@ -203,7 +203,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     eprintln!("chatcli: --context skipped {skipped}");
                 }
             }
-            options.context_window = local.as_ref().and_then(|l| l.context_window);
+            session::apply_local_server(
+                &mut options,
+                &config,
+                provider.model(),
+                &catalog,
+                local.as_ref(),
+            );
             let prompt = args.prompt.join(" ");
             let mut stdout = std::io::stdout();
             let outcome = exec::run(
@@ -242,11 +248,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ApprovalPolicy::Ask,
             );
             options.resume = resumed;
-            options.context_window = local.as_ref().and_then(|l| l.context_window);
+            session::apply_local_server(
+                &mut options,
+                &config,
+                provider.model(),
+                &catalog,
+                local.as_ref(),
+            );
             options.mcp = Some(session::start_mcp(&config, false)?);
+            let options_model = provider.model().to_string();
+            let options_rule = options.pricing_rule.clone();
             let switch: tui::Switch = {
                 let config = config.clone();
                 let catalog = catalog.clone();
+                let local = local.clone();
                 std::sync::Arc::new(move |kind: Option<String>, model: Option<String>| {
                     let mut next = config.clone();
                     if let Some(kind) = kind {
@@ -265,13 +280,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         next.model = model;
                     }
                     let provider = session::build_provider(&next, DEMO_CHUNK_DELAY)?;
-                    let options = session::agent_options(
+                    let mut options = session::agent_options(
                         &next,
                         provider.as_ref(),
                         &catalog,
                         String::new(),
                         ApprovalPolicy::Ask,
                     );
+                    // The same server as at the start: what it said of itself still holds.
+                    if next.provider == config.provider && next.base_url == config.base_url {
+                        session::apply_local_server(
+                            &mut options,
+                            &next,
+                            provider.model(),
+                            &catalog,
+                            local.as_ref(),
+                        );
+                    }
                     Ok((provider, options))
                 })
             };
@@ -282,7 +307,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let setup = tui::Setup {
                 notify,
                 history_path: Some(config.home.join("history.jsonl")),
-                config_report: config.report(&cli.common.overrides(yes)),
+                config_report: {
+                    let mut report = config.report(&cli.common.overrides(yes));
+                    report.push(session::pricing_report_line(&options_model, &options_rule));
+                    report
+                },
                 models: catalog
                     .ids()
                     .into_iter()

@@ -520,13 +520,19 @@ pub enum AgentEvent {
     McpPrompts { commands: Vec<McpPromptCommand> },
     /// The prompt is finished; `text` is the final answer.
     TurnFinished { text: String, stop_reason: String },
-    /// Session totals; the last event `exec` prints.
+    /// Session totals; the last event `exec` prints. `pricing` names the rule that priced the
+    /// session's model (`priced: catalog`, `free: local llama.cpp server`, `pricing.toml`…);
+    /// `price_estimated` is true when that price is a guess from the model's family.
     Cost {
         input_tokens: u64,
         output_tokens: u64,
         cache_read_tokens: u64,
         cache_creation_tokens: u64,
         cost_usd: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pricing: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        price_estimated: bool,
     },
     /// A dispatched specialist finished its task (sent `Scoped`): how it ended, how long it
     /// took, its usage, and where its full transcript was saved.

@@ -80,6 +80,9 @@ pub async fn settle_provider(config: &mut Config) -> Result<(), SetupError> {
 pub struct LocalServer {
     /// Tokens of context the server runs with, when it says.
     pub context_window: Option<u64>,
+    /// What the server said it is (llama.cpp, Ollama, vLLM, LM Studio); `None` for a gateway
+    /// or anything else that did not say.
+    pub server: Option<crate::provider::local::LocalKind>,
 }
 
 /// For a server on loopback or a private network (llama-server, Ollama, vLLM): takes the model
@@ -120,26 +123,54 @@ pub async fn settle_local_server(config: &mut Config) -> Option<LocalServer> {
     tracing::info!(?facts, %base, "local server");
     Some(LocalServer {
         context_window: facts.context_window,
+        server: facts.server,
     })
 }
 
-/// What a model costs: a local server's is free unless the user's own pricing file lists the
-/// model (the built-in catalog prices frontier models, which a local server is not).
-fn pricing_for(config: &Config, model: &str, catalog: &Catalog) -> Option<crate::cost::Pricing> {
-    let local = config.local_server() || config.provider == crate::config::ProviderKind::Ollama;
-    if !local {
-        return catalog.lookup(model).cloned();
-    }
+/// What a model costs, and the rule that says so (see `cost::rule`): the user's file, then a
+/// server that said it is a local inference server, then the catalog, then the model's family,
+/// then free for a model no catalog knows behind a local address. `local` is what the server
+/// said about itself (`None` when it was not asked); Ollama's own API is always Ollama.
+pub fn price_decision(
+    config: &Config,
+    model: &str,
+    catalog: &Catalog,
+    local: Option<&LocalServer>,
+) -> crate::cost::PriceDecision {
+    use crate::provider::local::LocalKind;
     let path = config.home.join("pricing.toml");
     let user = read_pricing(&path)
         .ok()
         .and_then(|text| Catalog::parse(&text, &path.display().to_string()).ok());
-    match user.as_ref().and_then(|c| c.lookup(model)) {
-        Some(pricing) => Some(pricing.clone()),
-        None => Some(crate::cost::Pricing::free(
-            catalog.lookup(model).and_then(|p| p.context_window),
-        )),
-    }
+    let ollama = config.provider == crate::config::ProviderKind::Ollama;
+    let server = local
+        .and_then(|l| l.server)
+        .or_else(|| ollama.then_some(LocalKind::Ollama));
+    let endpoint = crate::cost::Endpoint {
+        local_address: config.local_server() || ollama,
+        local_server: server.map(|s| s.label().to_string()),
+    };
+    crate::cost::rule::decide(model, catalog, user.as_ref(), &endpoint)
+}
+
+/// Applies what the local server said to a session's options: its window, and the price its
+/// answer decides (a llama.cpp server's models are free; a gateway's catalog models are not).
+pub fn apply_local_server(
+    options: &mut AgentOptions,
+    config: &Config,
+    model: &str,
+    catalog: &Catalog,
+    local: Option<&LocalServer>,
+) {
+    options.context_window = local.and_then(|l| l.context_window);
+    let decision = price_decision(config, model, catalog, local);
+    options.pricing = decision.pricing;
+    options.pricing_rule = decision.rule;
+}
+
+/// The `/config` line that says which pricing rule the model got, in the report's own shape.
+pub fn pricing_report_line(model: &str, rule: &crate::cost::PriceRule) -> String {
+    format!("{:<22} {model}  ({})", "pricing", rule.phrase())
 }
 
 /// The most of `pricing.toml` read: a price list of a few hundred models is tens of KB, so
@@ -240,11 +271,13 @@ pub fn agent_options(
     session_id: String,
     approval: ApprovalPolicy,
 ) -> AgentOptions {
+    let decision = price_decision(config, provider.model(), catalog, None);
     AgentOptions {
         mode: config.mode,
         max_turns: config.max_turns,
         workspace: config.workspace.clone(),
-        pricing: pricing_for(config, provider.model(), catalog),
+        pricing: decision.pricing,
+        pricing_rule: decision.rule,
         catalog: std::sync::Arc::new(catalog.clone()),
         context_window: None,
         max_output_tokens: crate::agent::MAX_OUTPUT_TOKENS,

@@ -33,6 +33,9 @@ pub struct AgentOptions {
     pub max_turns: u32,
     pub workspace: PathBuf,
     pub pricing: Option<Pricing>,
+    /// Why `pricing` is what it is (`/cost`, `/config`, the `cost` event); estimated prices are
+    /// said at the start.
+    pub pricing_rule: crate::cost::PriceRule,
     /// Prices by model (the built-in catalog with `CHATCLI_HOME/pricing.toml` over it): a
     /// specialist on a model of its own is priced from it.
     pub catalog: Arc<Catalog>,
@@ -111,6 +114,7 @@ impl AgentOptions {
             max_turns: DEFAULT_MAX_TURNS,
             workspace,
             pricing: None,
+            pricing_rule: Default::default(),
             catalog: Arc::new(Catalog::builtin()),
             context_window: None,
             max_output_tokens: MAX_OUTPUT_TOKENS,

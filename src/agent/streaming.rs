@@ -502,9 +502,14 @@ impl Agent {
     pub(super) fn cost_report(&self) -> AgentEvent {
         let book = accounting::lock(&self.book);
         let t = &book.totals;
+        // The rule rides in the model's name: `/cost` shows it without a field of its own.
         AgentEvent::CostReport {
             provider: self.provider.label(),
-            model: self.provider.model().to_string(),
+            model: format!(
+                "{} ({})",
+                self.provider.model(),
+                self.options.pricing_rule.phrase()
+            ),
             requests: book.requests,
             uncached_input_tokens: t.uncached_input,
             input_tokens: t.total_input(),
@@ -558,6 +563,8 @@ impl Agent {
             cache_read_tokens: t.cache_read,
             cache_creation_tokens: t.cache_write(),
             cost_usd: book.cost_usd,
+            pricing: Some(self.options.pricing_rule.phrase()),
+            price_estimated: self.options.pricing_rule.estimated(),
         }
     }
 }

@@ -14,6 +14,7 @@ mod hot_path;
 mod local_servers;
 mod mcp;
 mod memory;
+mod models;
 mod orchestrator;
 mod output;
 mod peers;
