@@ -34,18 +34,19 @@ pub fn extract(text: &str, tools: &[&str]) -> Extracted {
     let mut rest = text;
     // Hermes blocks, one or several; an unclosed last block runs to the end.
     if rest.contains(HERMES_OPEN) {
-        while let Some(start) = rest.find(HERMES_OPEN) {
-            kept.push_str(&rest[..start]);
-            let after = &rest[start + HERMES_OPEN.len()..];
-            let (body, next) = match after.find(HERMES_CLOSE) {
-                Some(end) => (&after[..end], &after[end + HERMES_CLOSE.len()..]),
-                None => (after, ""),
-            };
+        while let Some((before, after)) = rest.split_once(HERMES_OPEN) {
+            kept.push_str(before);
+            let (body, next) = after.split_once(HERMES_CLOSE).unwrap_or((after, ""));
             match parse_call(body.trim(), tools) {
                 Ok(call) => out.calls.push(call),
                 Err(why) => {
                     out.malformed.get_or_insert(why);
-                    kept.push_str(&rest[start..rest.len() - next.len()]);
+                    // The block as written stays in the answer: open tag, body, close tag.
+                    kept.push_str(HERMES_OPEN);
+                    kept.push_str(body);
+                    if after.len() > body.len() {
+                        kept.push_str(HERMES_CLOSE);
+                    }
                 }
             }
             rest = next;
@@ -54,8 +55,8 @@ pub fn extract(text: &str, tools: &[&str]) -> Extracted {
         out.text = kept.trim().to_string();
         return out;
     }
-    if let Some(start) = text.find(MISTRAL) {
-        let body = text[start + MISTRAL.len()..].trim();
+    if let Some((before, body)) = text.split_once(MISTRAL) {
+        let body = body.trim();
         match serde_json::from_str::<Value>(body)
             .map_err(|_| "the [TOOL_CALLS] list is not valid JSON".to_string())
             .and_then(|v| match v {
@@ -68,7 +69,7 @@ pub fn extract(text: &str, tools: &[&str]) -> Extracted {
             }) {
             Ok(calls) => {
                 out.calls = calls;
-                out.text = text[..start].trim().to_string();
+                out.text = before.trim().to_string();
             }
             Err(why) => {
                 out.malformed = Some(why);
@@ -85,7 +86,10 @@ pub fn extract(text: &str, tools: &[&str]) -> Extracted {
         let Some(close) = text.get(body_start..).and_then(|t| t.find("```")) else {
             break;
         };
-        let body = text[body_start..body_start + close].trim();
+        let body = text
+            .get(body_start..body_start + close)
+            .unwrap_or_default()
+            .trim();
         let end = body_start + close + 3;
         if let Ok(value) = serde_json::from_str::<Value>(body)
             && value.get("name").is_some()
@@ -94,9 +98,13 @@ pub fn extract(text: &str, tools: &[&str]) -> Extracted {
             match call_of(value, tools) {
                 Ok(call) => {
                     out.calls.push(call);
-                    out.text = format!("{}{}", &text[..open], &text[end..])
-                        .trim()
-                        .to_string();
+                    out.text = format!(
+                        "{}{}",
+                        text.get(..open).unwrap_or_default(),
+                        text.get(end..).unwrap_or_default()
+                    )
+                    .trim()
+                    .to_string();
                 }
                 Err(why) => {
                     out.malformed = Some(why);
