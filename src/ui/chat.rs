@@ -332,6 +332,21 @@ impl ChatPane {
         self.scroll.set(0);
     }
 
+    /// Drops the `prompt`-th prompt (from 0) and everything after it (`/rewind`); nothing when
+    /// the chat holds fewer prompts.
+    pub fn cut_before_prompt(&mut self, prompt: usize) {
+        let cut = self
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c.kind, CellKind::User(_)))
+            .nth(prompt)
+            .map(|(i, _)| i);
+        if let Some(cut) = cut {
+            self.truncate(cut);
+        }
+    }
+
     /// The cells, oldest first.
     pub fn cells(&self) -> &[HistoryCell] {
         &self.cells

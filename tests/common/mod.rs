@@ -226,6 +226,36 @@ pub fn press_alone(app: &mut App, key: crossterm::event::KeyEvent) {
     );
 }
 
+/// Mounts an OpenAI Chat server that asks for `calls` one request each, in order (name and JSON
+/// arguments), then answers `answer` to every later request.
+pub async fn mount_calls_then_answer(
+    server: &wiremock::MockServer,
+    calls: &[(&str, String)],
+    answer: &str,
+) {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let sse = |body: String| {
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/event-stream")
+            .set_body_string(body)
+    };
+    for (i, (name, args)) in calls.iter().enumerate() {
+        let id = format!("call_{i}");
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(sse(sse::openai_chat("", Some((&id, name, args)), 30, 0, 5)))
+            .up_to_n_times(1)
+            .mount(server)
+            .await;
+    }
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse(sse::openai_chat(answer, None, 30, 0, 5)))
+        .mount(server)
+        .await;
+}
+
 /// The model requests a mock server received (a loopback server is also asked, with GET, which
 /// model it serves and how large its context is).
 pub async fn posts(server: &wiremock::MockServer) -> Vec<wiremock::Request> {

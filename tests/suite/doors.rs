@@ -12,8 +12,7 @@ use chatcli::protocol::Mode;
 use chatcli::sandbox::{Policy, SandboxSettings};
 use chatcli::tools::{Scratch, ToolContext, ToolRegistry, WebSettings};
 use serde_json::json;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
 
 fn ctx(ws: &Path, home: Option<PathBuf>) -> ToolContext {
     let mut c = ToolContext::new(
@@ -126,35 +125,8 @@ async fn exec_with_calls(
 ) -> (Vec<String>, String) {
     let home = tempfile::tempdir().expect("tempdir");
     let server = MockServer::start().await;
-    for (i, (name, args)) in calls.iter().enumerate() {
-        let id = format!("call_{i}");
-        let args = args.to_string();
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(
-                ResponseTemplate::new(200)
-                    .insert_header("content-type", "text/event-stream")
-                    .set_body_string(crate::common::sse::openai_chat(
-                        "",
-                        Some((&id, name, &args)),
-                        30,
-                        0,
-                        5,
-                    )),
-            )
-            .up_to_n_times(1)
-            .mount(&server)
-            .await;
-    }
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-type", "text/event-stream")
-                .set_body_string(crate::common::sse::openai_chat("done", None, 30, 0, 5)),
-        )
-        .mount(&server)
-        .await;
+    let calls: Vec<(&str, String)> = calls.iter().map(|(n, a)| (*n, a.to_string())).collect();
+    crate::common::mount_calls_then_answer(&server, &calls, "done").await;
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"));
     command
         .env_clear()

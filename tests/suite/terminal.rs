@@ -5,8 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
 
 /// A tmux session running one command, killed when dropped.
 struct Tmux(String);
@@ -95,31 +94,7 @@ async fn typing_during_an_approval_answers_nothing_and_is_kept() {
     let marker = ws.path().join("ran.txt");
     let args = json!({ "cmd": format!("touch {}", marker.display()) }).to_string();
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-type", "text/event-stream")
-                .set_body_string(crate::common::sse::openai_chat(
-                    "",
-                    Some(("call_1", "run_command", &args)),
-                    30,
-                    0,
-                    5,
-                )),
-        )
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-type", "text/event-stream")
-                .set_body_string(crate::common::sse::openai_chat("all done", None, 30, 0, 5)),
-        )
-        .mount(&server)
-        .await;
+    crate::common::mount_calls_then_answer(&server, &[("run_command", args)], "all done").await;
     let command = format!(
         "env -i PATH=\"$PATH\" HOME={home} TERM=xterm-256color CHATCLI_HOME={home} \
          OPENAI_API_KEY=sk-test OPENAI_BASE_URL={base}/v1 {bin} --provider openai --mode agent",

@@ -209,20 +209,8 @@ impl App {
                 self.chat.push(CellKind::Notice(message))
             }
             AgentEvent::McpPrompts { commands } => self.dynamic_commands = commands,
-            AgentEvent::Rewound { prompt } => {
-                // The picker already cut the chat; a resumed session's replay cuts it here.
-                let cut = self
-                    .chat
-                    .cells()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| matches!(c.kind(), CellKind::User(_)))
-                    .nth(prompt)
-                    .map(|(i, _)| i);
-                if let Some(cut) = cut {
-                    self.chat.truncate(cut);
-                }
-            }
+            // The picker already cut the chat; a resumed session's replay cuts it here.
+            AgentEvent::Rewound { prompt } => self.chat.cut_before_prompt(prompt),
             AgentEvent::TurnFinished { stop_reason, .. } => {
                 self.chat.pop_last_if(is_empty_answer);
                 self.running = false;

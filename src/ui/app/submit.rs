@@ -34,17 +34,7 @@ impl App {
                 self.rewind_picker = None;
                 self.send(Op::Rewind { prompt });
                 // The chat goes back to before that prompt; its text returns for editing.
-                let cut = self
-                    .chat
-                    .cells()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| matches!(c.kind(), CellKind::User(_)))
-                    .nth(prompt)
-                    .map(|(i, _)| i);
-                if let Some(cut) = cut {
-                    self.chat.truncate(cut);
-                }
+                self.chat.cut_before_prompt(prompt);
                 self.composer.set_text(&text);
             }
             _ => {}
