@@ -28,7 +28,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_MAX_RETRIES      times a failed request is sent again (default 4)
   CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (index)
   CHATCLI_MEMORY_EMBEDDINGS local: recall never calls the provider's embedding endpoint
-  CHATCLI_MICROCOMPACT_SCHEDULE batched | eager: when old tool results are shrunk (default batched)
+  CHATCLI_MICROCOMPACT_SCHEDULE consumed | batched | eager: when large tool results are shrunk (default consumed)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
   CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
