@@ -300,7 +300,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     Ok((provider, options))
                 })
             };
-            let notify = chatcli::ui::export::Notify::parse(
+            let notify = chatcli::ui::notify::Notify::parse(
                 &std::env::var("CHATCLI_NOTIFY").unwrap_or_default(),
             )
             .map_err(|e| anyhow::anyhow!(e))?;

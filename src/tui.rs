@@ -44,7 +44,7 @@ pub type Switch = Arc<
 #[derive(Clone, Default)]
 pub struct Setup {
     /// How a finished turn or a waiting approval is notified while unfocused (`CHATCLI_NOTIFY`).
-    pub notify: crate::ui::export::Notify,
+    pub notify: crate::ui::notify::Notify,
     /// Where the prompt history is kept (`CHATCLI_HOME/history.jsonl`).
     pub history_path: Option<std::path::PathBuf>,
     /// What `/config` shows.

@@ -19,6 +19,7 @@ pub mod highlight;
 pub mod history;
 pub mod markdown;
 pub mod models;
+pub mod notify;
 pub mod popup;
 pub mod status;
 pub mod text;

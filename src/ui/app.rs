@@ -125,7 +125,7 @@ pub struct App {
     /// Whether the terminal has the focus (focus events; assumed until told otherwise).
     pub focused: bool,
     /// How to notify when a turn ends or an approval waits while unfocused.
-    pub notify: crate::ui::export::Notify,
+    pub notify: crate::ui::notify::Notify,
     /// `/new`: start a fresh session, taken by the front end.
     new_session_request: bool,
     /// `/rewind`: the prompts of this session and which is selected.

@@ -8,48 +8,6 @@
 
 use base64::Engine;
 
-/// How chatcli gets the user's attention when a turn ends or an approval waits while the
-/// terminal is not focused (`CHATCLI_NOTIFY`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Notify {
-    /// The terminal bell (BEL), which every terminal and tmux pass on.
-    #[default]
-    Bell,
-    /// OSC 9 (iTerm2, WezTerm, Windows Terminal, kitty, ghostty): a desktop notification.
-    Osc9,
-    /// OSC 777 (urxvt, foot, Konsole and others): a desktop notification with a title.
-    Osc777,
-    /// Nothing.
-    Off,
-}
-
-impl Notify {
-    /// Reads `CHATCLI_NOTIFY`: `bell` (default), `osc9`, `osc777` or `off`.
-    pub fn parse(value: &str) -> Result<Notify, String> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "" | "bell" | "on" => Ok(Notify::Bell),
-            "osc9" => Ok(Notify::Osc9),
-            "osc777" => Ok(Notify::Osc777),
-            "off" | "0" | "false" => Ok(Notify::Off),
-            other => Err(format!(
-                "CHATCLI_NOTIFY must be bell, osc9, osc777 or off (got \"{other}\")"
-            )),
-        }
-    }
-
-    /// The bytes that notify `message`; `None` when off.
-    pub fn sequence(self, message: &str) -> Option<String> {
-        // A control character inside the text would end the sequence early.
-        let clean: String = message.chars().filter(|c| !c.is_control()).collect();
-        match self {
-            Notify::Bell => Some("\x07".into()),
-            Notify::Osc9 => Some(format!("\x1b]9;{clean}\x07")),
-            Notify::Osc777 => Some(format!("\x1b]777;notify;chatcli;{clean}\x07")),
-            Notify::Off => None,
-        }
-    }
-}
-
 use super::chat::{CellKind, HistoryCell};
 
 /// The OSC 52 sequence that asks the terminal to put `text` on the clipboard.
@@ -166,21 +124,6 @@ mod tests {
     fn code_blocks_come_without_fences() {
         let text = "Here:\n```rust\nfn a() {}\n```\nand\n~~~\nls -la\n~~~\n```\nopen";
         assert_eq!(code_blocks(text), vec!["fn a() {}", "ls -la", "open"]);
-    }
-
-    #[test]
-    fn notifications_parse_and_never_carry_control_characters() {
-        assert_eq!(Notify::parse("OSC9"), Ok(Notify::Osc9));
-        assert!(
-            Notify::parse("loud")
-                .unwrap_err()
-                .contains("CHATCLI_NOTIFY")
-        );
-        assert_eq!(
-            Notify::Osc777.sequence("done\x07\x1b"),
-            Some("\x1b]777;notify;chatcli;done\x07".into())
-        );
-        assert_eq!(Notify::Off.sequence("x"), None);
     }
 
     #[test]

@@ -470,7 +470,7 @@ fn an_unfocused_terminal_is_notified_when_a_turn_ends_or_an_approval_waits() {
         stop_reason: "end_turn".into(),
     });
     assert_eq!(app.take_terminal_write().as_deref(), Some("\x07"));
-    app.notify = chatcli::ui::export::Notify::Osc9;
+    app.notify = chatcli::ui::notify::Notify::Osc9;
     app.handle_agent_event(AgentEvent::ApprovalRequest {
         id: "c1".into(),
         name: "run_command".into(),
@@ -482,7 +482,7 @@ fn an_unfocused_terminal_is_notified_when_a_turn_ends_or_an_approval_waits() {
         Some("\x1b]9;chatcli: run_command waits for your approval\x07")
     );
     app.handle_terminal_event(Event::FocusGained);
-    app.notify = chatcli::ui::export::Notify::Off;
+    app.notify = chatcli::ui::notify::Notify::Off;
     app.handle_terminal_event(Event::FocusLost);
     app.handle_agent_event(AgentEvent::TurnFinished {
         text: String::new(),
