@@ -334,6 +334,7 @@ impl Agent {
             model: self.provider.model().to_string(),
             mode: self.mode,
             context_window: self.context_window(),
+            price_estimated: self.options.pricing_rule.estimated(),
         });
         let model = self.provider.model().to_string();
         let window_unknown = self.known_context_window().is_none().then(|| {

@@ -103,9 +103,26 @@ pub enum Command {
     /// MCP servers from CHATCLI_HOME/mcp.json and the project's .mcp.json.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// The models the provider serves (its own list, kept a day in CHATCLI_HOME/models) with the
+    /// catalog's: window and price of each.
+    Models(ModelsArgs),
     /// Skills: list the installed ones (name, scope, folder, tokens) and any skipped.
     #[command(subcommand)]
     Skill(SkillCommand),
+}
+
+/// `chatcli models` flags.
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    /// Ask the provider again instead of using the list kept from the last day.
+    #[arg(long)]
+    pub refresh: bool,
+    /// Every model of the catalog too, not only the provider's and its family's.
+    #[arg(long)]
+    pub all: bool,
+    /// One JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `chatcli skill` subcommands.

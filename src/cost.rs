@@ -15,7 +15,7 @@ use crate::provider::UsageRecord;
 pub mod family;
 pub mod rule;
 
-pub use rule::{Endpoint, PriceDecision, PriceRule};
+pub use rule::{Endpoint, Listed, PriceDecision, PriceRule};
 
 const BUILTIN: &str = include_str!("../assets/pricing.toml");
 

@@ -47,10 +47,14 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let yes = matches!(&cli.command, Some(Command::Exec(args)) if args.yes);
     let mut config = Config::resolve(&cli.common.overrides(yes), Env::from_process()?)?;
-    if matches!(cli.command, None | Some(Command::Exec(_))) {
+    let starts_provider = matches!(
+        cli.command,
+        None | Some(Command::Exec(_)) | Some(Command::Models(_))
+    );
+    if starts_provider {
         session::settle_provider(&mut config).await?;
     }
-    let local = if matches!(cli.command, None | Some(Command::Exec(_))) {
+    let local = if starts_provider {
         session::settle_local_server(&mut config).await
     } else {
         None
@@ -173,6 +177,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Models(args)) => {
+            let provider = session::build_provider(&config, Duration::ZERO)?;
+            let is_local = local.as_ref().is_some_and(|l| l.server.is_some())
+                || config.provider == chatcli::config::ProviderKind::Ollama;
+            let list = session::models::model_list(
+                &config.home,
+                provider.as_ref(),
+                &catalog,
+                args.refresh,
+                is_local,
+            )
+            .await;
+            eprintln!("chatcli: {}", list.note);
+            let shown = session::models::shown(&list, provider.name(), args.all);
+            if args.json {
+                println!("{}", session::models::json(&shown));
+            } else {
+                print!("{}", session::models::table(&shown, provider.model()));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Skill(chatcli::cli::SkillCommand::List)) => {
             let cwd = std::env::current_dir()?;
             let skills = chatcli::skills::SessionSkills::discover(
@@ -206,7 +231,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             session::apply_local_server(
                 &mut options,
                 &config,
-                provider.model(),
+                provider.as_ref(),
                 &catalog,
                 local.as_ref(),
             );
@@ -251,7 +276,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             session::apply_local_server(
                 &mut options,
                 &config,
-                provider.model(),
+                provider.as_ref(),
                 &catalog,
                 local.as_ref(),
             );
@@ -292,7 +317,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         session::apply_local_server(
                             &mut options,
                             &next,
-                            provider.model(),
+                            provider.as_ref(),
                             &catalog,
                             local.as_ref(),
                         );
@@ -312,21 +337,33 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     report.push(session::pricing_report_line(&options_model, &options_rule));
                     report
                 },
-                models: catalog
-                    .ids()
-                    .into_iter()
-                    .map(|id| {
-                        let pricing = catalog.lookup(id);
-                        chatcli::ui::models::ModelEntry {
-                            id: id.to_string(),
-                            provider: chatcli::ui::models::provider_of(id)
-                                .unwrap_or("other")
-                                .to_string(),
-                            window: pricing.and_then(|p| p.context_window),
-                            price: pricing.map(|p| (p.input, p.output)),
-                        }
-                    })
-                    .collect(),
+                models: session::models::catalog_list(provider.name(), &catalog),
+                lister: {
+                    let home = config.home.clone();
+                    let catalog = catalog.clone();
+                    // What the server said of itself holds for the endpoint it was asked at.
+                    let local_list = local
+                        .as_ref()
+                        .is_some_and(|l| l.server.is_some())
+                        .then(|| provider.model_list())
+                        .flatten();
+                    Some(std::sync::Arc::new(move |provider| {
+                        let home = home.clone();
+                        let catalog = catalog.clone();
+                        let is_local = provider.name() == "ollama"
+                            || (local_list.is_some() && provider.model_list() == local_list);
+                        Box::pin(async move {
+                            session::models::model_list(
+                                &home,
+                                provider.as_ref(),
+                                &catalog,
+                                false,
+                                is_local,
+                            )
+                            .await
+                        })
+                    }))
+                },
                 switch: Some(switch),
             };
             let ended = tui::run(provider, options, setup).await;

@@ -396,6 +396,9 @@ pub enum AgentEvent {
         model: String,
         mode: Mode,
         context_window: u64,
+        /// The model's price (and window) is a guess from its family: the meter marks its cost.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        price_estimated: bool,
     },
     /// The default mode changed.
     ModeChanged { mode: Mode },

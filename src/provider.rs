@@ -14,6 +14,7 @@ pub mod copilot;
 pub mod demo;
 pub mod gemini;
 pub mod http;
+pub mod listing;
 pub mod local;
 pub mod ollama;
 pub mod openai_chat;
@@ -211,6 +212,11 @@ pub trait Provider: Send + Sync {
     }
     /// Sends the request and streams the response.
     fn stream(&self, request: ModelRequest) -> ProviderStream;
+    /// Where this provider lists the models it serves; `None` when it has no list endpoint
+    /// (Bedrock, Copilot, StackSpot, the demo).
+    fn model_list(&self) -> Option<listing::ListRequest> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::cost::{Catalog, CatalogError};
 use crate::provider::{Provider, ProviderError};
 use crate::tools::{Scratch, WebSettings};
 
+pub mod models;
 pub mod registry;
 
 /// Why a session could not start.
@@ -128,14 +129,16 @@ pub async fn settle_local_server(config: &mut Config) -> Option<LocalServer> {
 }
 
 /// What a model costs, and the rule that says so (see `cost::rule`): the user's file, then a
-/// server that said it is a local inference server, then the catalog, then the model's family,
-/// then free for a model no catalog knows behind a local address. `local` is what the server
-/// said about itself (`None` when it was not asked); Ollama's own API is always Ollama.
+/// server that said it is a local inference server, then the provider's own list, then the
+/// catalog, then the model's family, then free for a model no catalog knows behind a local
+/// address. `local` is what the server said about itself (`None` when it was not asked);
+/// Ollama's own API is always Ollama. `listed` is the model's entry in the provider's list.
 pub fn price_decision(
     config: &Config,
     model: &str,
     catalog: &Catalog,
     local: Option<&LocalServer>,
+    listed: Option<&crate::provider::listing::ListedModel>,
 ) -> crate::cost::PriceDecision {
     use crate::provider::local::LocalKind;
     let path = config.home.join("pricing.toml");
@@ -149,6 +152,13 @@ pub fn price_decision(
     let endpoint = crate::cost::Endpoint {
         local_address: config.local_server() || ollama,
         local_server: server.map(|s| s.label().to_string()),
+        listed: listed.map(|m| crate::cost::Listed {
+            provider: config.provider.as_str().to_string(),
+            window: m.window,
+            price: m
+                .price
+                .map(|p| (p.input, p.output, p.cache_read, p.cache_write)),
+        }),
     };
     crate::cost::rule::decide(model, catalog, user.as_ref(), &endpoint)
 }
@@ -158,12 +168,15 @@ pub fn price_decision(
 pub fn apply_local_server(
     options: &mut AgentOptions,
     config: &Config,
-    model: &str,
+    provider: &dyn Provider,
     catalog: &Catalog,
     local: Option<&LocalServer>,
 ) {
-    options.context_window = local.and_then(|l| l.context_window);
-    let decision = price_decision(config, model, catalog, local);
+    let listed = models::listed_model(&config.home, provider);
+    options.context_window = local
+        .and_then(|l| l.context_window)
+        .or_else(|| listed.as_ref().and_then(|m| m.window));
+    let decision = price_decision(config, provider.model(), catalog, local, listed.as_ref());
     options.pricing = decision.pricing;
     options.pricing_rule = decision.rule;
 }
@@ -271,7 +284,8 @@ pub fn agent_options(
     session_id: String,
     approval: ApprovalPolicy,
 ) -> AgentOptions {
-    let decision = price_decision(config, provider.model(), catalog, None);
+    let listed = models::listed_model(&config.home, provider);
+    let decision = price_decision(config, provider.model(), catalog, None, listed.as_ref());
     AgentOptions {
         mode: config.mode,
         max_turns: config.max_turns,
@@ -279,7 +293,7 @@ pub fn agent_options(
         pricing: decision.pricing,
         pricing_rule: decision.rule,
         catalog: std::sync::Arc::new(catalog.clone()),
-        context_window: None,
+        context_window: listed.as_ref().and_then(|m| m.window),
         max_output_tokens: crate::agent::MAX_OUTPUT_TOKENS,
         sessions_dir: Some(config.home.join("sessions")),
         early_exit: config.early_exit,

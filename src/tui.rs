@@ -26,6 +26,7 @@ use ratatui::backend::CrosstermBackend;
 use crate::agent::{self, AgentOptions};
 use crate::protocol::Op;
 use crate::provider::Provider;
+use crate::session::models::ModelList;
 use crate::ui::App;
 
 /// Shortest time between two frames.
@@ -40,6 +41,15 @@ pub type Switch = Arc<
         + Sync,
 >;
 
+/// Reads the models `/model` offers for a provider (its own list, kept a day, with the catalog).
+pub type Lister = Arc<
+    dyn Fn(
+            Arc<dyn Provider>,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ModelList> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// What the TUI needs besides the agent's options.
 #[derive(Clone, Default)]
 pub struct Setup {
@@ -49,8 +59,10 @@ pub struct Setup {
     pub history_path: Option<std::path::PathBuf>,
     /// What `/config` shows.
     pub config_report: Vec<String>,
-    /// The models `/model` offers (the price catalog's), with window and price.
-    pub models: Vec<crate::ui::models::ModelEntry>,
+    /// The models `/model` offers until the provider's list is read (the price catalog's).
+    pub models: ModelList,
+    /// Reads the provider's list in the background, at the start and after `/provider`.
+    pub lister: Option<Lister>,
     /// How to switch provider or model mid-session; `None` disables `/model ID` and `/provider`.
     pub switch: Option<Switch>,
 }
@@ -78,7 +90,21 @@ async fn event_loop(
 ) -> anyhow::Result<String> {
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    let (mut handle, mut app) = start_session(&provider, options.clone(), setup);
+    let mut models = setup.models.clone();
+    let (mut handle, mut app) = start_session(&provider, options.clone(), setup, &models);
+    // The provider's model list arrives when it is read; one from a provider left since is dropped.
+    let (models_tx, mut models_rx) = tokio::sync::mpsc::unbounded_channel::<(u64, ModelList)>();
+    let mut listing = 0u64;
+    let list_models = |provider: &Arc<dyn Provider>, generation: u64| {
+        if let Some(lister) = &setup.lister {
+            let read = lister(Arc::clone(provider));
+            let tx = models_tx.clone();
+            tokio::spawn(async move {
+                let _ = tx.send((generation, read.await));
+            });
+        }
+    };
+    list_models(&provider, listing);
     let mut terminal_events = EventStream::new();
     let mut signals = Signals::new();
 
@@ -97,7 +123,7 @@ async fn event_loop(
                     let _ = handle.ops.send(Op::Shutdown);
                     options.session_id = resumed.id.clone();
                     options.resume = Some(resumed);
-                    (handle, app) = start_session(&provider, options.clone(), setup);
+                    (handle, app) = start_session(&provider, options.clone(), setup, &models);
                 }
                 Err(e) => app.notice_error(format!("cannot resume {}: {e}", path.display())),
             }
@@ -109,7 +135,7 @@ async fn event_loop(
             let old = options.session_id.clone();
             options.session_id = crate::session::new_session_id();
             options.resume = None;
-            (handle, app) = start_session(&provider, options.clone(), setup);
+            (handle, app) = start_session(&provider, options.clone(), setup, &models);
             app.notice_done(format!(
                 "new session; the previous one is resumable with chatcli --resume {old}"
             ));
@@ -123,9 +149,14 @@ async fn event_loop(
                     let _ = handle.ops.send(Op::Shutdown);
                     let _ =
                         tokio::time::timeout(Duration::from_millis(500), &mut handle.join).await;
+                    let other_endpoint = next_provider.model_list() != provider.model_list();
                     provider = next_provider;
                     options = next_options;
-                    (handle, app) = start_session(&provider, options.clone(), setup);
+                    if other_endpoint {
+                        listing += 1;
+                        list_models(&provider, listing);
+                    }
+                    (handle, app) = start_session(&provider, options.clone(), setup, &models);
                     app.notice_done(format!(
                         "now on {} · {}: the conversation goes on; this provider's prompt cache starts cold",
                         provider.label(),
@@ -184,6 +215,13 @@ async fn event_loop(
                     request(&mut next_frame, at, last_frame);
                 }
             }
+            Some((generation, list)) = models_rx.recv() => {
+                if generation == listing {
+                    models = list;
+                    app.models = models.clone();
+                    request(&mut next_frame, Instant::now(), last_frame);
+                }
+            }
             _ = signals.recv() => break,
         }
     }
@@ -222,6 +260,7 @@ fn start_session(
     provider: &Arc<dyn Provider>,
     options: AgentOptions,
     setup: &Setup,
+    models: &ModelList,
 ) -> (agent::AgentHandle, App) {
     let label = provider.label();
     let model = provider.model().to_string();
@@ -244,7 +283,7 @@ fn start_session(
     }
     app.files_index = crate::ui::popup::FileIndex::new(&workspace);
     app.config_report = setup.config_report.clone();
-    app.models = setup.models.clone();
+    app.models = models.clone();
     app.status.workspace = crate::ui::status::workspace_label(&workspace);
     if let Some((events, skipped)) = replay {
         app.replay(events);

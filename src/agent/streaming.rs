@@ -213,6 +213,14 @@ impl Agent {
         }
     }
 
+    /// Shows what the holdback still holds once the response ended, unless it was a call.
+    fn release_held(&mut self, hold: &mut super::text_calls::Holdback) {
+        let text = hold.finish();
+        if !text.is_empty() {
+            self.emit(AgentEvent::TextDelta { text });
+        }
+    }
+
     /// Streams one response, emitting deltas and usage as they arrive.
     pub(super) async fn stream_response(
         &mut self,
@@ -227,6 +235,10 @@ impl Agent {
             ..Unfinished::default()
         };
         let limit = u64::from(request.max_output_tokens);
+        // A call a small model writes as text is run, not shown: its block is held back.
+        let mut hold = super::text_calls::Holdback::new(
+            request.tools.iter().map(|t| t.name.clone()).collect(),
+        );
         let mut stream = self.provider.stream(request);
         let mut response = Response::default();
         let mut receiving = Receiving::default();
@@ -238,6 +250,7 @@ impl Agent {
                     self.close_unfinished(&mut receiving, CutBy::Interrupted);
                     response.interrupted = true;
                     self.book_unfinished(turn, unfinished);
+                    self.release_held(&mut hold);
                     return (response, None);
                 }
                 next = stream.next() => next,
@@ -245,6 +258,7 @@ impl Agent {
             let event = match next {
                 None if response.stop.is_some() => {
                     self.keep_cut_off(&mut receiving, &mut response);
+                    self.release_held(&mut hold);
                     return (response, None);
                 }
                 None => {
@@ -254,12 +268,14 @@ impl Agent {
                     let error = ProviderError::Truncated {
                         provider: self.provider.name().to_string(),
                     };
+                    self.release_held(&mut hold);
                     return (response, Some(error));
                 }
                 Some(Err(error)) => {
                     response.tool_calls.clear();
                     self.close_unfinished(&mut receiving, CutBy::DroppedStream);
                     self.book_unfinished(turn, unfinished);
+                    self.release_held(&mut hold);
                     return (response, Some(error));
                 }
                 Some(Ok(event)) => event,
@@ -269,7 +285,10 @@ impl Agent {
                 ProviderEvent::TextDelta(text) => {
                     unfinished.output_bytes += text.len();
                     response.text.push_str(&text);
-                    self.emit(AgentEvent::TextDelta { text });
+                    let shown = hold.push(&text);
+                    if !shown.is_empty() {
+                        self.emit(AgentEvent::TextDelta { text: shown });
+                    }
                 }
                 ProviderEvent::ReasoningDelta(text) => {
                     unfinished.output_bytes += text.len();

@@ -153,6 +153,123 @@ fn call_of(value: Value, tools: &[&str]) -> Result<(String, Value), String> {
     Ok((name, arguments))
 }
 
+/// While a response streams, holds back the text that may be a call written as text, so the
+/// screen never shows a `<tool_call>` block that then runs as a call: text before a marker
+/// streams at once; a block is held from its marker to its end (`</tool_call>`, the closing
+/// fence, or the response's end for `[TOOL_CALLS]`), then dropped if it is a call of an offered
+/// tool, else shown whole. A marker's first characters at the end of a delta wait for the next.
+#[derive(Debug, Default)]
+pub struct Holdback {
+    tools: Vec<String>,
+    buf: String,
+    /// The end of the block being held (`None`: the response's end), while one is.
+    holding: Option<Option<&'static str>>,
+}
+
+/// Where a held block starts, and where it ends.
+const MARKERS: [(&str, Option<&str>); 3] = [
+    (HERMES_OPEN, Some(HERMES_CLOSE)),
+    (MISTRAL, None),
+    ("```json", Some("```")),
+];
+
+impl Holdback {
+    /// A holdback for a request that offered `tools` (none: nothing is ever held).
+    pub fn new(tools: Vec<String>) -> Self {
+        Holdback {
+            tools,
+            ..Holdback::default()
+        }
+    }
+
+    /// Takes a streamed piece; returns what may be shown now.
+    pub fn push(&mut self, delta: &str) -> String {
+        if self.tools.is_empty() {
+            return delta.to_string();
+        }
+        self.buf.push_str(delta);
+        let mut shown = String::new();
+        loop {
+            match self.holding {
+                Some(None) => return shown,
+                Some(Some(close)) => {
+                    // The block's end, looked for after its opening marker.
+                    let opened = MARKERS
+                        .iter()
+                        .find(|(_, c)| *c == Some(close))
+                        .map_or(0, |(open, _)| open.len());
+                    let Some(end) = self
+                        .buf
+                        .get(opened..)
+                        .and_then(|rest| rest.find(close))
+                        .map(|at| opened + at + close.len())
+                    else {
+                        return shown;
+                    };
+                    let rest = self.buf.split_off(end);
+                    let block = std::mem::replace(&mut self.buf, rest);
+                    if !self.is_call(&block) {
+                        shown.push_str(&block);
+                    }
+                    self.holding = None;
+                }
+                None => {
+                    let first = MARKERS
+                        .iter()
+                        .filter_map(|(open, close)| self.buf.find(open).map(|at| (at, *close)))
+                        .min_by_key(|(at, _)| *at);
+                    if let Some((at, close)) = first {
+                        let block = self.buf.split_off(at);
+                        shown.push_str(&std::mem::replace(&mut self.buf, block));
+                        self.holding = Some(close);
+                        continue;
+                    }
+                    let keep = self.partial_marker_len();
+                    let tail = self.buf.split_off(self.buf.len() - keep);
+                    shown.push_str(&std::mem::replace(&mut self.buf, tail));
+                    return shown;
+                }
+            }
+        }
+    }
+
+    /// The response ended: what is still held and should be shown (nothing when it is a call).
+    pub fn finish(&mut self) -> String {
+        let held = std::mem::take(&mut self.buf);
+        let was_block = self.holding.take().is_some();
+        if was_block && self.is_call(&held) {
+            String::new()
+        } else {
+            held
+        }
+    }
+
+    /// Bytes at the end of the buffer that begin some marker (and may complete with the next
+    /// piece).
+    fn partial_marker_len(&self) -> usize {
+        let len = self.buf.len();
+        let longest = MARKERS
+            .iter()
+            .map(|(open, _)| open.len())
+            .max()
+            .unwrap_or(0);
+        (1..longest.min(len + 1))
+            .rev()
+            .find(|k| {
+                self.buf
+                    .get(len - k..)
+                    .is_some_and(|tail| MARKERS.iter().any(|(open, _)| open.starts_with(tail)))
+            })
+            .unwrap_or(0)
+    }
+
+    fn is_call(&self, block: &str) -> bool {
+        let tools: Vec<&str> = self.tools.iter().map(String::as_str).collect();
+        let found = extract(block, &tools);
+        !found.calls.is_empty() && found.malformed.is_none()
+    }
+}
+
 /// A FORMAT ERROR reminder to send back, and why (for the session log's notice).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reminder {
@@ -253,6 +370,63 @@ mod tests {
         }
     }
 
+    /// Streams `pieces` through a holdback; what was shown.
+    fn shown(pieces: &[&str]) -> String {
+        let mut hold = Holdback::new(TOOLS.iter().map(|t| t.to_string()).collect());
+        let mut out: String = pieces.iter().map(|p| hold.push(p)).collect();
+        out.push_str(&hold.finish());
+        out
+    }
+
+    #[test]
+    fn a_call_written_as_text_never_reaches_the_screen() {
+        let call = [
+            "I will read it.\n<tool",
+            "_call>{\"name\": \"read_file\", ",
+            "\"arguments\": {\"file\": \"a\"}}</tool_",
+            "call>\nDone.",
+        ];
+        assert_eq!(shown(&call), "I will read it.\n\nDone.");
+        let mistral = [
+            "Reading. [TOOL",
+            "_CALLS] [{\"name\": \"list_dir\", \"arguments\": {}}]",
+        ];
+        assert_eq!(shown(&mistral), "Reading. ");
+        let fenced = [
+            "Here:\n```js",
+            "on\n{\"name\": \"read_file\", \"arguments\": {\"file\": \"a\"}}\n``",
+            "`",
+        ];
+        assert_eq!(shown(&fenced), "Here:\n");
+        // Not calls: shown whole, in order.
+        let json_answer = ["The config:\n```json\n{\"port\": 8080}\n```\nThat is all."];
+        assert_eq!(shown(&json_answer), json_answer[0]);
+        let unknown = ["<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call> ok"];
+        assert_eq!(shown(&unknown), unknown[0]);
+        let cut = ["text then <tool_call>{\"name\": \"read_"];
+        assert_eq!(shown(&cut), cut[0], "a cut block that is no call is shown");
+        assert_eq!(
+            shown(&["a <", "b"]),
+            "a <b",
+            "a marker's start that is none"
+        );
+        assert_eq!(shown(&["é<tool", "é"]), "é<toolé");
+        let mut plain = Holdback::new(Vec::new());
+        assert_eq!(
+            plain.push("<tool_call>"),
+            "<tool_call>",
+            "no tools, nothing held"
+        );
+    }
+
+    #[test]
+    fn text_before_a_marker_streams_at_once() {
+        let mut hold = Holdback::new(vec!["read_file".into()]);
+        assert_eq!(hold.push("Hello wor"), "Hello wor");
+        assert_eq!(hold.push("ld <tool_c"), "ld ");
+        assert_eq!(hold.push("all>{"), "");
+    }
+
     #[test]
     fn the_reminder_names_the_shape() {
         let text = format_error("the <tool_call> block is not one JSON object", "read_file");
@@ -262,6 +436,8 @@ mod tests {
             "{text}"
         );
     }
+
+    use proptest::prop_assert_eq;
 
     proptest::proptest! {
         #[test]
@@ -275,6 +451,35 @@ mod tests {
             marker in proptest::sample::select(vec!["<tool_call>", "</tool_call>", "[TOOL_CALLS]", "```json", "```", "{\"name\": \"read_file\", \"arguments\": "]),
         ) {
             let _ = extract(&format!("{a}{marker}{b}{marker}é"), TOOLS);
+        }
+
+        /// However the stream cuts the text, the same is shown; text with no marker is shown
+        /// exactly.
+        #[test]
+        fn the_holdback_shows_the_same_whatever_the_cuts(
+            a in ".{0,30}", b in ".{0,30}", cuts in proptest::collection::vec(0usize..80, 0..6),
+            marker in proptest::sample::select(vec!["", "<tool_call>", "</tool_call>", "[TOOL_CALLS]", "```json", "```", "{\"name\": \"read_file\", \"arguments\": {}}"]),
+        ) {
+            let text = format!("{a}{marker}{b}{marker}");
+            let mut points: Vec<usize> = cuts
+                .into_iter()
+                .map(|c| c.min(text.len()))
+                .filter(|c| text.is_char_boundary(*c))
+                .collect();
+            points.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut from = 0;
+            for at in points {
+                pieces.push(text.get(from..at).unwrap_or_default());
+                from = at;
+            }
+            pieces.push(text.get(from..).unwrap_or_default());
+            let whole = shown(&[text.as_str()]);
+            prop_assert_eq!(shown(&pieces), whole.clone());
+            let has_marker = MARKERS.iter().any(|(open, _)| text.contains(open));
+            if !has_marker {
+                prop_assert_eq!(whole, text);
+            }
         }
     }
 }

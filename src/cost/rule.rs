@@ -2,12 +2,15 @@
 //! is named to the user (`/cost`, `/config`, the `cost` event of `exec --json`).
 //!
 //! The order is the contract: the user's `pricing.toml` always wins; then a server that said it
-//! is a local inference server (llama.cpp, Ollama, vLLM, LM Studio) is free; then the catalog;
-//! then the model's family, estimated; then a model no catalog knows, behind an address on this
+//! is a local inference server (llama.cpp, Ollama, vLLM, LM Studio) is free; then the price the
+//! provider's own model list gives (OpenRouter's); then the catalog; then the model's family,
+//! estimated; then a model no catalog knows, behind an address on this
 //! machine or a private network, is free (a fine-tune or a GGUF on a home-made server); else the
 //! cost is unknown. What a newcomer gets wrong: an address on loopback is *not* a local model —
 //! gateways (LiteLLM on localhost:4000, a company proxy on 10.x) sit there too and bill the
-//! frontier price, so only the server's own answer makes a catalog model free.
+//! frontier price, so only the server's own answer makes a catalog model free. A window the
+//! provider's list gives wins over the catalog's and the family's: the provider knows what it
+//! serves.
 
 use super::{Catalog, Pricing, family};
 
@@ -18,6 +21,8 @@ pub enum PriceRule {
     UserFile,
     /// The server said it is a local inference server (its name: `llama.cpp`, `Ollama`…).
     LocalServer(String),
+    /// The provider's own model list prices it (the provider's name).
+    ProviderList(String),
     /// The built-in catalog lists the model.
     Catalog,
     /// Not listed, but its family is: priced and sized as `representative`.
@@ -38,6 +43,7 @@ impl PriceRule {
         match self {
             PriceRule::UserFile => "pricing.toml".into(),
             PriceRule::LocalServer(server) => format!("free: local {server} server"),
+            PriceRule::ProviderList(provider) => format!("priced: {provider}'s model list"),
             PriceRule::Catalog => "priced: catalog".into(),
             PriceRule::Family {
                 family,
@@ -61,6 +67,18 @@ pub struct Endpoint {
     pub local_address: bool,
     /// The server said what it is (`llama.cpp`, `Ollama`, `vLLM`, `LM Studio`).
     pub local_server: Option<String>,
+    /// The model's entry in the provider's own list, when one was read.
+    pub listed: Option<Listed>,
+}
+
+/// What the provider's list says of the model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Listed {
+    /// The provider's name, for the rule's phrase.
+    pub provider: String,
+    pub window: Option<u64>,
+    /// USD per million tokens: input, output, cache read, cache write.
+    pub price: Option<(f64, f64, Option<f64>, Option<f64>)>,
 }
 
 /// A price and the rule that gave it.
@@ -78,9 +96,12 @@ pub fn decide(
     user: Option<&Catalog>,
     endpoint: &Endpoint,
 ) -> PriceDecision {
+    let provider_window = endpoint.listed.as_ref().and_then(|l| l.window);
     if let Some(p) = user.and_then(|u| u.lookup(model)) {
+        let mut p = p.clone();
+        p.context_window = p.context_window.or(provider_window);
         return PriceDecision {
-            pricing: Some(p.clone()),
+            pricing: Some(p),
             rule: PriceRule::UserFile,
         };
     }
@@ -90,13 +111,31 @@ pub fn decide(
         .as_ref()
         .and_then(|f| catalog.lookup(f.representative));
     // Never a window smaller than the family's: an entry without one takes the family's.
-    let window = listed
-        .and_then(|p| p.context_window)
+    let window = provider_window
+        .or_else(|| listed.and_then(|p| p.context_window))
         .or_else(|| family_pricing.and_then(|p| p.context_window));
     if let Some(server) = &endpoint.local_server {
         return PriceDecision {
             pricing: Some(Pricing::free(window)),
             rule: PriceRule::LocalServer(server.clone()),
+        };
+    }
+    if let Some(l) = &endpoint.listed
+        && let Some((input, output, cache_read, cache_write)) = l.price
+    {
+        return PriceDecision {
+            pricing: Some(Pricing {
+                input,
+                output,
+                cache_read,
+                cache_write_5m: cache_write,
+                cache_write_1h: None,
+                context_window: window,
+                aliases: Vec::new(),
+                source: format!("{}'s model list", l.provider),
+                as_of: String::new(),
+            }),
+            rule: PriceRule::ProviderList(l.provider.clone()),
         };
     }
     if let Some(p) = listed {
@@ -109,6 +148,7 @@ pub fn decide(
     }
     if let (Some(f), Some(p)) = (family, family_pricing) {
         let mut p = p.clone();
+        p.context_window = window;
         p.source = format!("estimated from family {} ({})", f.family, p.source);
         return PriceDecision {
             pricing: Some(p),
@@ -134,7 +174,7 @@ mod tests {
     fn gateway() -> Endpoint {
         Endpoint {
             local_address: true,
-            local_server: None,
+            ..Endpoint::default()
         }
     }
 
@@ -142,6 +182,7 @@ mod tests {
         Endpoint {
             local_address: true,
             local_server: Some("llama.cpp".into()),
+            ..Endpoint::default()
         }
     }
 
@@ -252,6 +293,37 @@ mod tests {
                 .rule
                 .estimated()
         );
+    }
+
+    #[test]
+    fn the_providers_list_prices_and_sizes_before_the_catalog() {
+        let catalog = Catalog::builtin();
+        let routed = Endpoint {
+            listed: Some(Listed {
+                provider: "openrouter".into(),
+                window: Some(1_000_000),
+                price: Some((3.3, 16.5, Some(0.33), None)),
+            }),
+            ..Endpoint::default()
+        };
+        let d = decide("anthropic/claude-sonnet-4.5", &catalog, None, &routed);
+        assert_eq!(d.rule, PriceRule::ProviderList("openrouter".into()));
+        assert_eq!(d.rule.phrase(), "priced: openrouter's model list");
+        let p = d.pricing.unwrap();
+        assert_eq!((p.input, p.output, p.cache_read), (3.3, 16.5, Some(0.33)));
+        assert_eq!(p.context_window, Some(1_000_000));
+        // A list without prices still sizes a catalog model.
+        let sized = Endpoint {
+            listed: Some(Listed {
+                provider: "anthropic".into(),
+                window: Some(1_000_000),
+                price: None,
+            }),
+            ..Endpoint::default()
+        };
+        let d = decide("claude-sonnet-4-5", &catalog, None, &sized);
+        assert_eq!(d.rule, PriceRule::Catalog);
+        assert_eq!(d.pricing.unwrap().context_window, Some(1_000_000));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::{Value, json};
 
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, Effort, MarkerPlaces, Message, ModelRequest, Role};
 
@@ -77,6 +78,18 @@ impl Provider for Anthropic {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn model_list(&self) -> Option<ListRequest> {
+        Some(ListRequest {
+            provider: self.name.to_string(),
+            url: format!("{}/v1/models", self.base_url),
+            headers: vec![
+                ("x-api-key".to_string(), self.api_key.clone()),
+                ("anthropic-version".to_string(), "2023-06-01".to_string()),
+            ],
+            shape: ListShape::Anthropic,
+        })
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, Effort, ModelRequest, Role};
 
@@ -43,6 +44,15 @@ impl Provider for Gemini {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn model_list(&self) -> Option<ListRequest> {
+        Some(ListRequest {
+            provider: "googleai".into(),
+            url: format!("{}/v1beta/models", self.base_url),
+            headers: vec![("x-goog-api-key".into(), self.api_key.clone())],
+            shape: ListShape::Gemini,
+        })
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {

@@ -635,7 +635,7 @@ fn first_line(text: &str) -> String {
     out
 }
 
-fn describe_reqwest(e: &reqwest::Error) -> String {
+pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
     use std::error::Error;
     let mut message = e.to_string();
     let mut source = e.source();

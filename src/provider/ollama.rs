@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, ModelRequest, Role};
 
@@ -61,6 +62,15 @@ impl Provider for Ollama {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn model_list(&self) -> Option<ListRequest> {
+        Some(ListRequest {
+            provider: "ollama".into(),
+            url: format!("{}/api/tags", self.host),
+            headers: Vec::new(),
+            shape: ListShape::Ollama,
+        })
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {

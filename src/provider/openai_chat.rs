@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, MarkerPlaces, ModelRequest, Role};
 
@@ -111,6 +112,30 @@ impl Provider for OpenAiChat {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn model_list(&self) -> Option<ListRequest> {
+        let mut headers = vec![(
+            "Authorization".to_string(),
+            format!("Bearer {}", self.api_key),
+        )];
+        for (name, value) in self.preset.headers {
+            headers.push((name.to_string(), value.to_string()));
+        }
+        // GitHub Models lists its catalog beside the inference path, with each model's limits.
+        let github_catalog = (self.preset.name == "github-models")
+            .then(|| self.base_url.strip_suffix("/inference"))
+            .flatten();
+        let (url, shape) = match github_catalog {
+            Some(root) => (format!("{root}/catalog/models"), ListShape::GithubCatalog),
+            None => (format!("{}/models", self.base_url), ListShape::OpenAi),
+        };
+        Some(ListRequest {
+            provider: self.preset.name.to_string(),
+            url,
+            headers,
+            shape,
+        })
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {

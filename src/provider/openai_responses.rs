@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, ModelRequest, Role};
 
@@ -48,6 +49,18 @@ impl Provider for OpenAiResponses {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn model_list(&self) -> Option<ListRequest> {
+        Some(ListRequest {
+            provider: self.name.to_string(),
+            url: format!("{}/models", self.base_url),
+            headers: vec![(
+                "Authorization".to_string(),
+                format!("Bearer {}", self.api_key),
+            )],
+            shape: ListShape::OpenAi,
+        })
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {

@@ -135,7 +135,7 @@ pub struct App {
     /// The working directory's name and git branch, for the status bar.
     pub workspace_label: String,
     /// The models `/model` lists.
-    pub models: Vec<crate::ui::models::ModelEntry>,
+    pub models: crate::session::models::ModelList,
     /// The `/model` picker's filter and selection.
     pub model_picker: crate::ui::models::ModelPicker,
     /// `/provider NAME` or `/model ID`: (provider, model) to switch to, taken by the front end.
@@ -194,7 +194,7 @@ impl App {
             rewind_picker: None,
             config_report: Vec::new(),
             workspace_label: String::new(),
-            models: Vec::new(),
+            models: Default::default(),
             model_picker: Default::default(),
             switch_request: None,
             no_color: super::theme::no_color_requested(),
@@ -288,7 +288,8 @@ impl App {
 
     /// Asks the session to go on with model `id`, warning when no list chatcli has knows it.
     pub(crate) fn switch_model(&mut self, id: String) {
-        if !self.models.is_empty() && !self.models.iter().any(|m| m.id == id) {
+        let entries = &self.models.entries;
+        if !entries.is_empty() && !entries.iter().any(|m| m.id == id) {
             self.chat.push(CellKind::Notice(format!(
                 "{id} is not a model chatcli knows (see /model): switching anyway; the provider answers whether it serves it, and its price and window are estimated"
             )));
@@ -479,9 +480,12 @@ impl App {
             return;
         }
         if self.overlay == Some(Overlay::Models) {
-            use crate::ui::models::{PickerKey, provider_of};
-            let group = provider_of(&self.status.model).unwrap_or_default();
-            match self.model_picker.handle_key(key, &self.models, group) {
+            use crate::ui::models::PickerKey;
+            let provider = &self.status.provider;
+            match self
+                .model_picker
+                .handle_key(key, &self.models.entries, provider)
+            {
                 PickerKey::Stay => {}
                 PickerKey::Close => self.overlay = None,
                 PickerKey::Choose(id) => {

@@ -1,8 +1,9 @@
 //! `/model`: a picker over the models chatcli knows, the current provider's first, each with its
 //! context window and price, narrowed by fuzzy typing; Enter switches, Esc closes.
 //!
-//! The list comes from the front end's setup (the price catalog, and the provider's own list
-//! where one was fetched); the picker never asks the network itself. A model typed with
+//! The list comes from the front end (`session::models`: the provider's own list, asked at most
+//! once a day, merged with the price catalog); the picker never asks the network itself. The
+//! provider's listed models come first, then the catalog's of the same provider, then the rest. A model typed with
 //! `/model ID` that the list does not hold is switched to all the same, with a warning: the
 //! provider, not the catalog, decides what it serves.
 
@@ -16,41 +17,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use super::help::{centered, overlay_frame};
+use crate::session::models::ModelList;
 
-/// One model the picker offers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelEntry {
-    pub id: String,
-    /// The provider that serves it (`anthropic`, `openai`, …), as `/provider` takes it.
-    pub provider: String,
-    /// Its context window in tokens, when known.
-    pub window: Option<u64>,
-    /// USD per million input and output tokens, when known.
-    pub price: Option<(f64, f64)>,
-}
-
-/// The provider a model id belongs to, by its family; `None` for an id no family claims.
-pub fn provider_of(id: &str) -> Option<&'static str> {
-    let id = id.to_ascii_lowercase();
-    let id = id.rsplit('/').next().unwrap_or(&id);
-    let families: &[(&str, &str)] = &[
-        ("claude", "anthropic"),
-        ("gpt", "openai"),
-        ("o1", "openai"),
-        ("o3", "openai"),
-        ("o4", "openai"),
-        ("codex", "openai"),
-        ("gemini", "gemini"),
-        ("grok", "xai"),
-        ("glm", "zai"),
-        ("kimi", "moonshot"),
-        ("minimax", "minimax"),
-    ];
-    families
-        .iter()
-        .find(|(prefix, _)| id.starts_with(prefix))
-        .map(|(_, provider)| *provider)
-}
+pub use crate::session::models::{ModelEntry, provider_of};
+use crate::session::models::{price_text, window_text};
 
 /// The picker's state: what is typed and which row is selected.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -71,14 +41,20 @@ pub enum PickerKey {
 }
 
 impl ModelPicker {
-    /// The entries matching the query: the current provider's first, then the rest, each group
-    /// best match first (catalog order for an empty query).
+    /// The entries matching the query: what the provider lists, then the catalog's models of
+    /// the current provider, then the rest, each group best match first (list order for an
+    /// empty query).
     pub fn visible<'a>(&self, entries: &'a [ModelEntry], provider: &str) -> Vec<&'a ModelEntry> {
-        let mut scored: Vec<(bool, u32, usize, &ModelEntry)> = if self.query.is_empty() {
+        let group = |e: &ModelEntry| match (e.listed, e.provider == provider) {
+            (true, _) => 0u8,
+            (false, true) => 1,
+            (false, false) => 2,
+        };
+        let mut scored: Vec<(u8, u32, usize, &ModelEntry)> = if self.query.is_empty() {
             entries
                 .iter()
                 .enumerate()
-                .map(|(i, e)| (e.provider != provider, 0, i, e))
+                .map(|(i, e)| (group(e), 0, i, e))
                 .collect()
         } else {
             let mut matcher = Matcher::new(Config::DEFAULT);
@@ -90,11 +66,11 @@ impl ModelPicker {
                 .filter_map(|(i, e)| {
                     pattern
                         .score(Utf32Str::new(&e.id, &mut buf), &mut matcher)
-                        .map(|s| (e.provider != provider, u32::MAX - s, i, e))
+                        .map(|s| (group(e), u32::MAX - s, i, e))
                 })
                 .collect()
         };
-        scored.sort_by_key(|(other, score, index, _)| (*other, *score, *index));
+        scored.sort_by_key(|(group, score, index, _)| (*group, *score, *index));
         scored.into_iter().map(|(_, _, _, e)| e).collect()
     }
 
@@ -139,41 +115,24 @@ impl ModelPicker {
     }
 }
 
-/// `128k`, `1M`: a window for a column.
-fn window_text(window: Option<u64>) -> String {
-    match window {
-        None => "?".into(),
-        Some(w) if w >= 1_000_000 && w % 1_000_000 == 0 => format!("{}M", w / 1_000_000),
-        Some(w) if w >= 1_000_000 => format!("{:.1}M", w as f64 / 1_000_000.0),
-        Some(w) => format!("{}k", w / 1000),
-    }
-}
-
-fn price_text(price: Option<(f64, f64)>) -> String {
-    match price {
-        None => "price ?".into(),
-        Some((i, o)) if i == 0.0 && o == 0.0 => "free".into(),
-        Some((i, o)) => format!("${i:.2} / ${o:.2}"),
-    }
-}
-
-/// Draws the picker over `area`: the filter line, then the rows.
+/// Draws the picker over `area`: the filter line, where the list came from, then the rows.
 pub fn render(
     picker: &ModelPicker,
-    entries: &[ModelEntry],
+    list: &ModelList,
     provider: &str,
     current: &str,
     area: Rect,
     buf: &mut Buffer,
 ) {
+    let entries = &list.entries;
     let width = 100.min(area.width);
     let height = area.height.saturating_sub(2).clamp(6, 30).min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
     let visible = picker.visible(entries, provider);
-    let rows = (height as usize).saturating_sub(4).max(1);
+    let rows = (height as usize).saturating_sub(5).max(1);
     let start = picker.selected.saturating_sub(rows.saturating_sub(1));
-    let id_width = (width as usize).saturating_sub(44).clamp(14, 48);
+    let id_width = (width as usize).saturating_sub(50).clamp(14, 44);
     let mut lines = vec![
         Line::styled(
             format!(
@@ -181,6 +140,10 @@ pub fn render(
                 picker.query
             ),
             Style::new().fg(Color::Yellow),
+        ),
+        Line::styled(
+            super::text::truncate(&list.note, (width as usize).saturating_sub(2)),
+            Style::new().fg(Color::DarkGray),
         ),
         Line::styled(
             format!(
@@ -203,11 +166,15 @@ pub fn render(
             super::text::truncate(&entry.id, id_width),
             window_text(entry.window),
             price_text(entry.price),
-            entry.provider
+            if entry.listed {
+                format!("{} listed", entry.provider)
+            } else {
+                entry.provider.clone()
+            }
         );
         let style = if i == picker.selected {
             Style::new().fg(Color::Black).bg(Color::LightBlue)
-        } else if entry.provider == provider {
+        } else if entry.listed || entry.provider == provider {
             Style::new().add_modifier(Modifier::BOLD)
         } else {
             Style::new()
@@ -230,6 +197,7 @@ mod tests {
             provider: provider.into(),
             window: Some(200_000),
             price: Some((3.0, 15.0)),
+            listed: false,
         }
     }
 
@@ -263,12 +231,5 @@ mod tests {
             picker.handle_key(KeyEvent::from(KeyCode::Enter), &entries, "anthropic"),
             PickerKey::Choose("gpt-4.1-mini".into())
         );
-    }
-
-    #[test]
-    fn families_name_their_provider() {
-        assert_eq!(provider_of("claude-sonnet-4-7"), Some("anthropic"));
-        assert_eq!(provider_of("openai/gpt-5.1"), Some("openai"));
-        assert_eq!(provider_of("llama3"), None);
     }
 }

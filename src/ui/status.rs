@@ -31,6 +31,8 @@ pub struct StatusBar {
     pub cache_read_tokens: u64,
     /// `None` once any request had no known price.
     pub cost_usd: Option<f64>,
+    /// The price is estimated from the model's family: the cost is marked `est.`.
+    pub price_estimated: bool,
     pub context_window: u64,
     pub last_input: u64,
     pub busy: bool,
@@ -58,6 +60,7 @@ impl StatusBar {
             streamed_bytes: 0,
             cache_read_tokens: 0,
             cost_usd: Some(0.0),
+            price_estimated: false,
             context_window: 0,
             last_input: 0,
             busy: false,
@@ -118,6 +121,7 @@ impl StatusBar {
     fn segments(&self) -> Vec<Span<'static>> {
         let sep = Span::styled(" │ ", Style::new().fg(Color::DarkGray));
         let cost = match self.cost_usd {
+            Some(c) if self.price_estimated => format!("${c:.4} est."),
             Some(c) => format!("${c:.4}"),
             None => "cost unknown".to_string(),
         };

@@ -190,6 +190,16 @@ async fn a_tool_call_written_as_text_runs_and_its_result_reaches_the_next_reques
     .await;
     let call = find(&events, "tool_call");
     assert_eq!(call["name"], "read_file", "{stdout}");
+    // The screen never shows the block that ran as a call: only the words around it stream.
+    let streamed: String = events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(
+        streamed.contains("I will read it.") && !streamed.contains("tool_call"),
+        "{streamed}"
+    );
     let result = find(&events, "tool_result");
     assert_eq!(result["ok"], true, "{result}");
     let finished = find(&events, "turn_finished");
@@ -274,4 +284,220 @@ async fn a_call_that_does_not_parse_gets_one_format_error_reminder_per_prompt() 
         posts[1]
     );
     assert!(!events.iter().any(|e| e["type"] == "tool_call"), "{stdout}");
+}
+
+/// Runs `chatcli ARGS` in `home` with `env`; stdout and stderr (it must succeed).
+async fn chatcli_in(
+    home: &std::path::Path,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> (String, String) {
+    let mut cmd = chatcli_exec(home);
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    cmd.args(args);
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run chatcli");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// An OpenRouter-style list: a model no catalog knows, with its window and its price.
+fn routed_list() -> Value {
+    json!({"data": [
+        {"id": "acme/coder-9", "context_length": 65_536,
+         "pricing": {"prompt": "0.000002", "completion": "0.000004"}},
+        {"id": "claude-sonnet-4-5", "context_length": 1_000_000}
+    ]})
+}
+
+/// `chatcli models` lists what the provider serves with windows and prices, keeps the list a
+/// day (a failing endpoint is not asked again), and `--refresh` on a failing endpoint falls back
+/// to the catalog with one line that says so.
+#[tokio::test]
+async fn models_lists_what_the_provider_serves_and_keeps_it_a_day() {
+    let server = MockServer::start().await;
+    // The list is asked with the key; the local-server probe (without one) is not the list.
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .and(wiremock::matchers::header(
+            "authorization",
+            "Bearer sk-listing",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(routed_list()))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(
+            ResponseTemplate::new(503)
+                .set_body_string("{\"error\": {\"message\": \"down for maintenance\"}}"),
+        )
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("OPENAI_API_KEY", "sk-listing".to_string()),
+        ("OPENAI_BASE_URL", format!("{}/v1", server.uri())),
+        ("OPENAI_MODEL", "acme/coder-9".to_string()),
+    ];
+    let (table, note) = chatcli_in(home.path(), &env, &["models"]).await;
+    assert!(note.contains("2 models listed by openai now"), "{note}");
+    let row = table
+        .lines()
+        .find(|l| l.contains("acme/coder-9"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.starts_with('▸')
+            && row.contains("65k")
+            && row.contains("$2.00 / $4.00")
+            && row.contains("openai list"),
+        "{row}"
+    );
+    let sonnet = table
+        .lines()
+        .find(|l| l.contains("claude-sonnet-4-5 "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        sonnet.contains("1M") && sonnet.contains("$3.00 / $15.00"),
+        "the list's window, the catalog's price: {sonnet}"
+    );
+    let kept: Vec<_> = std::fs::read_dir(home.path().join("models"))
+        .expect("kept")
+        .collect();
+    assert_eq!(kept.len(), 1);
+
+    // Within the day the kept list answers (the endpoint now fails and is not asked).
+    let (json_out, note) = chatcli_in(home.path(), &env, &["models", "--json"]).await;
+    assert!(
+        note.contains("listed by openai") && note.contains("ago"),
+        "{note}"
+    );
+    let rows: Value = serde_json::from_str(&json_out).expect("json");
+    assert_eq!(rows[0]["id"], "acme/coder-9");
+    assert_eq!(rows[0]["window"], 65_536);
+    assert_eq!(rows[0]["listed"], true);
+    let gets = |requests: &[Request]| {
+        requests
+            .iter()
+            .filter(|r| r.method.as_str() == "GET" && r.headers.contains_key("authorization"))
+            .count()
+    };
+    assert_eq!(
+        gets(&server.received_requests().await.unwrap_or_default()),
+        1
+    );
+
+    // --refresh asks again; the endpoint fails: the catalog alone, said once.
+    let (table, note) = chatcli_in(home.path(), &env, &["models", "--refresh", "--all"]).await;
+    assert_eq!(note.lines().count(), 1, "{note}");
+    assert!(
+        note.contains("the catalog only") && note.contains("down for maintenance"),
+        "{note}"
+    );
+    assert!(
+        !table.contains("acme/coder-9") && table.contains("claude-sonnet-4-5"),
+        "{table}"
+    );
+    assert!(!table.contains("sk-listing") && !note.contains("sk-listing"));
+}
+
+/// A session on a model the catalog does not know takes its window and price from the
+/// provider's list kept by `chatcli models`, and `/cost`'s rule says so.
+#[tokio::test]
+async fn a_session_takes_its_window_and_price_from_the_kept_list() {
+    let server = gateway("acme/coder-9", answer("Hello from a routed model.")).await;
+    server.reset().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(routed_list()))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(answer("Hello from a routed model.")),
+        )
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("OPENAI_API_KEY", "sk-none".to_string()),
+        ("OPENAI_BASE_URL", format!("{}/v1", server.uri())),
+        ("OPENAI_MODEL", "acme/coder-9".to_string()),
+    ];
+    chatcli_in(home.path(), &env, &["models"]).await;
+    let (stdout, _) = chatcli_in(
+        home.path(),
+        &env,
+        &["exec", "--json", "--mode", "chat", "hi"],
+    )
+    .await;
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(
+        find(&events, "session_configured")["context_window"],
+        65_536,
+        "{stdout}"
+    );
+    let cost = find(&events, "cost");
+    assert_eq!(cost["pricing"], "priced: openai's model list", "{cost}");
+    // 12,000 in × $2/M + 300 out × $4/M.
+    let expected = 12_000.0 * 2.0 / 1e6 + 300.0 * 4.0 / 1e6;
+    let total = cost["cost_usd"].as_f64().unwrap_or(0.0);
+    assert!((total - expected).abs() < 1e-9, "{total} vs {expected}");
+}
+
+/// Anthropic's list is paged: every page is read (`after_id`), each with the key and version.
+#[tokio::test]
+async fn anthropics_paged_list_is_read_whole() {
+    use wiremock::matchers::{header, query_param};
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .and(header("x-api-key", "sk-ant-test"))
+        .and(header("anthropic-version", "2023-06-01"))
+        .and(query_param("after_id", "claude-opus-4-7"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "data": [{"id": "claude-haiku-4-5", "type": "model", "max_input_tokens": 200_000}],
+            "has_more": false, "last_id": "claude-haiku-4-5"})))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .and(header("x-api-key", "sk-ant-test"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "data": [{"id": "claude-opus-4-7", "type": "model", "max_input_tokens": 1_000_000, "max_tokens": 128_000}],
+            "has_more": true, "last_id": "claude-opus-4-7"})))
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("ANTHROPIC_API_KEY", "sk-ant-test".to_string()),
+        ("ANTHROPIC_BASE_URL", server.uri()),
+    ];
+    let (out, note) = chatcli_in(home.path(), &env, &["models", "--json"]).await;
+    assert!(note.contains("2 models listed by anthropic now"), "{note}");
+    let rows: Value = serde_json::from_str(&out).expect("json");
+    let ids: Vec<&str> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids.get(..2),
+        Some(&["claude-opus-4-7", "claude-haiku-4-5"][..])
+    );
+    assert_eq!(rows[0]["window"], 1_000_000);
 }

@@ -734,3 +734,44 @@ macro_rules! on_every_wire {
 on_every_wire!(chat_and_resume: smol_openai_chat_usage_window_cost_and_resume, smol_responses_chat_usage_window_cost_and_resume, smol_anthropic_chat_usage_window_cost_and_resume);
 on_every_wire!(real_tool_call: smol_openai_agent_turn_runs_a_real_call, smol_responses_agent_turn_runs_a_real_call, smol_anthropic_agent_turn_runs_a_real_call);
 on_every_wire!(cut_off_call: smol_openai_cut_off_call_leaves_the_session_working, smol_responses_cut_off_call_leaves_the_session_working, smol_anthropic_cut_off_call_leaves_the_session_working);
+
+/// `chatcli models` against llama-server: the model it serves, with the window it runs with
+/// (`meta.n_ctx`) and free, since the server says it is llama.cpp.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn smol_models_lists_the_served_model_with_its_window_and_free() {
+    let Some(url) = instruct_url() else { return };
+    let props: serde_json::Value = reqwest::Client::new()
+        .get(format!("{url}/props"))
+        .send()
+        .await
+        .expect("props")
+        .json()
+        .await
+        .expect("props json");
+    let n_ctx = props["default_generation_settings"]["n_ctx"]
+        .as_u64()
+        .expect("n_ctx");
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CHATCLI_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-none")
+        .env("OPENAI_BASE_URL", wire_base("openai", &url))
+        .current_dir(home.path())
+        .args(["models", "--json", "--provider", "openai"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run chatcli");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("listed by openai now"), "{stderr}");
+    let rows: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let served = &rows[0];
+    assert_eq!(served["listed"], true, "{rows}");
+    assert_eq!(served["window"].as_u64(), Some(n_ctx), "{served}");
+    assert_eq!(served["input_usd_per_mtok"], 0.0, "{served}");
+}

@@ -575,17 +575,20 @@ fn model(
     provider: &str,
     window: u64,
     price: (f64, f64),
+    listed: bool,
 ) -> chatcli::ui::models::ModelEntry {
     chatcli::ui::models::ModelEntry {
         id: id.into(),
         provider: provider.into(),
         window: Some(window),
         price: Some(price),
+        listed,
     }
 }
 
-/// `/model` is a picker: the current provider's models first with window and price, typing
-/// narrows, Enter switches; an id no list knows is switched to with a warning.
+/// `/model` is a picker: what the provider lists first, then the catalog's models of the same
+/// provider, then the rest, with window and price and where the list came from; typing narrows,
+/// Enter switches; an id no list knows is switched to with a warning.
 #[test]
 fn the_model_picker_filters_and_switches() {
     let (tx, _rx) = mpsc::unbounded_channel();
@@ -595,12 +598,22 @@ fn the_model_picker_filters_and_switches() {
         "anthropic".into(),
         "claude-sonnet-4-5".into(),
     );
-    app.models = vec![
-        model("gpt-4.1", "openai", 1_047_576, (2.0, 8.0)),
-        model("claude-sonnet-4-5", "anthropic", 200_000, (3.0, 15.0)),
-        model("claude-haiku-4-5", "anthropic", 200_000, (1.0, 5.0)),
-        model("gemini-2.5-pro", "gemini", 1_048_576, (1.25, 10.0)),
-    ];
+    app.models = chatcli::session::models::ModelList {
+        entries: vec![
+            model(
+                "claude-sonnet-4-7",
+                "anthropic",
+                1_000_000,
+                (3.0, 15.0),
+                true,
+            ),
+            model("claude-sonnet-4-5", "anthropic", 200_000, (3.0, 15.0), true),
+            model("gpt-4.1", "openai", 1_047_576, (2.0, 8.0), false),
+            model("claude-haiku-4-5", "anthropic", 200_000, (1.0, 5.0), false),
+            model("gemini-2.5-pro", "googleai", 1_048_576, (1.25, 10.0), false),
+        ],
+        note: "2 models listed by anthropic now, with the catalog".into(),
+    };
     app.composer.set_text("/model");
     app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     for (width, height) in [(80, 24), (200, 60)] {
@@ -608,11 +621,16 @@ fn the_model_picker_filters_and_switches() {
         assert_snapshot!(format!("model_picker_{width}x{height}"), screen);
     }
     let screen = crate::common::screen_at(&mut app, 120, 40);
-    let sonnet = screen.find("claude-sonnet-4-5").expect("listed");
+    let newest = screen.find("claude-sonnet-4-7").expect("listed");
+    let haiku = screen.find("claude-haiku-4-5").expect("listed");
     let gpt = screen.find("gpt-4.1").expect("listed");
     assert!(
-        sonnet < gpt,
-        "the current provider's models first:\n{screen}"
+        newest < haiku && haiku < gpt,
+        "what the provider lists, then its catalog models, then the rest:\n{screen}"
+    );
+    assert!(
+        screen.contains("2 models listed by anthropic now") && screen.contains("anthropic listed"),
+        "{screen}"
     );
     assert!(
         screen.contains("200k") && screen.contains("$3.00 / $15.00"),
@@ -634,4 +652,31 @@ fn the_model_picker_filters_and_switches() {
         app.take_switch_request(),
         Some((None, Some("claude-sonnet-9".to_string())))
     );
+}
+
+/// A model priced from its family (newer than the catalog) has its cost marked `est.` in the
+/// meter; a catalog price is not marked.
+#[test]
+fn an_estimated_price_is_marked_in_the_meter() {
+    let configured = |estimated: bool| AgentEvent::SessionConfigured {
+        session_id: "s".into(),
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-7".into(),
+        mode: Mode::Agent,
+        context_window: 200_000,
+        price_estimated: estimated,
+    };
+    for (estimated, marked) in [(true, true), (false, false)] {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut app = App::new(
+            tx,
+            Mode::Agent,
+            "anthropic".into(),
+            "claude-sonnet-4-7".into(),
+        );
+        app.handle_agent_event(configured(estimated));
+        let screen = crate::common::screen_at(&mut app, 120, 24);
+        assert_eq!(screen.contains("$0.0000 est."), marked, "{screen}");
+        assert!(screen.contains("$0.0000"), "{screen}");
+    }
 }

@@ -14,12 +14,14 @@ impl App {
                 model,
                 mode,
                 context_window,
+                price_estimated,
                 ..
             } => {
                 self.status.provider = provider;
                 self.status.model = model;
                 self.status.mode = mode;
                 self.status.context_window = context_window;
+                self.status.price_estimated = price_estimated;
             }
             AgentEvent::ModeChanged { mode } => self.status.mode = mode,
             // The UI showed the prompt when it was sent.

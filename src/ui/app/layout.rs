@@ -260,11 +260,10 @@ impl App {
             }
             Some(Overlay::Rewind) => self.render_rewind(area, buf),
             Some(Overlay::Models) => {
-                let group = crate::ui::models::provider_of(&self.status.model).unwrap_or_default();
                 crate::ui::models::render(
                     &self.model_picker,
                     &self.models,
-                    group,
+                    &self.status.provider,
                     &self.status.model,
                     area,
                     buf,
