@@ -132,3 +132,49 @@ async fn typing_during_an_approval_answers_nothing_and_is_kept() {
         "the typed sentence waits in the prompt:\n{done}"
     );
 }
+
+/// `/model` in the real binary offers what the provider's list endpoint serves, read in the
+/// background after the start, and says where the list came from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_picker_offers_what_the_provider_lists() {
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .and(header("authorization", "Bearer sk-test"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": [
+            {"id": "acme/coder-9", "context_length": 65_536,
+             "pricing": {"prompt": "0.000002", "completion": "0.000004"}}
+        ]})))
+        .mount(&server)
+        .await;
+    let command = format!(
+        "env -i PATH=\"$PATH\" HOME={home} TERM=xterm-256color CHATCLI_HOME={home} \
+         OPENAI_API_KEY=sk-test OPENAI_BASE_URL={base}/v1 {bin} --provider openai --model gpt-4.1",
+        home = home.path().display(),
+        base = server.uri(),
+        bin = env!("CARGO_BIN_EXE_chatcli"),
+    );
+    let name = format!("chatcli-models-{}", std::process::id());
+    let Some(tmux) = Tmux::start(&name, ws.path(), &command) else {
+        panic!("tmux could not start a session");
+    };
+    let ready = tmux.wait_for("AGENT");
+    assert!(ready.contains("AGENT"), "chatcli started:\n{ready}");
+    tmux.keys(&["-l", "/model"]);
+    tmux.keys(&["Enter"]);
+    let picker = tmux.wait_for("acme/coder-9");
+    assert!(
+        picker.contains("acme/coder-9")
+            && picker.contains("65k")
+            && picker.contains("$2.00 / $4.00")
+            && picker.contains("1 models listed by openai now"),
+        "{picker}"
+    );
+}
