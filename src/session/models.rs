@@ -214,15 +214,15 @@ pub async fn model_list(
     let (listed, note) = match provider_listing(home, provider, refresh).await {
         Listing::Fetched(models) => {
             let note = format!(
-                "{} models listed by {name} now, with the catalog",
-                models.len()
+                "{} listed by {name} now, with the catalog",
+                count(models.len())
             );
             (models, note)
         }
         Listing::Kept { models, age } => {
             let note = format!(
-                "{} models listed by {name} {} ago (kept a day; chatcli models --refresh asks again), with the catalog",
-                models.len(),
+                "{} listed by {name} {} ago (kept a day; chatcli models --refresh asks again), with the catalog",
+                count(models.len()),
                 age_text(age)
             );
             (models, note)
@@ -332,6 +332,15 @@ pub fn price_text(price: Option<(f64, f64)>) -> String {
         None => "price ?".into(),
         Some((i, o)) if i == 0.0 && o == 0.0 => "free".into(),
         Some((i, o)) => format!("${i:.2} / ${o:.2}"),
+    }
+}
+
+/// `1 model`, `12 models`.
+fn count(n: usize) -> String {
+    if n == 1 {
+        "1 model".into()
+    } else {
+        format!("{n} models")
     }
 }
 

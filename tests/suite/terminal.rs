@@ -174,7 +174,7 @@ async fn the_model_picker_offers_what_the_provider_lists() {
         picker.contains("acme/coder-9")
             && picker.contains("65k")
             && picker.contains("$2.00 / $4.00")
-            && picker.contains("1 models listed by openai now"),
+            && picker.contains("1 model listed by openai now"),
         "{picker}"
     );
 }
