@@ -19,6 +19,7 @@ mod orchestrator;
 mod output;
 mod peers;
 mod project_context;
+mod prompt_bytes;
 mod prompt_cache;
 mod prompt_size;
 mod provider_fixtures;
