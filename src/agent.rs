@@ -19,9 +19,11 @@ pub mod retry;
 pub mod rewind;
 pub mod routing;
 pub mod sink;
+mod stack;
 mod streaming;
 pub mod summary;
 pub mod text_calls;
+mod thread;
 pub mod tools_run;
 
 use std::collections::VecDeque;
@@ -60,21 +62,6 @@ pub struct AgentHandle {
     /// Bounded (`outbox::EVENT_CAPACITY`); text deltas merge while it is full.
     pub events: mpsc::Receiver<AgentEvent>,
     pub join: JoinHandle<()>,
-}
-
-/// What the session log already holds of the history.
-struct LoggedHistory {
-    len: usize,
-    last: Option<u64>,
-}
-
-fn message_hash(message: &Message) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_vec(message)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    hasher.finish()
 }
 
 /// The history and the bill of a resumed session (empty for a new one).
@@ -135,11 +122,6 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         )),
     };
     let (history, book) = resumed_state(&options, provider.model());
-    let call_ids = streaming::CallIds::from_history(&history);
-    let logged = LoggedHistory {
-        len: history.len(),
-        last: history.last().map(message_hash),
-    };
     let (memory, digest) = open_memory(options.memory.as_ref(), &options.secrets);
     let hyde = memory
         .as_ref()
@@ -175,48 +157,49 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
         )),
         rewind::prompt_starts(&history).len(),
     )));
+    let tool_ctx = ToolContext {
+        workspace,
+        scratch: options
+            .scratch
+            .clone()
+            .with_secrets(options.secrets.clone()),
+        web: options.web.clone(),
+        memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
+        hyde,
+        skills: Arc::clone(skills.catalog()),
+        sandbox: options.sandbox.clone(),
+        journal: Some(Arc::new(rewind::Journal(Arc::clone(&snapshots)))),
+    };
+    let thread = thread::Thread::new(history, Arc::clone(&snapshots), options.compaction);
     let agent = Agent {
-        roster,
-        specialist: None,
-        bootstrap,
-        attachments: options.attachments.clone(),
-        book: Arc::new(std::sync::Mutex::new(book)),
-        call_ids,
-        last_marker: None,
-        tip_shown: false,
-        prompt_starts: rewind::prompt_starts(&history),
-        folded_prompts: 0,
-        snapshots: Arc::clone(&snapshots),
-        logged,
-        provider,
-        compactor: compaction::Compactor::new(options.compaction),
-        last_input: 0,
-        volatile: VolatileTracker::default(),
-        ledger: ledger::CacheLedger::default(),
-        sink: EventSink::new(options.secrets.clone(), log, events_tx),
-        approvals,
-        mode: options.mode,
-        tool_ctx: ToolContext {
-            workspace,
-            scratch: options
-                .scratch
-                .clone()
-                .with_secrets(options.secrets.clone()),
-            web: options.web.clone(),
-            memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
-            hyde,
-            skills: Arc::clone(skills.catalog()),
-            sandbox: options.sandbox.clone(),
-            journal: Some(Arc::new(rewind::Journal(Arc::clone(&snapshots)))),
+        stack: stack::PromptStack {
+            bootstrap,
+            attachments: options.attachments.clone(),
+            skills,
+            memory,
+            digest,
+            prompt_memory: (None, None),
+            volatile: VolatileTracker::default(),
         },
-        skills,
-        digest,
-        memory,
-        prompt_memory: (None, None),
-        mcp_tools: None,
-        mcp_asked: Vec::new(),
+        tools: tools_run::ToolRuntime {
+            ctx: tool_ctx,
+            approvals,
+            roster,
+            specialist: None,
+            mcp_tools: None,
+            mcp_asked: Vec::new(),
+        },
+        accounts: accounting::Accounts {
+            book: Arc::new(std::sync::Mutex::new(book)),
+            ledger: ledger::CacheLedger::default(),
+            last_input: 0,
+        },
+        thread,
+        tip_shown: false,
+        provider,
+        sink: EventSink::new(options.secrets.clone(), log, events_tx),
+        mode: options.mode,
         options,
-        history,
     };
     let join = tokio::spawn(agent.run(ops_rx, answers_tx));
     AgentHandle {
@@ -226,59 +209,25 @@ pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle 
     }
 }
 
+/// One agent loop: the session's own, or a dispatched specialist's. It composes its parts —
+/// the conversation, the prompt stack, the tool runtime and the accounts — and the turn loop
+/// (`run_prompt`) drives them; a feature's state lives in the part it belongs to.
 struct Agent {
     provider: Arc<dyn Provider>,
-    /// How much of the history the session log has, and the hash of its last message.
-    logged: LoggedHistory,
-    /// The memory store and its settings, when memory is on.
-    memory: Option<(SharedMemory, MemorySettings)>,
-    /// The memory digest, frozen for the session so the cached prefix never changes.
-    digest: String,
-    /// This prompt's memory blocks: (full retrieval, auto-recall).
-    prompt_memory: (Option<String>, Option<String>),
-    /// The bootstrap files, re-checked before each request.
-    bootstrap: prompt::bootstrap::Bootstrap,
-    /// `/context` attachments, re-read only on `/context refresh`.
-    attachments: prompt::attachments::Attachments,
-    /// Installed skills, pins, and what this session has sent of them.
-    skills: crate::skills::SessionSkills,
-    compactor: compaction::Compactor,
-    /// All input of the last request, for the context share.
-    last_input: u64,
-    volatile: VolatileTracker,
-    ledger: ledger::CacheLedger,
-    /// Where every event and history change goes (masking, the session log, the front end).
-    sink: EventSink,
-    /// Shared with the specialists this session dispatches.
-    approvals: Arc<tokio::sync::Mutex<Approvals>>,
     options: AgentOptions,
     mode: Mode,
-    tool_ctx: ToolContext,
-    history: Vec<Message>,
-    /// The session's bill, shared with the specialists it dispatches (one budget for all).
-    book: accounting::SharedBook,
-    /// The specialists `dispatch` may run (empty with parallel mode off).
-    roster: Arc<crate::agents::Roster>,
-    /// Set when this loop is a dispatched specialist: its spec and its task's index.
-    specialist: Option<dispatch::Specialist>,
-    /// Every tool-call id of the session, to keep them unique.
-    call_ids: streaming::CallIds,
-    /// Where the last request's rolling cache marker was: (message index, that message).
-    last_marker: Option<(usize, Message)>,
+    /// Where every event and history change goes (masking, the session log, the front end).
+    sink: EventSink,
+    /// The conversation: history, call ids, log sync, rewind points, compaction.
+    thread: thread::Thread,
+    /// The prompt's blocks: bootstrap, attachments, skills, memory, volatile tracking.
+    stack: stack::PromptStack,
+    /// Tools: their context, approvals, specialists, MCP tools.
+    tools: tools_run::ToolRuntime,
+    /// The bill, the cache ledger, the context share.
+    accounts: accounting::Accounts,
     /// The routing tip was shown in full once; later ones are a short marker.
     tip_shown: bool,
-    /// Files as they were before the tools changed them, for `/rewind`.
-    /// Shared with dispatched specialists, whose writes are booked to the orchestrator's prompt.
-    snapshots: Arc<std::sync::Mutex<rewind::FileSnapshots>>,
-    /// Where each prompt of the session starts in the history (`None`: it was refused).
-    prompt_starts: Vec<Option<usize>>,
-    /// Prompts numbered below this were folded into a compaction summary: `/rewind` cannot
-    /// reach before them.
-    folded_prompts: usize,
-    /// The MCP tools as offered, frozen until a server's tool list changes.
-    mcp_tools: Option<crate::mcp::McpToolSet>,
-    /// Project MCP servers the user was asked about.
-    mcp_asked: Vec<String>,
 }
 
 /// What one streamed response left behind.
@@ -371,10 +320,10 @@ impl Agent {
         }
         self.ask_project_server();
         self.announce_mcp();
-        for message in self.skills.catalog().warnings.clone() {
+        for message in self.stack.skills.catalog().warnings.clone() {
             self.emit(AgentEvent::Notice { message });
         }
-        for message in self.roster.warnings.clone() {
+        for message in self.tools.roster.warnings.clone() {
             self.emit(AgentEvent::Notice { message });
         }
         let mut queued: VecDeque<Op> = VecDeque::new();
@@ -415,7 +364,7 @@ impl Agent {
                     self.emit(report);
                 }
                 Op::SetBudget { usd } => {
-                    accounting::lock(&self.book).set_budget(usd);
+                    accounting::lock(&self.accounts.book).set_budget(usd);
                     let message = match usd {
                         Some(b) => format!("session budget set to ${b:.2}"),
                         None => "session budget removed".into(),
@@ -427,11 +376,11 @@ impl Agent {
                     self.emit(AgentEvent::Notice { message });
                 }
                 Op::Skill { action } => {
-                    let message = self.skills.command(action);
+                    let message = self.stack.skills.command(action);
                     self.emit(AgentEvent::Notice { message });
                 }
                 Op::SetPermission { permission } => {
-                    self.approvals.lock().await.permission = permission;
+                    self.tools.approvals.lock().await.permission = permission;
                 }
                 Op::Rewind { prompt } => self.rewind(prompt),
                 Op::MemoryStatus => {
@@ -530,8 +479,8 @@ impl Agent {
             mode,
         });
         // Numbered like the prompts the user sees, refused ones included (`/rewind` picks by it).
-        let number = self.prompt_starts.len();
-        self.prompt_starts.push(None);
+        let number = self.thread.prompt_starts.len();
+        self.thread.prompt_starts.push(None);
         let (mentioned, inlined) = self.expand_mentions(&text).await;
         let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
         let mode = if mode.uses_tools() && !self.provider.supports_tools() {
@@ -543,7 +492,7 @@ impl Agent {
         } else {
             mode
         };
-        let over_budget = accounting::lock(&self.book).over_budget();
+        let over_budget = accounting::lock(&self.accounts.book).over_budget();
         if let Some(message) = over_budget {
             // Refused before it enters the history: it must not ride along with the next prompt.
             self.emit(AgentEvent::Notice {
@@ -552,20 +501,20 @@ impl Agent {
             self.finish_prompt(String::new(), Ending::Budget).await;
             return (String::new(), Ending::Budget);
         }
-        self.prompt_memory = self.memory_blocks(&text, mode);
-        if self.specialist.is_none() {
+        self.stack.prompt_memory = self.memory_blocks(&text, mode);
+        if self.tools.specialist.is_none() {
             self.activate_skills(&text, &mentioned, mode);
         }
-        let start = match self.history.last() {
+        let start = match self.thread.history.last() {
             // Merged into a trailing user message (an interrupted prompt got no answer).
-            Some(last) if last.role == Role::User => self.history.len() - 1,
-            _ => self.history.len(),
+            Some(last) if last.role == Role::User => self.thread.history.len() - 1,
+            _ => self.thread.history.len(),
         };
-        self.prompt_starts[number] = Some(start);
-        push_user_text(&mut self.history, text);
+        self.thread.prompt_starts[number] = Some(start);
+        push_user_text(&mut self.thread.history, text);
         if let Some(inlined) = inlined {
             // Rides in this turn's user message only: history from the next request on.
-            push_user_text(&mut self.history, inlined);
+            push_user_text(&mut self.thread.history, inlined);
         }
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
@@ -579,7 +528,7 @@ impl Agent {
         // after one reminder will not after five, and each costs a request.
         let mut reminded = false;
         let ending = loop {
-            let over_budget = accounting::lock(&self.book).over_budget();
+            let over_budget = accounting::lock(&self.accounts.book).over_budget();
             if let Some(message) = over_budget {
                 self.emit(AgentEvent::Notice { message });
                 break Ending::Budget;
@@ -594,7 +543,7 @@ impl Agent {
             let specs = tools.specs();
             let offered: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
             let mut messages = self.render_messages();
-            let mut settled_messages = self.compactor.settled();
+            let mut settled_messages = self.thread.compactor.settled();
             if self.over_guard(&system, &specs, &messages) {
                 messages = self.guard_context(&system, &specs, &cancel).await;
                 settled_messages = None;
@@ -607,7 +556,7 @@ impl Agent {
                 max_output_tokens: self.options.max_output_tokens,
                 session_id: self.options.session_id.clone(),
                 // A specialist's effort; the session's own loop leaves the provider's default.
-                effort: self.specialist.as_ref().map(|s| s.spec.effort),
+                effort: self.tools.specialist.as_ref().map(|s| s.spec.effort),
                 settled_messages,
                 bridge_message: None,
             };
@@ -642,7 +591,7 @@ impl Agent {
                             reminder.why
                         ),
                     });
-                    push_user_text(&mut self.history, reminder.text);
+                    push_user_text(&mut self.thread.history, reminder.text);
                     continue;
                 }
                 final_text = response.text;
@@ -665,7 +614,7 @@ impl Agent {
                 }
                 content.push(block);
             }
-            self.history.push(Message {
+            self.thread.history.push(Message {
                 role: Role::User,
                 content,
             });
@@ -695,7 +644,7 @@ impl Agent {
         });
         self.sink.settled().await;
         // A specialist's totals are the session's: the orchestrator reports them once.
-        if self.specialist.is_none() {
+        if self.tools.specialist.is_none() {
             let cost = self.cost_event();
             self.emit(cost);
         }
@@ -712,7 +661,7 @@ impl Agent {
             tools_tokens,
             system_tokens: crate::tokens::count(&system_text.join("\n\n")),
             mcp_catalog_tokens: self.mcp_catalog_tokens(),
-            blocks: self.ledger.report(),
+            blocks: self.accounts.ledger.report(),
         }
     }
 
@@ -783,7 +732,7 @@ impl Agent {
         response.tool_calls = found
             .calls
             .into_iter()
-            .map(|(name, args)| (self.call_ids.unique(String::new()), name, args))
+            .map(|(name, args)| (self.thread.call_ids.unique(String::new()), name, args))
             .collect();
         None
     }
@@ -797,7 +746,7 @@ impl Agent {
                 is_error: true,
             })
             .collect();
-        self.history.push(Message {
+        self.thread.history.push(Message {
             role: Role::User,
             content,
         });

@@ -30,6 +30,16 @@ pub fn lock(book: &SharedBook) -> std::sync::MutexGuard<'_, CostBook> {
     }
 }
 
+/// The accounting part of the agent: the session's bill (shared with the specialists it
+/// dispatches: one budget for all), the cache ledger that explains misses, and the last
+/// request's input for the context share.
+pub struct Accounts {
+    pub book: SharedBook,
+    pub ledger: crate::prompt::ledger::CacheLedger,
+    /// All input of the last request, for the context share.
+    pub last_input: u64,
+}
+
 /// The running bill.
 #[derive(Debug, Clone, Default)]
 pub struct CostBook {

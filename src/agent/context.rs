@@ -2,6 +2,7 @@
 //! sent (microcompacted), the context guard with its summary, and the volatile blocks of the
 //! newest user turn.
 
+use super::thread::{LoggedHistory, message_hash};
 use super::*;
 
 /// The smallest `max_tokens` a request asks for, however full the window.
@@ -34,7 +35,7 @@ pub(super) fn open_memory(
 impl Agent {
     /// `/config memory`: the active mode and the store's size.
     pub(super) fn memory_status(&self) -> String {
-        let Some((shared, settings)) = &self.memory else {
+        let Some((shared, settings)) = &self.stack.memory else {
             return "memory: off (CHATCLI_MEMORY_MODE=off, or the store could not be opened; see the log)".into();
         };
         let (facts, dir) = match shared.lock() {
@@ -53,25 +54,25 @@ impl Agent {
             bytes.div_ceil(1024),
             if settings.autorecall { "on" } else { "off" },
             if settings.hyde { "on" } else { "off" },
-            self.digest.chars().count()
+            self.stack.digest.chars().count()
         )
     }
 
     /// The tools a mode offers this session (no `memory` tool when memory is off).
     pub(super) fn tools_for(&self, mode: Mode) -> ToolRegistry {
-        if let Some(specialist) = &self.specialist {
+        if let Some(specialist) = &self.tools.specialist {
             return ToolRegistry::for_mode(Mode::Run).only(&specialist.spec.tools);
         }
         let mut tools = ToolRegistry::for_mode(mode);
         if self.orchestrating(mode) {
             tools = tools.with_tool(Box::new(super::dispatch::DispatchTool(
-                self.roster.dispatch_spec(),
+                self.tools.roster.dispatch_spec(),
             )));
         }
-        if mode.uses_tools() && !self.skills.catalog().is_empty() {
+        if mode.uses_tools() && !self.stack.skills.catalog().is_empty() {
             tools = tools.with_skill_tool();
         }
-        let tools = if self.memory.is_some() {
+        let tools = if self.stack.memory.is_some() {
             tools
         } else {
             tools.without("memory")
@@ -82,12 +83,12 @@ impl Agent {
     /// The stable system blocks of a request in `mode`: a specialist's own, or the session's
     /// with the orchestrator block after the tools hint and before the memory index.
     pub(super) fn system_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
-        if let Some(specialist) = &self.specialist {
-            return specialist.spec.system_blocks(&self.tool_ctx.workspace);
+        if let Some(specialist) = &self.tools.specialist {
+            return specialist.spec.system_blocks(&self.tools.ctx.workspace);
         }
         let mut blocks = prompt::stable_blocks(
             mode,
-            &self.tool_ctx.workspace,
+            &self.tools.ctx.workspace,
             &self.prefix_blocks(mode),
             self.memory_index(mode),
         );
@@ -98,7 +99,8 @@ impl Agent {
                 .unwrap_or(blocks.len());
             blocks.insert(
                 at,
-                self.roster
+                self.tools
+                    .roster
                     .orchestrator_block(self.options.agents.max_parallel),
             );
         }
@@ -107,9 +109,9 @@ impl Agent {
 
     /// The frozen digest, when the mode shows it (index mode, and never in chat mode).
     pub(super) fn memory_index(&self, mode: Mode) -> Option<&str> {
-        match &self.memory {
+        match &self.stack.memory {
             Some((_, settings)) if settings.mode == MemoryMode::Index && mode != Mode::Chat => {
-                Some(&self.digest)
+                Some(&self.stack.digest)
             }
             _ => None,
         }
@@ -122,7 +124,7 @@ impl Agent {
         query: &str,
         mode: Mode,
     ) -> (Option<String>, Option<String>) {
-        let Some((shared, settings)) = &self.memory else {
+        let Some((shared, settings)) = &self.stack.memory else {
             return (None, None);
         };
         let Ok(mut state) = shared.lock() else {
@@ -142,6 +144,7 @@ impl Agent {
             return (None, None);
         }
         let last_answer: String = self
+            .thread
             .history
             .iter()
             .rev()
@@ -160,7 +163,7 @@ impl Agent {
 
     /// The history as the next request sends it, old tool results compacted.
     pub(super) fn render_messages(&mut self) -> Vec<Message> {
-        let context_share = self.last_input as f64 / self.context_window() as f64;
+        let context_share = self.accounts.last_input as f64 / self.context_window() as f64;
         let economics = self
             .options
             .pricing
@@ -175,8 +178,9 @@ impl Agent {
             context_share,
             economics,
         };
-        self.compactor
-            .render(&self.history, &self.tool_ctx.scratch, pressure)
+        self.thread
+            .compactor
+            .render(&self.thread.history, &self.tools.ctx.scratch, pressure)
     }
 
     /// Whether a request of these parts would fill more than 85% of the model's window.
@@ -228,11 +232,12 @@ impl Agent {
     /// request's rolling marker goes, for the next.
     pub(super) fn bridge(&mut self, mut request: ModelRequest) -> ModelRequest {
         request.bridge_message = self
+            .thread
             .last_marker
             .take()
             .filter(|(i, message)| request.messages.get(*i) == Some(message))
             .map(|(i, _)| i);
-        self.last_marker = request
+        self.thread.last_marker = request
             .rolling_marker()
             .and_then(|i| request.messages.get(i).map(|m| (i, m.clone())));
         request
@@ -245,7 +250,7 @@ impl Agent {
         tools: &[crate::conversation::ToolSpec],
         cancel: &CancellationToken,
     ) -> Vec<Message> {
-        self.compactor.force_summaries();
+        self.thread.compactor.force_summaries();
         let messages = self.render_messages();
         self.emit(AgentEvent::Notice {
             message: "context over 85% of the window: old tool results are now sent as one-line summaries".into(),
@@ -261,7 +266,7 @@ impl Agent {
 
     /// Replaces older turns by a summary the model writes; `Err` says why nothing changed.
     pub(super) async fn summarize(&mut self, cancel: &CancellationToken) -> Result<(), String> {
-        let Some(cut) = summary::cut_point(&self.history) else {
+        let Some(cut) = summary::cut_point(&self.thread.history) else {
             return Err(format!(
                 "nothing to compact: the conversation has at most {} messages",
                 summary::KEEP_MESSAGES
@@ -274,7 +279,7 @@ impl Agent {
         push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
         let request = ModelRequest {
             model: self.provider.model().to_string(),
-            system: prompt::stable_blocks(Mode::Chat, &self.tool_ctx.workspace, &[], None),
+            system: prompt::stable_blocks(Mode::Chat, &self.tools.ctx.workspace, &[], None),
             tools: Vec::new(),
             messages: prefix,
             max_output_tokens: 1024,
@@ -302,20 +307,24 @@ impl Agent {
         if text.trim().is_empty() {
             return Err("compaction failed: the model returned an empty summary".into());
         }
-        let replaced: usize = self.history[..cut]
+        let replaced: usize = self.thread.history[..cut]
             .iter()
             .map(|m| serde_json::to_vec(m).map_or(0, |b| b.len()))
             .sum();
         // Where each prompt starts after the fold: the kept messages move up to just after the
         // summary (or into the message that carries it); prompts inside the fold are gone.
-        let merged = self.history.get(cut).is_some_and(|m| m.role == Role::User);
-        self.history = summary::fold(&self.history, cut, text.trim());
-        for (number, start) in self.prompt_starts.iter_mut().enumerate() {
+        let merged = self
+            .thread
+            .history
+            .get(cut)
+            .is_some_and(|m| m.role == Role::User);
+        self.thread.history = summary::fold(&self.thread.history, cut, text.trim());
+        for (number, start) in self.thread.prompt_starts.iter_mut().enumerate() {
             match *start {
                 Some(at) if at >= cut => *start = Some(at - cut + usize::from(!merged)),
                 Some(_) => {
                     *start = None;
-                    self.folded_prompts = self.folded_prompts.max(number + 1);
+                    self.thread.folded_prompts = self.thread.folded_prompts.max(number + 1);
                 }
                 None => {}
             }
@@ -328,25 +337,22 @@ impl Agent {
             ),
         });
         self.sink.append_history(&HistoryRecord::HistoryReset {
-            messages: self.history.clone(),
+            messages: self.thread.history.clone(),
         });
-        self.logged = LoggedHistory {
-            len: self.history.len(),
-            last: self.history.last().map(message_hash),
-        };
+        self.thread.logged = LoggedHistory::of(&self.thread.history);
         // The volatile blocks rode in the folded messages: send them again.
-        self.volatile = VolatileTracker::default();
-        self.skills.forget_sent();
+        self.stack.volatile = VolatileTracker::default();
+        self.stack.skills.forget_sent();
         Ok(())
     }
 
     /// Writes the history changes since the last sync to the session log: new messages, and the
     /// last logged one again if it changed in place (a merged prompt, an attached context block).
     pub(super) fn sync_history(&mut self) {
-        let from = self.logged.len.saturating_sub(1);
-        for (index, message) in self.history.iter().enumerate().skip(from) {
-            let unchanged =
-                index + 1 == self.logged.len && self.logged.last == Some(message_hash(message));
+        let from = self.thread.logged.len.saturating_sub(1);
+        for (index, message) in self.thread.history.iter().enumerate().skip(from) {
+            let unchanged = index + 1 == self.thread.logged.len
+                && self.thread.logged.last == Some(message_hash(message));
             if !unchanged {
                 self.sink.append_history(&HistoryRecord::History {
                     index,
@@ -354,10 +360,7 @@ impl Agent {
                 });
             }
         }
-        self.logged = LoggedHistory {
-            len: self.history.len(),
-            last: self.history.last().map(message_hash),
-        };
+        self.thread.logged = LoggedHistory::of(&self.thread.history);
     }
 
     /// The prompt's `@` mentions and the text that inlines them (off the agent task: it reads
@@ -366,7 +369,7 @@ impl Agent {
         &mut self,
         text: &str,
     ) -> (Vec<prompt::mentions::Mention>, Option<String>) {
-        let cwd = self.tool_ctx.workspace.clone();
+        let cwd = self.tools.ctx.workspace.clone();
         let probe = text.to_string();
         let found = {
             let cwd = cwd.clone();
@@ -378,7 +381,7 @@ impl Agent {
             .iter()
             .any(|m| m.target == prompt::mentions::Target::Git)
         {
-            true => Some(prompt::mentions::git_summary(&cwd, &self.tool_ctx.sandbox).await),
+            true => Some(prompt::mentions::git_summary(&cwd, &self.tools.ctx.sandbox).await),
             false => None,
         };
         let (mentions, inlined) = tokio::task::spawn_blocking(move || {
@@ -403,9 +406,9 @@ impl Agent {
 
     /// Re-checks the bootstrap files (off the agent task: it touches the disk).
     pub(super) async fn refresh_bootstrap(&mut self) {
-        let mut bootstrap = std::mem::take(&mut self.bootstrap);
+        let mut bootstrap = std::mem::take(&mut self.stack.bootstrap);
         let fallback = bootstrap.unloaded();
-        self.bootstrap = tokio::task::spawn_blocking(move || {
+        self.stack.bootstrap = tokio::task::spawn_blocking(move || {
             bootstrap.refresh();
             bootstrap
         })
@@ -416,11 +419,12 @@ impl Agent {
     /// The session's project blocks for `mode`, in wire order: bootstrap, attachments, then the
     /// skills catalog (tool modes) and the pinned skills.
     pub(super) fn project_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
-        self.bootstrap
+        self.stack
+            .bootstrap
             .system_block()
             .into_iter()
-            .chain(self.attachments.system_block())
-            .chain(self.skills.system_blocks(mode))
+            .chain(self.stack.attachments.system_block())
+            .chain(self.stack.skills.system_blocks(mode))
             .collect()
     }
 
@@ -432,7 +436,7 @@ impl Agent {
         mode: Mode,
     ) {
         let paths: Vec<&std::path::Path> = mentioned.iter().filter_map(|m| m.path()).collect();
-        let activation = self.skills.activate(text, &paths, mode);
+        let activation = self.stack.skills.activate(text, &paths, mode);
         let mut parts: Vec<String> = activation
             .sent
             .iter()
@@ -469,7 +473,7 @@ impl Agent {
     ) -> String {
         use crate::protocol::ContextAction;
         use prompt::attachments::Outcome;
-        let cwd = self.tool_ctx.workspace.clone();
+        let cwd = self.tools.ctx.workspace.clone();
         let describe = |verb: &str, outcome: &Outcome, total: u64, max: u64| {
             let files: Vec<String> = outcome
                 .files
@@ -495,31 +499,31 @@ impl Agent {
                 self.context_listing()
             }
             ContextAction::Drop { path } => {
-                let gone = self.attachments.drop_path(&path);
+                let gone = self.stack.attachments.drop_path(&path);
                 if gone.is_empty() {
                     format!("{path} is not attached (/context list shows what is)")
                 } else {
                     format!(
                         "dropped {}; attachments now {} tokens",
                         gone.join(", "),
-                        self.attachments.total_tokens()
+                        self.stack.attachments.total_tokens()
                     )
                 }
             }
             ContextAction::Add { paths } => {
-                let mut attachments = self.attachments.clone();
+                let mut attachments = self.stack.attachments.clone();
                 let result = tokio::task::spawn_blocking(move || {
                     attachments.add(&cwd, &paths).map(|o| (attachments, o))
                 })
                 .await;
                 match result {
                     Ok(Ok((attachments, outcome))) => {
-                        self.attachments = attachments;
+                        self.stack.attachments = attachments;
                         describe(
                             "attached",
                             &outcome,
-                            self.attachments.total_tokens(),
-                            self.attachments.max_tokens(),
+                            self.stack.attachments.total_tokens(),
+                            self.stack.attachments.max_tokens(),
                         )
                     }
                     Ok(Err(e)) => format!("/context add refused: {e}"),
@@ -527,19 +531,19 @@ impl Agent {
                 }
             }
             ContextAction::Refresh => {
-                let mut attachments = self.attachments.clone();
+                let mut attachments = self.stack.attachments.clone();
                 let result = tokio::task::spawn_blocking(move || {
                     attachments.refresh(&cwd).map(|o| (attachments, o))
                 })
                 .await;
                 match result {
                     Ok(Ok((attachments, outcome))) => {
-                        self.attachments = attachments;
+                        self.stack.attachments = attachments;
                         describe(
                             "re-read",
                             &outcome,
-                            self.attachments.total_tokens(),
-                            self.attachments.max_tokens(),
+                            self.stack.attachments.total_tokens(),
+                            self.stack.attachments.max_tokens(),
                         )
                     }
                     Ok(Err(e)) => format!("/context refresh refused: {e}"),
@@ -555,10 +559,10 @@ impl Agent {
         let mut lines = vec![
             "bootstrap files (AGENTS.md, SOUL.md, USER.md, IDENTITY.md, RULES.md):".to_string(),
         ];
-        if self.bootstrap.files().is_empty() {
+        if self.stack.bootstrap.files().is_empty() {
             lines.push("  none found in the project root or CHATCLI_HOME".into());
         }
-        for file in self.bootstrap.files() {
+        for file in self.stack.bootstrap.files() {
             lines.push(format!(
                 "  {} · {} · {} · {} tokens",
                 file.name,
@@ -569,13 +573,13 @@ impl Agent {
         }
         lines.push(format!(
             "attachments ({} of {} tokens):",
-            self.attachments.total_tokens(),
-            self.attachments.max_tokens()
+            self.stack.attachments.total_tokens(),
+            self.stack.attachments.max_tokens()
         ));
-        if self.attachments.items().is_empty() {
+        if self.stack.attachments.items().is_empty() {
             lines.push("  none (/context add PATH…)".into());
         }
-        for item in self.attachments.items() {
+        for item in self.stack.attachments.items() {
             lines.push(format!("  {} · {} tokens", item.path, item.tokens));
         }
         lines.join("\n")
@@ -584,8 +588,12 @@ impl Agent {
     /// Appends the volatile blocks that changed since they were last sent to the newest user turn.
     pub(super) fn attach_volatile(&mut self) {
         let blocks = self.volatile_now();
-        if let Some(text) = self.volatile.pending(&blocks)
-            && let Some(last) = self.history.last_mut().filter(|m| m.role == Role::User)
+        if let Some(text) = self.stack.volatile.pending(&blocks)
+            && let Some(last) = self
+                .thread
+                .history
+                .last_mut()
+                .filter(|m| m.role == Role::User)
         {
             last.content.push(ContentBlock::Text { text });
         }
@@ -601,12 +609,12 @@ impl Agent {
         let dynamic = prompt::dynamic::dynamic_context(
             secs,
             &self.options.time_zone,
-            &self.tool_ctx.workspace,
+            &self.tools.ctx.workspace,
         );
-        let (full, recall) = self.prompt_memory.clone();
+        let (full, recall) = self.stack.prompt_memory.clone();
         let mut blocks = prompt::volatile_blocks(dynamic, full, recall);
         blocks.extend(self.mcp_channel());
-        blocks.extend(self.skills.volatile_block());
+        blocks.extend(self.stack.skills.volatile_block());
         blocks
     }
 }

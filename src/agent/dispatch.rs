@@ -20,6 +20,9 @@ use std::time::Instant;
 
 use futures_util::future::BoxFuture;
 
+use super::stack::PromptStack;
+use super::thread::Thread;
+use super::tools_run::ToolRuntime;
 use super::*;
 use crate::agents::{self, AgentSpec, Task};
 use crate::conversation::ToolSpec;
@@ -78,15 +81,16 @@ struct Outcome {
 impl Agent {
     /// Whether prompts in `mode` get the `dispatch` tool and the orchestrator block.
     pub(super) fn orchestrating(&self, mode: Mode) -> bool {
-        self.specialist.is_none()
+        self.tools.specialist.is_none()
             && self.options.agents.parallel
             && matches!(mode, Mode::Agent | Mode::Coder)
-            && !self.roster.agents().is_empty()
+            && !self.tools.roster.agents().is_empty()
     }
 
     /// The model requests go to: the specialist's own, else the session's.
     pub(super) fn model_name(&self) -> String {
-        self.specialist
+        self.tools
+            .specialist
             .as_ref()
             .and_then(|s| s.spec.model.clone())
             .unwrap_or_else(|| self.provider.model().to_string())
@@ -94,7 +98,8 @@ impl Agent {
 
     /// Whether this loop refuses a call to `tool` (a specialist asking for a tool it lacks).
     pub(super) fn refuses(&self, tool: &str) -> bool {
-        self.specialist
+        self.tools
+            .specialist
             .as_ref()
             .is_some_and(|s| !s.spec.allows(tool))
     }
@@ -104,7 +109,7 @@ impl Agent {
         &self,
         (id, name, args): &tools_run::Call,
     ) -> (ContentBlock, Option<UsageRecord>) {
-        let (agent, tools) = match &self.specialist {
+        let (agent, tools) = match &self.tools.specialist {
             Some(s) if s.spec.tools.is_empty() => (s.spec.name.as_str(), "none".to_string()),
             Some(s) => (s.spec.name.as_str(), s.spec.tools.join(", ")),
             None => ("main", String::new()),
@@ -140,7 +145,7 @@ impl Agent {
             args: args.clone(),
         });
         let started = Instant::now();
-        let (content, ok) = match agents::parse_tasks(&self.roster, args) {
+        let (content, ok) = match agents::parse_tasks(&self.tools.roster, args) {
             Err(text) => (text, false),
             Ok(tasks) => (self.run_tasks(tasks, cancel).await, true),
         };
@@ -207,6 +212,7 @@ impl Agent {
         let duration_ms = started.elapsed().as_millis() as u64;
         let transcript = sub.save_transcript().await;
         let (requests, input_tokens, output_tokens) = sub
+            .tools
             .specialist
             .as_ref()
             .map_or((0, 0, 0), |s| (s.requests, s.input_tokens, s.output_tokens));
@@ -255,46 +261,39 @@ impl Agent {
             attachments: Default::default(),
             ..self.options.clone()
         };
+        let snapshots = Arc::clone(&self.thread.snapshots);
+        let sink = self.sink.scoped(&spec.name, index);
         Agent {
             provider: Arc::clone(&self.provider),
-            logged: LoggedHistory { len: 0, last: None },
-            memory: None,
-            digest: String::new(),
-            prompt_memory: (None, None),
-            bootstrap: Default::default(),
-            attachments: Default::default(),
-            skills: self.skills.clone(),
-            compactor: compaction::Compactor::new(options.compaction),
-            last_input: 0,
-            volatile: VolatileTracker::default(),
-            ledger: ledger::CacheLedger::default(),
-            sink: self.sink.scoped(&spec.name, index),
-            approvals: Arc::clone(&self.approvals),
-            mode: Mode::Run,
-            tool_ctx: ToolContext {
-                memory: None,
-                hyde: None,
-                ..self.tool_ctx.clone()
+            stack: PromptStack::bare(self.stack.skills.clone()),
+            tools: ToolRuntime {
+                ctx: ToolContext {
+                    memory: None,
+                    hyde: None,
+                    ..self.tools.ctx.clone()
+                },
+                approvals: Arc::clone(&self.tools.approvals),
+                roster: Arc::new(agents::Roster::default()),
+                specialist: Some(Specialist {
+                    spec,
+                    task: index,
+                    requests: 0,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    prompt: self.thread.prompt_starts.len().saturating_sub(1),
+                }),
+                mcp_tools: None,
+                mcp_asked: Vec::new(),
             },
-            history: Vec::new(),
-            book: Arc::clone(&self.book),
-            roster: Arc::new(agents::Roster::default()),
-            specialist: Some(Specialist {
-                spec,
-                task: index,
-                requests: 0,
-                input_tokens: 0,
-                output_tokens: 0,
-                prompt: self.prompt_starts.len().saturating_sub(1),
-            }),
-            call_ids: Default::default(),
-            last_marker: None,
+            accounts: accounting::Accounts {
+                book: Arc::clone(&self.accounts.book),
+                ledger: Default::default(),
+                last_input: 0,
+            },
+            thread: Thread::new(Vec::new(), snapshots, options.compaction),
+            sink,
+            mode: Mode::Run,
             tip_shown: true,
-            snapshots: Arc::clone(&self.snapshots),
-            prompt_starts: Vec::new(),
-            folded_prompts: 0,
-            mcp_tools: None,
-            mcp_asked: Vec::new(),
             options,
         }
     }
@@ -311,10 +310,10 @@ impl Agent {
 
     /// Saves this specialist's whole conversation to the scratch folder; `None` if it could not.
     async fn save_transcript(&self) -> Option<std::path::PathBuf> {
-        let specialist = self.specialist.as_ref()?;
+        let specialist = self.tools.specialist.as_ref()?;
         let prefix = format!("agent-{}-task{}", specialist.spec.name, specialist.task + 1);
-        let text = transcript_text(&specialist.spec.name, &self.history);
-        let scratch = self.tool_ctx.scratch.clone();
+        let text = transcript_text(&specialist.spec.name, &self.thread.history);
+        let scratch = self.tools.ctx.scratch.clone();
         let saved =
             tokio::task::spawn_blocking(move || scratch.save(&prefix, "md", text.as_bytes())).await;
         match saved {
@@ -329,7 +328,7 @@ impl Agent {
 
     /// Counts a request of this specialist, for its row and its section.
     pub(super) fn count_specialist_usage(&mut self, usage: &UsageRecord) {
-        if let Some(s) = self.specialist.as_mut() {
+        if let Some(s) = self.tools.specialist.as_mut() {
             s.requests += 1;
             s.input_tokens += usage.total_input();
             s.output_tokens += usage.output;

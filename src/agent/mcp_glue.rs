@@ -22,12 +22,12 @@ impl Agent {
             return;
         };
         let waiting = handle.hub.report().into_iter().find(|r| {
-            r.status == crate::mcp::Status::NotApproved && !self.mcp_asked.contains(&r.name)
+            r.status == crate::mcp::Status::NotApproved && !self.tools.mcp_asked.contains(&r.name)
         });
         let Some(server) = waiting else {
             return;
         };
-        self.mcp_asked.push(server.name.clone());
+        self.tools.mcp_asked.push(server.name.clone());
         let Some(config) = handle.hub.config(&server.name) else {
             return;
         };
@@ -41,7 +41,7 @@ impl Agent {
                 "headers": headers.keys().collect::<Vec<_>>(),
             }),
         };
-        let root = crate::project::project_root(&self.tool_ctx.workspace);
+        let root = crate::project::project_root(&self.tools.ctx.workspace);
         self.emit(AgentEvent::ApprovalRequest {
             id: format!("{PROJECT_APPROVAL}{}", config.name),
             name: "MCP project server".into(),
@@ -129,7 +129,7 @@ impl Agent {
         if !mode.uses_tools() || handle.hub.is_empty() {
             return;
         }
-        let changed = match &self.mcp_tools {
+        let changed = match &self.tools.mcp_tools {
             None => {
                 handle.hub.wait_started().await;
                 true
@@ -138,7 +138,7 @@ impl Agent {
         };
         if changed {
             let set = McpToolSet::build(&handle.hub, handle.settings.schema_budget);
-            if self.mcp_tools.is_some() {
+            if self.tools.mcp_tools.is_some() {
                 self.emit(AgentEvent::Notice {
                     message: "MCP tool list changed: the tools array and MCP catalog were rebuilt, so the next request misses the cache once".into(),
                 });
@@ -149,14 +149,14 @@ impl Agent {
                 deferred = set.deferred,
                 "MCP tool snapshot"
             );
-            self.mcp_tools = Some(set);
+            self.tools.mcp_tools = Some(set);
         }
         self.mcp_reports();
     }
 
     /// The MCP tools a mode adds to its registry.
     pub(super) fn mcp_extra(&self, mode: Mode) -> Vec<Box<dyn crate::tools::Tool>> {
-        match &self.mcp_tools {
+        match &self.tools.mcp_tools {
             Some(set) if mode.uses_tools() => set.tools(),
             _ => Vec::new(),
         }
@@ -167,7 +167,11 @@ impl Agent {
         // The reference order: bootstrap, attachments, the MCP catalog, then the skill blocks.
         let mut blocks = self.project_blocks(mode);
         if mode.uses_tools()
-            && let Some(block) = self.mcp_tools.as_ref().and_then(McpToolSet::catalog_block)
+            && let Some(block) = self
+                .tools
+                .mcp_tools
+                .as_ref()
+                .and_then(McpToolSet::catalog_block)
         {
             let at = blocks
                 .iter()
@@ -196,7 +200,7 @@ impl Agent {
         };
         let Some(name) = approve else {
             let mut text = crate::mcp::listing(&handle.hub.report());
-            if let Some(set) = &self.mcp_tools {
+            if let Some(set) = &self.tools.mcp_tools {
                 text.push_str(&format!(
                     "\nMCP schemas: {} tools, ~{} tokens ({}; budget {} tokens, CHATCLI_MCP_SCHEMA_BUDGET)",
                     set.entries().len(),
@@ -215,7 +219,7 @@ impl Agent {
             return format!("no MCP server named `{name}` (/mcp lists them)");
         };
         if let Some(home) = &self.options.home {
-            let root = crate::project::project_root(&self.tool_ctx.workspace);
+            let root = crate::project::project_root(&self.tools.ctx.workspace);
             if let Err(e) = ProjectApprovals::new(home).approve(&root, &config) {
                 return format!("cannot remember the approval of `{name}`: {e}");
             }
@@ -230,7 +234,8 @@ impl Agent {
 
     /// Tokens of the MCP catalog block, for `/cache`.
     pub(super) fn mcp_catalog_tokens(&self) -> u64 {
-        self.mcp_tools
+        self.tools
+            .mcp_tools
             .as_ref()
             .and_then(McpToolSet::catalog_block)
             .map_or(0, |b| crate::tokens::count(&b.text))

@@ -318,23 +318,29 @@ impl super::Agent {
     /// The writes of the calls about to run belong to `prompt` (the write tools book them).
     pub(super) fn book_writes_to(&mut self, prompt: usize) {
         // A specialist's writes belong to the orchestrator's prompt that dispatched it.
-        let prompt = self.specialist.as_ref().map_or(prompt, |s| s.prompt);
-        lock(&self.snapshots).set_prompt(prompt);
+        let prompt = self.tools.specialist.as_ref().map_or(prompt, |s| s.prompt);
+        lock(&self.thread.snapshots).set_prompt(prompt);
     }
 
     /// `/rewind`: back to before prompt `prompt`, its files restored.
     pub(super) fn rewind(&mut self, prompt: usize) {
-        if prompt < self.folded_prompts {
+        if prompt < self.thread.folded_prompts {
             self.emit(crate::protocol::AgentEvent::Notice {
                 message: format!(
                     "cannot rewind to prompt {}: it was compacted into a summary; the earliest prompt /rewind can reach is {}",
                     prompt + 1,
-                    self.folded_prompts + 1
+                    self.thread.folded_prompts + 1
                 ),
             });
             return;
         }
-        let Some(start) = self.prompt_starts.iter().skip(prompt).find_map(|s| *s) else {
+        let Some(start) = self
+            .thread
+            .prompt_starts
+            .iter()
+            .skip(prompt)
+            .find_map(|s| *s)
+        else {
             self.emit(crate::protocol::AgentEvent::Notice {
                 message: format!(
                     "nothing to rewind: prompt {} has no turn in this conversation",
@@ -344,44 +350,41 @@ impl super::Agent {
             return;
         };
         self.emit(crate::protocol::AgentEvent::Rewound { prompt });
-        let dropped = self.history.len().saturating_sub(start);
+        let dropped = self.thread.history.len().saturating_sub(start);
         // The compaction summary rides at the front of the first kept message: rewinding to
         // that message keeps the summary (the next prompt merges into it).
         let summary = self
-            .history
+            .thread.history
             .get(start)
             .and_then(|m| m.content.first())
             .filter(|b| {
                 matches!(b, ContentBlock::Text { text } if text.starts_with(super::summary::SUMMARY_MARK))
             })
             .cloned();
-        self.history.truncate(start);
+        self.thread.history.truncate(start);
         if let Some(summary) = summary {
-            self.history.push(Message {
+            self.thread.history.push(Message {
                 role: Role::User,
                 content: vec![summary],
             });
         }
-        self.prompt_starts.truncate(prompt);
+        self.thread.prompt_starts.truncate(prompt);
         self.sink
             .append_history(&crate::session_log::HistoryRecord::HistoryReset {
-                messages: self.history.clone(),
+                messages: self.thread.history.clone(),
             });
-        self.logged = super::LoggedHistory {
-            len: self.history.len(),
-            last: self.history.last().map(super::message_hash),
-        };
+        self.thread.logged = super::thread::LoggedHistory::of(&self.thread.history);
         // The volatile blocks rode in the dropped messages: send them again.
-        self.volatile = crate::prompt::VolatileTracker::default();
-        self.skills.forget_sent();
+        self.stack.volatile = crate::prompt::VolatileTracker::default();
+        self.stack.skills.forget_sent();
         let (files, before_resume) = {
-            let mut snapshots = lock(&self.snapshots);
+            let mut snapshots = lock(&self.thread.snapshots);
             (
                 snapshots.restore_since(prompt),
                 snapshots.before_this_run(prompt),
             )
         };
-        let workspace = self.tool_ctx.workspace.clone();
+        let workspace = self.tools.ctx.workspace.clone();
         let show = |p: &PathBuf| {
             p.strip_prefix(&workspace)
                 .unwrap_or(p)

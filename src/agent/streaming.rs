@@ -305,7 +305,7 @@ impl Agent {
                         .open(index)
                         .is_some_and(|c| id.is_empty() || c.raw_id.is_empty() || c.raw_id == id);
                     if !repeated {
-                        let unique = self.call_ids.unique(id.clone());
+                        let unique = self.thread.call_ids.unique(id.clone());
                         self.emit(AgentEvent::ToolCallStarted {
                             id: unique.clone(),
                             name: name.clone(),
@@ -341,7 +341,7 @@ impl Agent {
                     // every response); results are matched by id, so each must be unique.
                     let id = match receiving.complete(&id) {
                         Some(started) => started,
-                        None => self.call_ids.unique(id),
+                        None => self.thread.call_ids.unique(id),
                     };
                     response.tool_calls.push((id, name, args));
                 }
@@ -349,7 +349,10 @@ impl Agent {
                     response.at_limit = usage.output >= limit;
                     unfinished.booked = true;
                     self.record_usage(turn, usage);
-                    if let Some(miss) = blocks.take().and_then(|b| self.ledger.record(b, &usage)) {
+                    if let Some(miss) = blocks
+                        .take()
+                        .and_then(|b| self.accounts.ledger.record(b, &usage))
+                    {
                         self.emit(AgentEvent::CacheMiss {
                             block: miss.block,
                             rewritten_tokens: miss.rewritten_tokens,
@@ -411,7 +414,7 @@ impl Agent {
         let (dispatches, runnable): (Vec<tools_run::Call>, Vec<tools_run::Call>) =
             runnable.into_iter().partition(|(_, name, _)| {
                 name == crate::agents::DISPATCH
-                    && self.specialist.is_none()
+                    && self.tools.specialist.is_none()
                     && tools.get(name).is_some()
             });
         let (refused, runnable): (Vec<tools_run::Call>, Vec<tools_run::Call>) = runnable
@@ -422,9 +425,9 @@ impl Agent {
         } else {
             tools_run::run_calls(
                 tools,
-                &self.tool_ctx,
+                &self.tools.ctx,
                 &runnable,
-                &self.approvals,
+                &self.tools.approvals,
                 cancel,
                 &self.sink,
             )
@@ -494,14 +497,15 @@ impl Agent {
     }
 
     pub(super) fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
-        self.last_input = usage.total_input();
+        self.accounts.last_input = usage.total_input();
         self.count_specialist_usage(&usage);
         let model = self.model_name();
         let agent = self
+            .tools
             .specialist
             .as_ref()
             .map_or(accounting::MAIN_AGENT, |s| s.spec.name.as_str());
-        let (cost_usd, warnings) = accounting::lock(&self.book).record_for(
+        let (cost_usd, warnings) = accounting::lock(&self.accounts.book).record_for(
             agent,
             &model,
             &usage,
@@ -519,7 +523,7 @@ impl Agent {
 
     /// What `/cost` shows.
     pub(super) fn cost_report(&self) -> AgentEvent {
-        let book = accounting::lock(&self.book);
+        let book = accounting::lock(&self.accounts.book);
         let t = &book.totals;
         // The rule rides in the model's name: `/cost` shows it without a field of its own.
         AgentEvent::CostReport {
@@ -567,14 +571,14 @@ impl Agent {
         if content.is_empty() {
             return;
         }
-        self.history.push(Message {
+        self.thread.history.push(Message {
             role: Role::Assistant,
             content,
         });
     }
 
     pub(super) fn cost_event(&self) -> AgentEvent {
-        let book = accounting::lock(&self.book);
+        let book = accounting::lock(&self.accounts.book);
         let t = &book.totals;
         AgentEvent::Cost {
             input_tokens: t.total_input(),

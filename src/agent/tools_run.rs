@@ -19,6 +19,23 @@ use crate::protocol::{AgentEvent, ApprovalDecision};
 use crate::provider::UsageRecord;
 use crate::tools::{ToolContext, ToolError, ToolOutput, ToolRegistry};
 
+/// The tool-runtime part of the agent: the context tools run in, the approvals (shared with
+/// the specialists a session dispatches), the specialists `dispatch` may run, and the MCP tools
+/// as offered. A new tool family registers here and in `ToolRegistry`, not in the turn loop.
+pub(super) struct ToolRuntime {
+    pub(super) ctx: ToolContext,
+    /// Shared with the specialists this session dispatches.
+    pub(super) approvals: std::sync::Arc<tokio::sync::Mutex<Approvals>>,
+    /// The specialists `dispatch` may run (empty with parallel mode off).
+    pub(super) roster: std::sync::Arc<crate::agents::Roster>,
+    /// Set when this loop is a dispatched specialist: its spec and its task's index.
+    pub(super) specialist: Option<super::dispatch::Specialist>,
+    /// The MCP tools as offered, frozen until a server's tool list changes.
+    pub(super) mcp_tools: Option<crate::mcp::McpToolSet>,
+    /// Project MCP servers the user was asked about.
+    pub(super) mcp_asked: Vec<String>,
+}
+
 /// One call as the model made it: id, tool name, arguments.
 pub type Call = (String, String, serde_json::Value);
 
