@@ -10,6 +10,9 @@
 //! counters). What a newcomer gets wrong: a specialist's tools are the *only* tools it has; a
 //! call to any other is refused, never routed elsewhere.
 
+// Custom agents are hand-written Markdown files: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod builtin;
 pub mod custom;
 

@@ -7,6 +7,9 @@
 //! so users carry their settings over. An invalid value is a `ConfigError` that names the
 //! setting, the value and what would be accepted.
 
+// `config.toml` and the environment are outside input: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;

@@ -6,6 +6,9 @@
 //! once, at the cache-read rate. Which entry a session's model gets (the user's file, a local
 //! server, the catalog, its family) is decided once, in [`rule`].
 
+// `pricing.toml` is a hand-edited file: no index that could panic on what it holds (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -130,10 +133,9 @@ impl Catalog {
                 .to_string(),
         })?;
         // A negative, NaN or infinite price would make every cost (and the budget) meaningless.
-        let mut names: Vec<&String> = file.models.keys().collect();
-        names.sort();
-        for name in names {
-            let p = &file.models[name];
+        let mut entries: Vec<(&String, &Pricing)> = file.models.iter().collect();
+        entries.sort_by_key(|(name, _)| *name);
+        for (name, p) in entries {
             let fields = [
                 ("input", Some(p.input)),
                 ("output", Some(p.output)),
@@ -174,10 +176,11 @@ impl Catalog {
             .or_else(|| self.models.get(base))
             .or_else(|| {
                 // Deterministic: the first matching id in sorted order.
-                let mut ids: Vec<&String> = self.models.keys().collect();
-                ids.sort();
-                ids.into_iter()
-                    .map(|id| &self.models[id])
+                let mut entries: Vec<(&String, &Pricing)> = self.models.iter().collect();
+                entries.sort_by_key(|(id, _)| *id);
+                entries
+                    .into_iter()
+                    .map(|(_, p)| p)
                     .find(|p| p.aliases.iter().any(|a| same(a, model) || same(a, base)))
             })
             .or_else(|| {
@@ -198,22 +201,22 @@ impl Catalog {
 
 /// `claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`; `gpt-4.1-2025-04-14` → `gpt-4.1`.
 fn strip_date_suffix(model: &str) -> &str {
-    let bytes = model.as_bytes();
-    let is_digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
-    if bytes.len() > 9 && bytes[bytes.len() - 9] == b'-' && is_digits(&bytes[bytes.len() - 8..]) {
-        return model.get(..model.len() - 9).unwrap_or(model);
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some((base, date)) = model.rsplit_once('-')
+        && !base.is_empty()
+        && digits(date, 8)
+    {
+        return base;
     }
-    if bytes.len() > 11 {
-        let tail = &bytes[bytes.len() - 11..];
-        if tail[0] == b'-'
-            && is_digits(&tail[1..5])
-            && tail[5] == b'-'
-            && is_digits(&tail[6..8])
-            && tail[8] == b'-'
-            && is_digits(&tail[9..11])
-        {
-            return model.get(..model.len() - 11).unwrap_or(model);
-        }
+    let mut parts = model.rsplitn(4, '-');
+    if let (Some(day), Some(month), Some(year), Some(base)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+        && !base.is_empty()
+        && digits(year, 4)
+        && digits(month, 2)
+        && digits(day, 2)
+    {
+        return base;
     }
     model
 }

@@ -10,6 +10,10 @@
 //! list changed; a server that starts late, dies or pushes notifications never reshapes the
 //! cached prefix (notifications go to the volatile `<context>` block of the next turn).
 
+// Servers' messages, their tool lists and `mcp.json` are outside input: no index that could
+// panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod config;
 pub mod hub;
 pub mod naming;

@@ -12,6 +12,9 @@
 //! carries only a small digest frozen for the session (`digest`); details come through the
 //! `memory` tool's recall, or as a small auto-recall block in the newest user turn.
 
+// The store is files a user may edit by hand: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod cli;
 pub mod digest;
 pub mod embedder;
@@ -443,7 +446,9 @@ fn fold_accesses(facts: &mut [Fact], accesses: &[Access]) {
         }
     }
     for (i, at) in updates {
-        let fact = &mut facts[i];
+        let Some(fact) = facts.get_mut(i) else {
+            continue;
+        };
         fact.access_count = fact.access_count.saturating_add(1);
         fact.last_accessed = fact.last_accessed.max(at);
     }
@@ -490,9 +495,11 @@ impl DupIndex {
             .collect();
         candidates.sort_unstable();
         candidates.dedup();
-        candidates
-            .into_iter()
-            .find(|i| keywords::jaccard(&self.sets[*i], set) >= DUPLICATE_SIMILARITY)
+        candidates.into_iter().find(|i| {
+            self.sets
+                .get(*i)
+                .is_some_and(|other| keywords::jaccard(other, set) >= DUPLICATE_SIMILARITY)
+        })
     }
 }
 
@@ -514,8 +521,7 @@ fn insert(
             dups.near(&words)
         }
     });
-    if let Some(i) = duplicate {
-        let existing = &mut facts[i];
+    if let Some(existing) = duplicate.and_then(|i| facts.get_mut(i)) {
         existing.confidence = (existing.confidence + 0.1).min(1.0);
         existing.last_accessed = now;
         for tag in tags {

@@ -12,6 +12,10 @@
 //! append-only), and a block whose content has not changed since it was last sent is not sent
 //! again (`VolatileTracker`).
 
+// Project files, `@` mentions and attachments are outside input: no index that could panic on
+// them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod attachments;
 pub mod bootstrap;
 pub mod dynamic;

@@ -6,6 +6,10 @@
 //! `Usage` for the response, then one `Stop`. A stream that ends without `Stop` was cut short.
 //! Dropping the stream cancels the request.
 
+// Every wire client reads bytes and JSON a server sent: no index that could panic on them, and
+// a request body is built through `as_object_mut`, not `IndexMut` (which panics on a non-object).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod anthropic;
 pub mod bedrock;
 pub mod cache_markers;

@@ -12,6 +12,9 @@
 //! arrives in 7-character deltas: `DeltaMasker` holds back any tail that could still become a
 //! secret, and releases it masked once the next piece (or the end of the stream) decides.
 
+// It runs over every text chatcli shows or writes: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::sync::Arc;
 
 use crate::env::{Env, is_secret_name};
@@ -54,21 +57,19 @@ fn url_userinfo(value: &str) -> Vec<String> {
 
 /// Percent-decodes `text` (a URL password as the `url` crate keeps it).
 fn urlencoding_decode(text: &str) -> Result<String, std::string::FromUtf8Error> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut rest = text.as_bytes();
+    let mut out = Vec::with_capacity(rest.len());
+    while let Some((&first, after)) = rest.split_first() {
+        if let [b'%', high, low, ..] = rest
+            && let (Some(h), Some(l)) = (hex(*high), hex(*low))
         {
             out.push((h * 16 + l) as u8);
-            i += 3;
+            rest = rest.get(3..).unwrap_or_default();
             continue;
         }
-        out.push(bytes[i]);
-        i += 1;
+        out.push(first);
+        rest = after;
     }
     String::from_utf8(out)
 }
@@ -79,8 +80,8 @@ pub fn mask(secret: &str) -> String {
     if chars.len() < 12 {
         return "…".to_string();
     }
-    let head: String = chars[..3].iter().collect();
-    let tail: String = chars[chars.len() - 4..].iter().collect();
+    let head: String = chars.iter().take(3).collect();
+    let tail: String = chars.iter().skip(chars.len() - 4).collect();
     format!("{head}…{tail}")
 }
 
@@ -144,14 +145,14 @@ impl Secrets {
             let needle = secret.as_bytes();
             let replacement = mask(secret).into_bytes();
             let mut masked = Vec::with_capacity(out.len());
-            let mut i = 0;
-            while i < out.len() {
-                if out[i..].starts_with(needle) {
+            let mut rest = out.as_slice();
+            while let Some((&first, after)) = rest.split_first() {
+                if let Some(past) = rest.strip_prefix(needle) {
                     masked.extend_from_slice(&replacement);
-                    i += needle.len();
+                    rest = past;
                 } else {
-                    masked.push(out[i]);
-                    i += 1;
+                    masked.push(first);
+                    rest = after;
                 }
             }
             out = masked;

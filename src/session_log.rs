@@ -16,6 +16,10 @@
 //! is kept for the agent to tell the user once (a notice; `exec` also says it on stderr and
 //! exits 1 when not one line could be written), and nothing more is written after it.
 
+// A log is read back from disk, where it may be torn or edited: no index that could panic on
+// it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod writer;
 
 use std::io::{BufRead, BufReader, Write};
@@ -201,8 +205,10 @@ impl SessionLog {
                     // complete lines in it count as written.
                     let now = file.metadata().map_or(self.len, |m| m.len());
                     let landed = now.saturating_sub(self.len) as usize;
-                    let complete = self.pending[..landed.min(self.pending.len())]
+                    let complete = self
+                        .pending
                         .iter()
+                        .take(landed)
                         .filter(|b| **b == b'\n')
                         .count();
                     self.written += complete as u64;
@@ -295,18 +301,19 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
         ));
     }
     // Results whose call is not in the assistant message just before.
-    for i in 0..history.len() {
-        if history[i].role != Role::User {
+    let mut calls_before: Vec<String> = Vec::new();
+    for message in history.iter_mut() {
+        if message.role == Role::Assistant {
+            calls_before = message
+                .tool_uses()
+                .map(|(id, _, _)| id.to_string())
+                .collect();
             continue;
         }
-        let calls: Vec<String> = match i.checked_sub(1).map(|p| &history[p]) {
-            Some(prev) if prev.role == Role::Assistant => {
-                prev.tool_uses().map(|(id, _, _)| id.to_string()).collect()
-            }
-            _ => Vec::new(),
-        };
+        // A user message answers only the calls of an assistant message right before it.
+        let calls = std::mem::take(&mut calls_before);
         let mut seen = std::collections::HashSet::new();
-        history[i].content.retain(|block| match block {
+        message.content.retain(|block| match block {
             ContentBlock::ToolResult { tool_use_id, .. } => {
                 let keep = calls.contains(tool_use_id) && seen.insert(tool_use_id.clone());
                 if !keep {
@@ -322,9 +329,9 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
     }
     // Calls without a result.
     let mut i = 0;
-    while i < history.len() {
-        let calls: Vec<String> = if history[i].role == Role::Assistant {
-            history[i]
+    while let Some(message) = history.get(i) {
+        let calls: Vec<String> = if message.role == Role::Assistant {
+            message
                 .tool_uses()
                 .map(|(id, _, _)| id.to_string())
                 .collect()
@@ -344,7 +351,10 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
                 },
             );
         }
-        let next = &mut history[i + 1];
+        // There is one now: it was there or was just put there.
+        let Some(next) = history.get_mut(i + 1) else {
+            break;
+        };
         let (mut results, others): (Vec<ContentBlock>, Vec<ContentBlock>) = next
             .content
             .drain(..)
@@ -452,8 +462,8 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
         if let Ok(record) = serde_json::from_str::<HistoryRecord>(line) {
             match record {
                 HistoryRecord::History { index, message } => {
-                    if index < resumed.history.len() {
-                        resumed.history[index] = message;
+                    if let Some(slot) = resumed.history.get_mut(index) {
+                        *slot = message;
                         resumed.history.truncate(index + 1);
                     } else {
                         resumed.history.push(message);

@@ -11,6 +11,9 @@
 //! never re-read per request. Activated bodies are volatile and ride in the turn's `<context>`.
 //! `model:` and `effort:` are shown, not applied (the orchestrator will use them).
 
+// Skill files are hand-written text: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod activation;
 pub mod frontmatter;
 pub mod pins;

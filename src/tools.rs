@@ -6,6 +6,10 @@
 //! here is paid on every request. Tools never panic on the model's arguments: bad arguments are a
 //! `ToolError` whose text goes back to the model as the result.
 
+// Tools read pages, files, command output and the model's arguments: no index that could panic
+// on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod git;
 pub mod list_directory;
 pub mod memory_tool;

@@ -10,6 +10,9 @@
 //! block that *looks* like a call but does not parse is not silently dropped — it is reported
 //! as [`Extracted::malformed`], so the agent can send one short FORMAT ERROR reminder.
 
+// The model's text: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use serde_json::Value;
 
 /// What was found in a response's text.

@@ -193,13 +193,15 @@ impl ClientHandler for Handler {
                     Ok(tools) => {
                         // The generation moves before the lock is let go: whoever sees the
                         // new tools sees the new generation too.
-                        if let Ok(mut state) = hub.servers[index].state.lock() {
+                        let server = hub.servers.get(index);
+                        if let Some(Ok(mut state)) = server.map(|s| s.state.lock()) {
                             state.tools = tools;
                             hub.generation.fetch_add(1, Ordering::SeqCst);
                         }
                     }
                     Err(e) => {
-                        tracing::warn!(server = %hub.servers[index].config.name, error = %e, "cannot re-list MCP tools")
+                        let name = hub.servers.get(index).map(|s| s.config.name.as_str());
+                        tracing::warn!(server = name.unwrap_or_default(), error = %e, "cannot re-list MCP tools")
                     }
                 }
             }
@@ -264,11 +266,11 @@ impl McpHub {
     /// Starts a server that was waiting for approval (`/mcp approve`); its tools join at the
     /// next request, which therefore misses the cache once.
     pub fn start_approved(self: &Arc<Self>, name: &str) -> Result<(), String> {
-        let Some(index) = self.servers.iter().position(|s| s.config.name == name) else {
+        let Some((index, server)) = self.named(name) else {
             return Err(format!("no MCP server named `{name}` (/mcp lists them)"));
         };
         {
-            let mut state = self.servers[index]
+            let mut state = server
                 .state
                 .lock()
                 .map_err(|_| "MCP state unavailable".to_string())?;
@@ -297,6 +299,14 @@ impl McpHub {
         });
     }
 
+    /// A server and its index, by name.
+    fn named(&self, name: &str) -> Option<(usize, &Server)> {
+        self.servers
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.config.name == name)
+    }
+
     /// The configuration of a server, by name.
     pub fn config(&self, name: &str) -> Option<&ServerConfig> {
         self.servers
@@ -311,7 +321,9 @@ impl McpHub {
     }
 
     async fn connect(self: Arc<Self>, index: usize, workspace: PathBuf, timeout: Duration) {
-        let name = self.servers[index].config.name.clone();
+        let Some(name) = self.servers.get(index).map(|s| s.config.name.clone()) else {
+            return;
+        };
         let handler = Handler {
             hub: Arc::downgrade(&self),
             index,
@@ -344,7 +356,10 @@ impl McpHub {
         handler: Handler,
         workspace: PathBuf,
     ) -> Result<(), String> {
-        let server = &self.servers[index];
+        let server = self
+            .servers
+            .get(index)
+            .ok_or_else(|| format!("no MCP server number {index}"))?;
         let name = server.config.name.clone();
         let service = match &server.config.transport {
             Transport::Stdio { command, args, env } => {
@@ -474,7 +489,9 @@ impl McpHub {
 
     /// Marks a server failed and queues the one report of it.
     fn fail(&self, index: usize, why: String) {
-        let server = &self.servers[index];
+        let Some(server) = self.servers.get(index) else {
+            return;
+        };
         let Ok(mut state) = server.state.lock() else {
             return;
         };
@@ -496,7 +513,7 @@ impl McpHub {
 
     /// Kills a stdio server's process group.
     fn kill(&self, index: usize) {
-        let Ok(mut state) = self.servers[index].state.lock() else {
+        let Some(Ok(mut state)) = self.servers.get(index).map(|s| s.state.lock()) else {
             return;
         };
         if let Some(cancel) = state.cancel.take() {
@@ -542,11 +559,11 @@ impl McpHub {
         tool: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<rmcp::model::CallToolResult, String> {
-        let Some(index) = self.servers.iter().position(|s| s.config.name == server) else {
+        let Some((index, slot)) = self.named(server) else {
             return Err(format!("no MCP server named `{server}`"));
         };
         let peer = {
-            let state = self.servers[index]
+            let state = slot
                 .state
                 .lock()
                 .map_err(|_| "MCP state unavailable".to_string())?;
@@ -584,11 +601,11 @@ impl McpHub {
         prompt: &str,
         args: &str,
     ) -> Result<String, String> {
-        let Some(index) = self.servers.iter().position(|s| s.config.name == server) else {
+        let Some((_, slot)) = self.named(server) else {
             return Err(format!("no MCP server named `{server}`"));
         };
         let (peer, info) = {
-            let state = self.servers[index]
+            let state = slot
                 .state
                 .lock()
                 .map_err(|_| "MCP state unavailable".to_string())?;
@@ -600,8 +617,8 @@ impl McpHub {
         let mut arguments = serde_json::Map::new();
         let args = args.trim();
         if !args.is_empty() {
-            if info.arguments.len() == 1 && !args.contains('=') {
-                arguments.insert(info.arguments[0].clone(), args.into());
+            if let ([only], false) = (info.arguments.as_slice(), args.contains('=')) {
+                arguments.insert(only.clone(), args.into());
             } else {
                 for pair in args.split_whitespace() {
                     let Some((key, value)) = pair.split_once('=') else {
@@ -635,7 +652,9 @@ impl McpHub {
 
     /// Queues a notification for the next request's `<context>` block.
     fn push_channel(&self, index: usize, key: Option<String>, text: String) {
-        let server = &self.servers[index].config.name;
+        let Some(server) = self.servers.get(index).map(|s| &s.config.name) else {
+            return;
+        };
         let key = key.map(|k| format!("{server} {k}"));
         let Ok(mut channel) = self.channel.lock() else {
             return;

@@ -179,8 +179,8 @@ pub fn load_cache(path: &Path) -> HashMap<String, Vec<f32>> {
         .map_while(Result::ok)
         .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
         .filter_map(|v| {
-            let id = v["id"].as_str()?.to_string();
-            Some((id, floats(&v["v"])))
+            let id = v.get("id")?.as_str()?.to_string();
+            Some((id, floats(v.get("v").unwrap_or(&Value::Null))))
         })
         .collect()
 }

@@ -21,7 +21,9 @@ fn add(vector: &mut [f32], feature: &str, weight: f32) {
     let h = fnv1a(feature.as_bytes());
     let index = (h % DIM as u64) as usize;
     let sign = if (h >> 63) == 0 { 1.0 } else { -1.0 };
-    vector[index] += sign * weight;
+    if let Some(slot) = vector.get_mut(index) {
+        *slot += sign * weight;
+    }
 }
 
 /// The local embedding of `text`, unit length (all zeros for text without words).

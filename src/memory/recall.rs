@@ -181,18 +181,18 @@ impl RecallIndex {
         normalize(&mut semantic);
         normalize(&mut lexical);
         // Not rescaled: it is already 0–1 (see the module doc).
-        let mut hits: Vec<Hit> = (0..n)
-            .filter(|i| relevant[*i])
-            .map(|i| Hit {
+        let mut hits: Vec<Hit> = relevant
+            .iter()
+            .zip(semantic.iter().zip(&lexical).zip(&temporal))
+            .enumerate()
+            .filter(|(_, (relevant, _))| **relevant)
+            .map(|(i, (_, ((semantic, lexical), temporal)))| Hit {
                 index: i,
-                score: W_SEMANTIC * semantic[i] + W_LEXICAL * lexical[i] + W_TEMPORAL * temporal[i],
+                score: W_SEMANTIC * semantic + W_LEXICAL * lexical + W_TEMPORAL * temporal,
             })
             .collect();
-        let order = |a: &Hit, b: &Hit| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| facts[a.index].id.cmp(&facts[b.index].id))
-        };
+        let id = |hit: &Hit| facts.get(hit.index).map(|f| f.id.as_str());
+        let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then_with(|| id(a).cmp(&id(b)));
         // Only the best `limit` need ordering: select them first, then sort those.
         if limit > 0 && hits.len() > limit {
             hits.select_nth_unstable_by(limit - 1, order);

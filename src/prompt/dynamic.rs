@@ -78,6 +78,8 @@ pub fn dynamic_context(secs: u64, zone: &TimeZone, cwd: &Path) -> String {
     let local = secs.saturating_add_signed(i64::from(offset));
     let (year, month, day) = crate::clock::civil_from_days((local / 86_400) as i64);
     let (hour, minute) = ((local % 86_400) / 3600, (local % 3600) / 60);
+    // in bounds: a number modulo 7 indexes the seven days.
+    #[allow(clippy::indexing_slicing)]
     let weekday = WEEKDAYS[((local / 86_400) % 7) as usize];
     let sign = if offset < 0 { '-' } else { '+' };
     let abs = offset.unsigned_abs();

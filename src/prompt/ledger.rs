@@ -109,23 +109,21 @@ impl CacheLedger {
             let first_changed = previous
                 .iter()
                 .zip(&blocks)
-                .position(|(a, b)| a.hash != b.hash);
+                .enumerate()
+                .find(|(_, (a, b))| a.hash != b.hash);
             let (block, rewritten) = match first_changed {
-                Some(i) => {
-                    let what = if previous[i].label == blocks[i].label {
-                        let verb = if blocks[i].label.starts_with("tool results") {
+                Some((i, (was, now))) => {
+                    let what = if was.label == now.label {
+                        let verb = if now.label.starts_with("tool results") {
                             "rewritten"
                         } else {
                             "changed"
                         };
-                        format!("{} {verb}", blocks[i].label)
+                        format!("{} {verb}", now.label)
                     } else {
-                        format!(
-                            "{} now stands where {} was",
-                            blocks[i].label, previous[i].label
-                        )
+                        format!("{} now stands where {} was", now.label, was.label)
                     };
-                    (what, previous[i..].iter().map(|b| b.tokens).sum())
+                    (what, previous.iter().skip(i).map(|b| b.tokens).sum())
                 }
                 None => (
                     "no block changed: the cache entry expired (TTL) or was evicted".to_string(),

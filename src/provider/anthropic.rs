@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
-use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, Effort, MarkerPlaces, Message, ModelRequest, Role};
@@ -181,8 +181,8 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
         .map(|b| json!({"type": "text", "text": b.text}))
         .collect();
     let last_stable = blocks.iter().rposition(|b| b.stable);
-    if let Some(i) = last_stable {
-        system[i]["cache_control"] = marker.clone();
+    if let Some(block) = last_stable.and_then(|i| system.get_mut(i)) {
+        block["cache_control"] = marker.clone();
     }
     // The rolling marker goes on the last message the next request sends again unchanged: a
     // result about to be compacted is never written to the cache (it would never be read).
@@ -212,15 +212,20 @@ pub fn build_body(request: &ModelRequest, ttl: CacheTtl) -> Value {
         "messages": messages,
     });
     if !system.is_empty() {
-        body["system"] = Value::Array(system);
+        set_field(&mut body, "system", Value::Array(system));
     }
     if !tools.is_empty() {
-        body["tools"] = Value::Array(tools);
+        set_field(&mut body, "tools", Value::Array(tools));
     }
     if let Some(budget) = thinking_budget(&request.model, request.effort) {
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        set_field(
+            &mut body,
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
         // The budget is part of `max_tokens`: leave room for the answer after the thinking.
-        body["max_tokens"] = json!(request.max_output_tokens.max(budget + THINKING_ANSWER_ROOM));
+        let max = request.max_output_tokens.max(budget + THINKING_ANSWER_ROOM);
+        set_field(&mut body, "max_tokens", json!(max));
     }
     body
 }
@@ -275,7 +280,7 @@ fn message_json(message: &Message) -> Option<Value> {
                 let mut block =
                     json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
                 if *is_error {
-                    block["is_error"] = Value::Bool(true);
+                    set_field(&mut block, "is_error", Value::Bool(true));
                 }
                 Some(block)
             }
@@ -454,16 +459,16 @@ impl StreamParser for AnthropicParser {
                 event.data.chars().take(120).collect::<String>()
             ))
         })?;
-        let kind = data["type"].as_str().unwrap_or(event.event.as_str());
-        let index = data["index"].as_u64().unwrap_or(0);
+        let kind = json_str(&data, "/type").unwrap_or(event.event.as_str());
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
         let mut out = Vec::new();
         match kind {
             "message_start" => {
-                self.usage.merge(&data["message"]["usage"]);
+                self.usage.merge(json_at(&data, "/message/usage"));
                 out.push(ProviderEvent::PartialUsage(self.usage.record()));
             }
             "content_block_start" => {
-                let block = &data["content_block"];
+                let block = json_at(&data, "/content_block");
                 let entry = match block["type"].as_str().unwrap_or_default() {
                     "text" => {
                         if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
@@ -494,7 +499,7 @@ impl StreamParser for AnthropicParser {
                 self.blocks.insert(index, entry);
             }
             "content_block_delta" => {
-                let delta = &data["delta"];
+                let delta = json_at(&data, "/delta");
                 match (
                     delta["type"].as_str().unwrap_or_default(),
                     self.blocks.get_mut(&index),
@@ -535,11 +540,11 @@ impl StreamParser for AnthropicParser {
                 _ => {}
             },
             "message_delta" => {
-                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                if let Some(reason) = json_str(&data, "/delta/stop_reason") {
                     self.stop = Some(stop_reason(reason));
                 }
-                if data["usage"].is_object() {
-                    self.usage.merge(&data["usage"]);
+                if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
+                    self.usage.merge(usage);
                 }
             }
             "message_stop" => {
@@ -563,9 +568,8 @@ impl StreamParser for AnthropicParser {
                 ));
             }
             "error" => {
-                let kind = data["error"]["type"].as_str().unwrap_or("error");
-                let message = data["error"]["message"]
-                    .as_str()
+                let kind = json_str(&data, "/error/type").unwrap_or("error");
+                let message = json_str(&data, "/error/message")
                     .unwrap_or(kind)
                     .to_string();
                 return Err(ProviderError::Remote {

@@ -15,7 +15,9 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use super::anthropic::parse_arguments;
-use super::http::{Decoder, Http, HttpRequest, SseEvent, StreamParser};
+use super::http::{
+    Decoder, Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field,
+};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, MarkerPlaces, ModelRequest, Role};
 
@@ -178,7 +180,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
                 } => {
                     let mut result = json!({"toolUseId": tool_use_id, "content": [{"text": content}]});
                     if *is_error {
-                        result["status"] = json!("error");
+                        set_field(&mut result, "status", json!("error"));
                     }
                     Some(json!({"toolResult": result}))
                 }
@@ -205,13 +207,17 @@ pub fn build_body(request: &ModelRequest) -> Value {
     });
     // A Claude model's extended thinking, as on Anthropic's own wire (a specialist's effort).
     if let Some(budget) = super::anthropic::thinking_budget(&request.model, request.effort) {
-        body["additionalModelRequestFields"] =
-            json!({"thinking": {"type": "enabled", "budget_tokens": budget}});
-        body["inferenceConfig"]["maxTokens"] = json!(
-            request
-                .max_output_tokens
-                .max(budget + super::anthropic::THINKING_ANSWER_ROOM)
+        set_field(
+            &mut body,
+            "additionalModelRequestFields",
+            json!({"thinking": {"type": "enabled", "budget_tokens": budget}}),
         );
+        if let Some(config) = body.get_mut("inferenceConfig") {
+            let max = request
+                .max_output_tokens
+                .max(budget + super::anthropic::THINKING_ANSWER_ROOM);
+            set_field(config, "maxTokens", json!(max));
+        }
     }
     let blocks: Vec<_> = request
         .system
@@ -227,7 +233,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
                 system.push(cache_point());
             }
         }
-        body["system"] = Value::Array(system);
+        set_field(&mut body, "system", Value::Array(system));
     }
     if !request.tools.is_empty() {
         let mut tools: Vec<Value> = request
@@ -236,7 +242,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
             .map(|t| json!({"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.parameters}}}))
             .collect();
         tools.push(cache_point());
-        body["toolConfig"] = json!({"tools": tools});
+        set_field(&mut body, "toolConfig", json!({"tools": tools}));
     }
     body
 }
@@ -292,14 +298,16 @@ fn frame_error(message: String) -> ProviderError {
 
 /// Decodes one frame from the front of `bytes`; `Ok(None)` when more bytes are needed.
 pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderError> {
-    if bytes.len() < 12 {
+    // The prelude: the total length, the headers' length, and the CRC of those eight bytes.
+    let Some((&[t0, t1, t2, t3, h0, h1, h2, h3], rest)) = bytes.split_first_chunk::<8>() else {
         return Ok(None);
-    }
-    let be =
-        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-    let total = be(0) as usize;
-    let headers_len = be(4) as usize;
-    if crc32(&bytes[..8]) != be(8) {
+    };
+    let Some(&prelude_crc) = rest.first_chunk::<4>() else {
+        return Ok(None);
+    };
+    let total = u32::from_be_bytes([t0, t1, t2, t3]) as usize;
+    let headers_len = u32::from_be_bytes([h0, h1, h2, h3]) as usize;
+    if crc32(&[t0, t1, t2, t3, h0, h1, h2, h3]) != u32::from_be_bytes(prelude_crc) {
         return Err(frame_error(
             "event-stream prelude CRC mismatch (corrupted stream)".into(),
         ));
@@ -309,10 +317,14 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderErro
             "event-stream frame of impossible size {total}"
         )));
     }
-    if bytes.len() < total {
+    // The message CRC covers everything before its own last four bytes.
+    let Some((covered, message_crc)) = bytes
+        .get(..total)
+        .and_then(|frame| frame.split_last_chunk::<4>())
+    else {
         return Ok(None);
-    }
-    if crc32(&bytes[..total - 4]) != be(total - 4) {
+    };
+    if crc32(covered) != u32::from_be_bytes(*message_crc) {
         return Err(frame_error(
             "event-stream message CRC mismatch (corrupted stream)".into(),
         ));
@@ -398,7 +410,8 @@ pub fn encode_frame(headers: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&(total as u32).to_be_bytes());
     out.extend_from_slice(&(h.len() as u32).to_be_bytes());
-    out.extend_from_slice(&crc32(&out[..8]).to_be_bytes());
+    let prelude_crc = crc32(&out);
+    out.extend_from_slice(&prelude_crc.to_be_bytes());
     out.extend_from_slice(&h);
     out.extend_from_slice(payload);
     let crc = crc32(&out);
@@ -480,9 +493,8 @@ impl StreamParser for BedrockParser {
         let data: Value = serde_json::from_str(&event.data)
             .map_err(|e| frame_error(format!("payload is not JSON ({e})")))?;
         if let Some(kind) = event.event.strip_prefix("exception:") {
-            let message = data["message"]
-                .as_str()
-                .or(data["Message"].as_str())
+            let message = json_str(&data, "/message")
+                .or(json_str(&data, "/Message"))
                 .unwrap_or(kind)
                 .to_string();
             return Err(ProviderError::Remote {
@@ -497,11 +509,14 @@ impl StreamParser for BedrockParser {
                 ),
             });
         }
-        let index = data["contentBlockIndex"].as_u64().unwrap_or(0);
+        let index = data
+            .get("contentBlockIndex")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         let mut out = Vec::new();
         match event.event.as_str() {
             "contentBlockStart" => {
-                let tool = &data["start"]["toolUse"];
+                let tool = json_at(&data, "/start/toolUse");
                 if let Some(id) = tool["toolUseId"].as_str() {
                     let name = tool["name"].as_str().unwrap_or_default().to_string();
                     out.push(ProviderEvent::ToolCallStarted {
@@ -514,11 +529,11 @@ impl StreamParser for BedrockParser {
                 }
             }
             "contentBlockDelta" => {
-                let delta = &data["delta"];
+                let delta = json_at(&data, "/delta");
                 if let Some(text) = delta["text"].as_str() {
                     out.push(ProviderEvent::TextDelta(text.to_string()));
                 }
-                if let Some(fragment) = delta["toolUse"]["input"].as_str()
+                if let Some(fragment) = json_str(delta, "/toolUse/input")
                     && let Some((_, _, json)) = self.tools.get_mut(&index)
                 {
                     json.push_str(fragment);
@@ -550,7 +565,7 @@ impl StreamParser for BedrockParser {
                 }
             }
             "messageStop" => {
-                self.stop = Some(match data["stopReason"].as_str().unwrap_or("end_turn") {
+                self.stop = Some(match json_str(&data, "/stopReason").unwrap_or("end_turn") {
                     "end_turn" | "stop_sequence" => StopReason::EndTurn,
                     "tool_use" => StopReason::ToolUse,
                     "max_tokens" => StopReason::MaxTokens,
@@ -559,7 +574,7 @@ impl StreamParser for BedrockParser {
                 });
             }
             "metadata" => {
-                self.usage = Some(usage_from_json(&data["usage"]));
+                self.usage = Some(usage_from_json(json_at(&data, "/usage")));
                 if self.stop.is_some() {
                     out.extend(self.end());
                 }

@@ -80,7 +80,7 @@ pub struct CacheModel {
 }
 
 fn prefix_tokens(segments: &[Segment], end: usize) -> u64 {
-    segments[..end].iter().map(|s| s.tokens).sum()
+    segments.iter().take(end).map(|s| s.tokens).sum()
 }
 
 /// The segments whose end a marker after segment `m` can find, newest first: `m` itself and
@@ -90,7 +90,7 @@ fn within_lookback(segments: &[Segment], m: usize) -> impl Iterator<Item = usize
     (0..=m).rev().take_while(move |&i| {
         let ok = back <= LOOKBACK;
         // The blocks between the end of segment i - 1 and the marker.
-        back += segments[i].blocks;
+        back += segments.get(i).map_or(0, |s| s.blocks);
         ok
     })
 }
@@ -136,21 +136,25 @@ impl CacheModel {
                 // The longest earlier write ending at, or up to 20 blocks before, a marker.
                 let mut read_end = 0usize;
                 for &m in markers.iter().filter(|m| **m < segments.len()) {
-                    if let Some(end) = within_lookback(segments, m)
-                        .find(|i| self.written.contains_key(&segments[*i].prefix_hash))
-                    {
+                    if let Some(end) = within_lookback(segments, m).find(|i| {
+                        segments
+                            .get(*i)
+                            .is_some_and(|s| self.written.contains_key(&s.prefix_hash))
+                    }) {
                         read_end = read_end.max(end + 1);
                     }
                 }
                 let read = prefix_tokens(segments, read_end);
-                if read_end > 0 {
-                    self.written
-                        .insert(segments[read_end - 1].prefix_hash, now + TTL_SECS);
+                if let Some(last) = read_end.checked_sub(1).and_then(|i| segments.get(i)) {
+                    self.written.insert(last.prefix_hash, now + TTL_SECS);
                 }
                 let mut written_end = read_end;
-                for &m in markers.iter().filter(|m| **m < segments.len()) {
+                for (m, segment) in markers
+                    .iter()
+                    .filter_map(|&m| segments.get(m).map(|s| (m, s)))
+                {
                     if prefix_tokens(segments, m + 1) >= MIN_PREFIX {
-                        self.written.insert(segments[m].prefix_hash, now + TTL_SECS);
+                        self.written.insert(segment.prefix_hash, now + TTL_SECS);
                         written_end = written_end.max(m + 1);
                     }
                 }
@@ -244,7 +248,9 @@ pub fn segments(
     }
     let mut segments = chain(&units);
     for (unit, n) in message_units.iter().zip(blocks) {
-        segments[*unit].blocks = n;
+        if let Some(segment) = segments.get_mut(*unit) {
+            segment.blocks = n;
+        }
     }
     (segments, at)
 }

@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use super::http::{Http, token_json};
+use super::http::{Http, json_at, json_str, token_json};
 use super::openai_chat::{OpenAiChat, Preset};
 use super::{Provider, ProviderError, ProviderStream};
 use crate::conversation::ModelRequest;
@@ -99,16 +99,17 @@ async fn token(
     )
     .await?;
     let fresh = CopilotToken {
-        token: body["token"]
-            .as_str()
+        token: json_str(&body, "/token")
             .ok_or_else(|| setup("the token exchange returned no token".into()))?
             .to_string(),
-        api: body["endpoints"]["api"]
-            .as_str()
+        api: json_str(&body, "/endpoints/api")
             .unwrap_or("https://api.githubcopilot.com")
             .trim_end_matches('/')
             .to_string(),
-        expires_at: body["expires_at"].as_u64().unwrap_or_else(|| now() + 600),
+        expires_at: body
+            .get("expires_at")
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| now() + 600),
     };
     *slot = Some(fresh.clone());
     Ok(fresh)
@@ -160,7 +161,7 @@ pub async fn models(github_api: &str, oauth: &str) -> Result<Vec<String>, Provid
         .json()
         .await
         .map_err(|e| setup(format!("model list: {e}")))?;
-    Ok(body["data"]
+    Ok(json_at(&body, "/data")
         .as_array()
         .into_iter()
         .flatten()
@@ -180,7 +181,7 @@ pub fn stored_token(home: &Path) -> Option<String> {
     let read = crate::files::read_bounded(&token_path(home), 1 << 20).ok()?;
     let text = read.into_text().ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
-    v["access_token"].as_str().map(str::to_string)
+    json_str(&v, "/access_token").map(str::to_string)
 }
 
 /// GitHub's device flow: prints where to go and the code, waits for the user, stores the token
@@ -221,20 +222,18 @@ pub async fn device_login(
     .json()
     .await
     .map_err(transport)?;
-    let device_code = code["device_code"]
-        .as_str()
+    let device_code = json_str(&code, "/device_code")
         .ok_or_else(|| setup(format!("device flow refused: {code}")))?
         .to_string();
     let _ = writeln!(
         out,
         "Open {} and enter the code {}",
-        code["verification_uri"]
-            .as_str()
-            .unwrap_or("https://github.com/login/device"),
-        code["user_code"].as_str().unwrap_or("?")
+        json_str(&code, "/verification_uri").unwrap_or("https://github.com/login/device"),
+        json_str(&code, "/user_code").unwrap_or("?")
     );
-    let mut interval = code["interval"].as_u64().unwrap_or(5).max(1);
-    let deadline = now() + code["expires_in"].as_u64().unwrap_or(900);
+    let seconds = |key: &str| code.get(key).and_then(Value::as_u64);
+    let mut interval = seconds("interval").unwrap_or(5).max(1);
+    let deadline = now() + seconds("expires_in").unwrap_or(900);
     loop {
         tokio::time::sleep(Duration::from_secs(interval)).await;
         let answer: Value = post(
@@ -253,7 +252,7 @@ pub async fn device_login(
         .json()
         .await
         .map_err(transport)?;
-        if let Some(token) = answer["access_token"].as_str() {
+        if let Some(token) = json_str(&answer, "/access_token") {
             let path = token_path(home);
             crate::private_fs::create_private_dir(home).map_err(|e| setup(e.to_string()))?;
             let json = serde_json::json!({"access_token": token}).to_string();
@@ -267,7 +266,7 @@ pub async fn device_login(
             );
             return Ok(());
         }
-        match answer["error"].as_str() {
+        match json_str(&answer, "/error") {
             Some("authorization_pending") => {}
             Some("slow_down") => interval += 5,
             Some(other) => return Err(setup(format!("device flow failed: {other}"))),

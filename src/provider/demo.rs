@@ -192,8 +192,9 @@ fn requested_file(prompt: &str) -> Option<String> {
                 .trim_matches(|c: char| !c.is_alphanumeric()),
         )
     })?;
-    words[start + 1..]
+    words
         .iter()
+        .skip(start + 1)
         .map(|w| {
             w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | ',' | '?' | '!' | ')' | '('))
         })

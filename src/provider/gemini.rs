@@ -12,7 +12,7 @@
 use serde_json::{Map, Value, json};
 
 use super::anthropic::parse_arguments;
-use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, Effort, ModelRequest, Role};
@@ -130,7 +130,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
                 ContentBlock::Text { text } if !text.is_empty() => {
                     let mut part = json!({"text": text});
                     if let Some(sig) = signature.take() {
-                        part["thoughtSignature"] = json!(sig);
+                        set_field(&mut part, "thoughtSignature", json!(sig));
                     }
                     parts.push(part);
                 }
@@ -144,7 +144,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
                     };
                     let mut part = json!({"functionCall": {"name": name, "args": args}});
                     if let Some(sig) = signature.take() {
-                        part["thoughtSignature"] = json!(sig);
+                        set_field(&mut part, "thoughtSignature", json!(sig));
                     }
                     parts.push(part);
                 }
@@ -166,8 +166,10 @@ pub fn build_body(request: &ModelRequest) -> Value {
         "contents": contents,
         "generationConfig": {"maxOutputTokens": request.max_output_tokens},
     });
-    if let Some(thinking) = thinking_config(&request.model, request.effort) {
-        body["generationConfig"]["thinkingConfig"] = thinking;
+    if let Some(thinking) = thinking_config(&request.model, request.effort)
+        && let Some(config) = body.get_mut("generationConfig")
+    {
+        set_field(config, "thinkingConfig", thinking);
     }
     let system: Vec<Value> = request
         .system
@@ -176,7 +178,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
         .map(|b| json!({"text": b.text}))
         .collect();
     if !system.is_empty() {
-        body["systemInstruction"] = json!({"parts": system});
+        set_field(&mut body, "systemInstruction", json!({"parts": system}));
     }
     if !request.tools.is_empty() {
         let declarations: Vec<Value> = request
@@ -184,7 +186,11 @@ pub fn build_body(request: &ModelRequest) -> Value {
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
             .collect();
-        body["tools"] = json!([{"functionDeclarations": declarations}]);
+        set_field(
+            &mut body,
+            "tools",
+            json!([{"functionDeclarations": declarations}]),
+        );
     }
     body
 }
@@ -334,8 +340,8 @@ impl StreamParser for GeminiParser {
             self.usage = Some(usage_from_json(meta));
         }
         let mut out = Vec::new();
-        let candidate = &data["candidates"][0];
-        for part in candidate["content"]["parts"]
+        let candidate = json_at(&data, "/candidates/0");
+        for part in json_at(candidate, "/content/parts")
             .as_array()
             .into_iter()
             .flatten()

@@ -156,7 +156,7 @@ impl SseDecoder {
             }
             return Ok(());
         }
-        if raw[0] == b':' {
+        if raw.first() == Some(&b':') {
             return Ok(());
         }
         let line = String::from_utf8_lossy(&raw);
@@ -182,13 +182,15 @@ impl SseDecoder {
 impl Decoder for SseDecoder {
     fn push(&mut self, mut bytes: &[u8]) -> Result<Vec<SseEvent>, ProviderError> {
         let mut out = Vec::new();
-        if self.after_cr && bytes.first() == Some(&b'\n') {
-            bytes = &bytes[1..];
+        if self.after_cr
+            && let Some(rest) = bytes.strip_prefix(b"\n")
+        {
+            bytes = rest;
         }
         self.after_cr = false;
         while !bytes.is_empty() {
             let end = bytes.iter().position(|b| *b == b'\n' || *b == b'\r');
-            let piece = &bytes[..end.unwrap_or(bytes.len())];
+            let (piece, rest) = bytes.split_at(end.unwrap_or(bytes.len()));
             if self.line.is_empty() && piece.first() == Some(&b':') {
                 self.in_comment = true;
             }
@@ -196,13 +198,21 @@ impl Decoder for SseDecoder {
                 return Err(too_long("a line"));
             }
             self.line.extend_from_slice(piece);
-            let Some(at) = end else { break };
-            let crlf = bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n');
-            if bytes[at] == b'\r' && at + 1 == bytes.len() {
-                self.after_cr = true;
+            if end.is_none() {
+                break;
             }
+            // `rest` starts with the `\r` or `\n` that ended the line.
+            let after = match rest {
+                [b'\r', b'\n', after @ ..] => after,
+                [b'\r'] => {
+                    self.after_cr = true;
+                    &[]
+                }
+                [_, after @ ..] => after,
+                [] => &[],
+            };
             self.take_line(&mut out)?;
-            bytes = &bytes[at + 1 + usize::from(crlf)..];
+            bytes = after;
         }
         Ok(out)
     }
@@ -425,6 +435,30 @@ impl Http {
     }
 }
 
+/// What a server's JSON holds at `pointer` (`/delta/text`), `null` when nothing is there: the
+/// reading side of `value["delta"]["text"]`, spelled so no index is needed.
+pub fn json_at<'a>(value: &'a serde_json::Value, pointer: &str) -> &'a serde_json::Value {
+    static NULL: serde_json::Value = serde_json::Value::Null;
+    value.pointer(pointer).unwrap_or(&NULL)
+}
+
+/// The string a server's JSON holds at `pointer`, if it is one.
+pub fn json_str<'a>(value: &'a serde_json::Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(serde_json::Value::as_str)
+}
+
+/// Sets `key` of a request body's JSON object, as `body[key] = value` does (a `null` becomes an
+/// object) but without its panic on anything else: a body is always an object, so that is a
+/// no-op, never a crash.
+pub fn set_field(body: &mut serde_json::Value, key: &str, value: serde_json::Value) {
+    if body.is_null() {
+        *body = serde_json::Value::Object(serde_json::Map::new());
+    }
+    if let Some(object) = body.as_object_mut() {
+        object.insert(key.to_string(), value);
+    }
+}
+
 /// The first `cap` bytes of a response body as text (lossy); the rest is never read.
 pub async fn read_bounded(response: reqwest::Response, cap: usize) -> String {
     let mut body = Vec::new();
@@ -433,7 +467,7 @@ pub async fn read_bounded(response: reqwest::Response, cap: usize) -> String {
         match stream.next().await {
             Some(Ok(chunk)) => {
                 let room = cap - body.len();
-                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                body.extend_from_slice(chunk.get(..room).unwrap_or(chunk.as_ref()));
             }
             Some(Err(_)) | None => break,
         }

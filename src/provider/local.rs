@@ -135,7 +135,10 @@ fn identify(
             .is_some_and(Value::is_object)
             || p.get("total_slots").is_some_and(Value::is_u64)
     });
-    if owner == "llamacpp" || entry.is_some_and(|e| e["meta"]["n_ctx"].is_u64()) || llama_props {
+    if owner == "llamacpp"
+        || entry.is_some_and(|e| e.pointer("/meta/n_ctx").is_some_and(Value::is_u64))
+        || llama_props
+    {
         return Some(LocalKind::LlamaCpp);
     }
     if lm_studio.is_some() {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, ModelRequest, Role};
@@ -121,7 +121,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
                     .collect();
                 let mut m = json!({"role": "assistant", "content": message.text()});
                 if !calls.is_empty() {
-                    m["tool_calls"] = Value::Array(calls);
+                    set_field(&mut m, "tool_calls", Value::Array(calls));
                 }
                 messages.push(m);
             }
@@ -158,13 +158,12 @@ pub fn build_body(request: &ModelRequest) -> Value {
         "options": {"num_predict": request.max_output_tokens},
     });
     if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-                .collect(),
-        );
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        set_field(&mut body, "tools", Value::Array(tools));
     }
     body
 }
@@ -194,7 +193,7 @@ impl StreamParser for OllamaParser {
             });
         }
         let mut out = Vec::new();
-        let message = &frame["message"];
+        let message = json_at(&frame, "/message");
         if let Some(text) = message["thinking"].as_str().filter(|t| !t.is_empty()) {
             out.push(ProviderEvent::ReasoningDelta(text.to_string()));
         }
@@ -203,7 +202,7 @@ impl StreamParser for OllamaParser {
         }
         for call in message["tool_calls"].as_array().into_iter().flatten() {
             self.calls += 1;
-            let args = match &call["function"]["arguments"] {
+            let args = match json_at(call, "/function/arguments") {
                 Value::String(raw) => super::anthropic::parse_arguments(raw),
                 Value::Null => json!({}),
                 other => other.clone(),
@@ -213,22 +212,22 @@ impl StreamParser for OllamaParser {
                     .as_str()
                     .map(str::to_string)
                     .unwrap_or_else(|| format!("call_{}", self.calls)),
-                name: call["function"]["name"]
-                    .as_str()
+                name: json_str(call, "/function/name")
                     .unwrap_or_default()
                     .to_string(),
                 args,
             });
         }
-        if frame["done"].as_bool() == Some(true) {
+        if frame.get("done").and_then(Value::as_bool) == Some(true) {
             self.done = true;
+            let count = |key: &str| frame.get(key).and_then(Value::as_u64).unwrap_or(0);
             out.push(ProviderEvent::Usage(UsageRecord {
-                uncached_input: frame["prompt_eval_count"].as_u64().unwrap_or(0),
-                output: frame["eval_count"].as_u64().unwrap_or(0),
+                uncached_input: count("prompt_eval_count"),
+                output: count("eval_count"),
                 cache_reported: false,
                 ..UsageRecord::default()
             }));
-            let stop = match frame["done_reason"].as_str() {
+            let stop = match json_str(&frame, "/done_reason") {
                 _ if self.calls > 0 => StopReason::ToolUse,
                 Some("length") => StopReason::MaxTokens,
                 _ => StopReason::EndTurn,

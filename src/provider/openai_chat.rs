@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::anthropic::parse_arguments;
-use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, MarkerPlaces, ModelRequest, Role};
@@ -209,7 +209,7 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
                     .collect();
                 let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
                 if !calls.is_empty() {
-                    m["tool_calls"] = Value::Array(calls);
+                    set_field(&mut m, "tool_calls", Value::Array(calls));
                 }
                 messages.push(m);
             }
@@ -225,8 +225,8 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
                     }
                 }
                 if !texts.is_empty() {
-                    let content = if texts.len() == 1 {
-                        Value::String(texts[0].to_string())
+                    let content = if let [one] = texts.as_slice() {
+                        Value::String(one.to_string())
                     } else {
                         Value::Array(
                             texts
@@ -277,25 +277,24 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
     } else {
         "max_tokens"
     };
-    body[limit_key] = json!(request.max_output_tokens);
+    set_field(&mut body, limit_key, json!(request.max_output_tokens));
     // OpenAI's own reasoning models take an effort; other servers may reject the key.
     if preset.max_completion_tokens
         && super::openai_responses::is_reasoning_model(&request.model)
         && let Some(effort) = request.effort
     {
-        body["reasoning_effort"] = json!(effort.as_str());
+        set_field(&mut body, "reasoning_effort", json!(effort.as_str()));
     }
     if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-                .collect(),
-        );
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        set_field(&mut body, "tools", Value::Array(tools));
     }
     if preset.prompt_cache_key {
-        body["prompt_cache_key"] = json!(request.session_id);
+        set_field(&mut body, "prompt_cache_key", json!(request.session_id));
     }
     body
 }
@@ -372,7 +371,14 @@ impl ChatParser {
             .iter()
             .rposition(|c| index.is_none() || c.index == index);
         match (existing, id) {
-            (Some(i), Some(id)) if self.calls[i].id.is_empty() || self.calls[i].id == id => i,
+            (Some(i), Some(id))
+                if self
+                    .calls
+                    .get(i)
+                    .is_some_and(|c| c.id.is_empty() || c.id == id) =>
+            {
+                i
+            }
             (Some(i), None) => i,
             _ => {
                 self.calls.push(PartialCall {
@@ -464,7 +470,7 @@ impl StreamParser for ChatParser {
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(usage_from_json(usage, &self.preset));
         }
-        for choice in chunk["choices"].as_array().into_iter().flatten() {
+        for choice in json_at(&chunk, "/choices").as_array().into_iter().flatten() {
             let delta = &choice["delta"];
             for key in ["reasoning_content", "reasoning"] {
                 if let Some(text) = delta[key].as_str().filter(|t| !t.is_empty()) {
@@ -481,8 +487,11 @@ impl StreamParser for ChatParser {
                 let index = call["index"].as_u64();
                 let id = call["id"].as_str().filter(|s| !s.is_empty());
                 let slot = self.call_for(index, id);
-                let entry = &mut self.calls[slot];
-                if let Some(name) = call["function"]["name"].as_str().filter(|s| !s.is_empty()) {
+                // `call_for` gives an existing slot or the one it just pushed.
+                let Some(entry) = self.calls.get_mut(slot) else {
+                    continue;
+                };
+                if let Some(name) = json_str(call, "/function/name").filter(|s| !s.is_empty()) {
                     entry.name = name.to_string();
                     out.push(ProviderEvent::ToolCallStarted {
                         index: slot,
@@ -490,9 +499,8 @@ impl StreamParser for ChatParser {
                         name: name.to_string(),
                     });
                 }
-                if let Some(fragment) = call["function"]["arguments"]
-                    .as_str()
-                    .filter(|s| !s.is_empty())
+                if let Some(fragment) =
+                    json_str(call, "/function/arguments").filter(|s| !s.is_empty())
                 {
                     self.output.push_str(fragment);
                     entry.arguments.push_str(fragment);

@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use super::anthropic::parse_arguments;
-use super::http::{Http, HttpRequest, SseEvent, StreamParser};
+use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, ModelRequest, Role};
@@ -158,21 +158,20 @@ pub fn build_body(request: &ModelRequest) -> Value {
         "prompt_cache_key": request.session_id,
     });
     if !instructions.is_empty() {
-        body["instructions"] = json!(instructions.join("\n\n"));
+        set_field(&mut body, "instructions", json!(instructions.join("\n\n")));
     }
     if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}))
-                .collect(),
-        );
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}))
+            .collect();
+        set_field(&mut body, "tools", Value::Array(tools));
     }
     if is_reasoning_model(&request.model) {
-        body["include"] = json!(["reasoning.encrypted_content"]);
+        set_field(&mut body, "include", json!(["reasoning.encrypted_content"]));
         if let Some(effort) = request.effort {
-            body["reasoning"] = json!({"effort": effort.as_str()});
+            set_field(&mut body, "reasoning", json!({"effort": effort.as_str()}));
         }
     }
     body
@@ -219,17 +218,16 @@ impl ResponsesParser {
         self.done = true;
         let status = response["status"].as_str().unwrap_or("completed");
         if status == "failed" {
-            let message = response["error"]["message"]
-                .as_str()
+            let message = json_str(response, "/error/message")
                 .unwrap_or("the response failed")
                 .to_string();
             return Err(ProviderError::Remote {
                 provider: self.provider.clone(),
                 message,
-                retryable: response["error"]["code"].as_str() == Some("server_error"),
+                retryable: json_str(response, "/error/code") == Some("server_error"),
             });
         }
-        let stop = match (status, response["incomplete_details"]["reason"].as_str()) {
+        let stop = match (status, json_str(response, "/incomplete_details/reason")) {
             ("incomplete", Some("max_output_tokens")) => StopReason::MaxTokens,
             ("incomplete", Some("content_filter")) => StopReason::Refusal,
             ("incomplete", Some(other)) => StopReason::Other(other.to_string()),
@@ -260,35 +258,39 @@ impl StreamParser for ResponsesParser {
                     event.data.chars().take(120).collect::<String>()
                 ),
             })?;
-        let kind = data["type"].as_str().unwrap_or(event.event.as_str());
-        let index = data["output_index"].as_u64().unwrap_or(0) as usize;
+        let kind = json_str(&data, "/type").unwrap_or(event.event.as_str());
+        let index = data
+            .get("output_index")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize;
+        let delta = json_str(&data, "/delta");
         let mut out = Vec::new();
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
-                if let Some(text) = data["delta"].as_str() {
+                if let Some(text) = delta {
                     out.push(ProviderEvent::TextDelta(text.to_string()));
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let Some(text) = data["delta"].as_str() {
+                if let Some(text) = delta {
                     out.push(ProviderEvent::ReasoningDelta(text.to_string()));
                 }
             }
-            "response.output_item.added" if data["item"]["type"] == "function_call" => {
+            "response.output_item.added"
+                if json_str(&data, "/item/type") == Some("function_call") =>
+            {
                 out.push(ProviderEvent::ToolCallStarted {
                     index,
-                    id: data["item"]["call_id"]
-                        .as_str()
+                    id: json_str(&data, "/item/call_id")
                         .unwrap_or_default()
                         .to_string(),
-                    name: data["item"]["name"]
-                        .as_str()
+                    name: json_str(&data, "/item/name")
                         .unwrap_or_default()
                         .to_string(),
                 });
             }
             "response.function_call_arguments.delta" => {
-                if let Some(fragment) = data["delta"].as_str() {
+                if let Some(fragment) = delta {
                     out.push(ProviderEvent::ToolCallArgs {
                         index,
                         fragment: fragment.to_string(),
@@ -296,7 +298,7 @@ impl StreamParser for ResponsesParser {
                 }
             }
             "response.output_item.done" => {
-                let item = &data["item"];
+                let item = json_at(&data, "/item");
                 match item["type"].as_str() {
                     Some("function_call") => {
                         self.calls_seen = true;
@@ -323,12 +325,11 @@ impl StreamParser for ResponsesParser {
                 }
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
-                out.extend(self.terminal(&data["response"])?);
+                out.extend(self.terminal(json_at(&data, "/response"))?);
             }
             "error" => {
-                let message = data["message"]
-                    .as_str()
-                    .or_else(|| data["error"]["message"].as_str())
+                let message = json_str(&data, "/message")
+                    .or_else(|| json_str(&data, "/error/message"))
                     .unwrap_or("error event")
                     .to_string();
                 return Err(ProviderError::Remote {

@@ -126,7 +126,9 @@ fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     if key.len() > block.len() {
         block[..32].copy_from_slice(&Sha256::digest(key));
     } else {
-        block[..key.len()].copy_from_slice(key);
+        for (b, k) in block.iter_mut().zip(key) {
+            *b = *k;
+        }
     }
     let mut inner = Sha256::new();
     inner.update(block.map(|b| b ^ 0x36));

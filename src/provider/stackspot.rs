@@ -13,7 +13,9 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::http::{Http, HttpRequest, SseEvent, StreamParser, token_json};
+use super::http::{
+    Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field, token_json,
+};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, ModelRequest, Role};
 
@@ -82,11 +84,11 @@ async fn access_token(settings: &Settings, state: &Mutex<State>) -> Result<Strin
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(body);
     let v = token_json("stackspot", request, "token request", "").await?;
-    let token = v["access_token"]
-        .as_str()
+    let token = json_str(&v, "/access_token")
         .ok_or_else(|| setup("no access_token in the token answer".into()))?
         .to_string();
-    let expires = crate::clock::now_secs() + v["expires_in"].as_u64().unwrap_or(600);
+    let lifetime = v.get("expires_in").and_then(Value::as_u64).unwrap_or(600);
+    let expires = crate::clock::now_secs() + lifetime;
     state.token = Some((token.clone(), expires));
     Ok(token)
 }
@@ -144,7 +146,7 @@ impl Provider for StackSpot {
                 "use_conversation": true,
             });
             if let Some(id) = conversation {
-                body["conversation_id"] = json!(id);
+                set_field(&mut body, "conversation_id", json!(id));
             }
             http.stream_sse(
                 HttpRequest {
@@ -199,15 +201,15 @@ impl StreamParser for StackSpotParser {
                 message: format!("event is not JSON ({e})"),
             })?;
         let mut out = Vec::new();
-        if let Some(text) = data["message"].as_str().filter(|t| !t.is_empty()) {
+        if let Some(text) = json_str(&data, "/message").filter(|t| !t.is_empty()) {
             out.push(ProviderEvent::TextDelta(text.to_string()));
         }
-        if let Some(id) = data["conversation_id"].as_str()
+        if let Some(id) = json_str(&data, "/conversation_id")
             && let Ok(mut state) = self.state.try_lock()
         {
             state.conversation_id = Some(id.to_string());
         }
-        let tokens = &data["tokens"];
+        let tokens = json_at(&data, "/tokens");
         if tokens.is_object() {
             let get = |k: &str| tokens[k].as_u64().unwrap_or(0);
             // `input` is the whole prompt; `user` and `enrichment` are its parts.

@@ -44,8 +44,7 @@ pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
     let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
     let mut fm = FrontMatter::default();
     let mut i = 0;
-    while i < header.len() {
-        let line = header[i];
+    while let Some(&line) = header.get(i) {
         i += 1;
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
@@ -64,15 +63,12 @@ pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
         let value = strip_comment(value.trim());
         // The lines indented under this key.
         let start = i;
-        while i < header.len()
-            && (header[i].trim().is_empty()
-                || header[i].starts_with(' ')
-                || header[i].starts_with('\t')
-                || header[i].starts_with("- "))
-        {
+        while header.get(i).is_some_and(|l| {
+            l.trim().is_empty() || l.starts_with(' ') || l.starts_with('\t') || l.starts_with("- ")
+        }) {
             i += 1;
         }
-        let nested = &header[start..i];
+        let nested = header.get(start..i).unwrap_or_default();
         match key {
             "name" | "description" | "model" | "effort" => {
                 let text = scalar(key, value, nested)?;

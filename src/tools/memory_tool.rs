@@ -204,8 +204,10 @@ impl Tool for MemoryTool {
                             Some(v) => state.recall_embedded(query, v, 10),
                             None => state.recall(query, hypothesis.as_deref(), 10),
                         };
-                        let facts: Vec<_> =
-                            hits.iter().map(|i| state.store.facts[*i].clone()).collect();
+                        let facts: Vec<_> = hits
+                            .iter()
+                            .filter_map(|i| state.store.facts.get(*i).cloned())
+                            .collect();
                         let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
                         state.store.count_access(&ids);
                         (facts, state.store.detached())

@@ -174,7 +174,10 @@ impl<R: Read> LineStream<R> {
             self.fill()?;
         }
         let end = self.len.min(self.pos + BINARY_SNIFF);
-        Ok(self.chunk[self.pos..end].contains(&0))
+        Ok(self
+            .chunk
+            .get(self.pos..end)
+            .is_some_and(|sniffed| sniffed.contains(&0)))
     }
 
     /// The next line into `out` (when `keep`, without its `\n` or `\r\n`); false at the end.
@@ -186,14 +189,13 @@ impl<R: Read> LineStream<R> {
                 return Ok(any);
             }
             any = true;
-            let rest = &self.chunk[self.pos..self.len];
-            let (piece, found) = match rest.iter().position(|b| *b == b'\n') {
-                Some(i) => (&rest[..i], true),
-                None => (rest, false),
-            };
+            let rest = self.chunk.get(self.pos..self.len).unwrap_or_default();
+            let newline = rest.iter().position(|b| *b == b'\n');
+            let piece = newline.and_then(|i| rest.get(..i)).unwrap_or(rest);
+            let found = newline.is_some();
             if keep {
                 let room = MAX_LINE_BYTES.saturating_sub(out.len());
-                out.extend_from_slice(&piece[..piece.len().min(room)]);
+                out.extend_from_slice(piece.get(..room).unwrap_or(piece));
             }
             self.pos += piece.len() + usize::from(found);
             if found {

@@ -137,9 +137,9 @@ impl Capture {
         let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
         self.head.extend_from_slice(to_head);
         bytes = rest;
-        if bytes.len() >= TAIL_BYTES {
+        if let Some(from) = bytes.len().checked_sub(TAIL_BYTES) {
             self.tail.clear();
-            bytes = &bytes[bytes.len() - TAIL_BYTES..];
+            bytes = bytes.get(from..).unwrap_or_default();
         }
         let overflow = (self.tail.len() + bytes.len()).saturating_sub(TAIL_BYTES);
         self.tail.drain(..overflow);
@@ -162,7 +162,7 @@ impl Capture {
             .iter()
             .position(|b| b & 0xC0 != 0x80)
             .unwrap_or(tail.len());
-        let tail = String::from_utf8_lossy(&tail[start..]);
+        let tail = String::from_utf8_lossy(tail.get(start..).unwrap_or_default());
         let tail = super::last_chars(&tail, TAIL_CHARS);
         let omitted = self.total - head.len() as u64 - tail.len() as u64;
         format!("{head}\n[... {omitted} bytes omitted ...]\n{tail}")
@@ -177,7 +177,7 @@ async fn drain(mut stream: impl tokio::io::AsyncRead + Unpin, capture: Arc<Mutex
             Ok(0) | Err(_) => return,
             Ok(n) => {
                 if let Ok(mut c) = capture.lock() {
-                    c.push(&chunk[..n]);
+                    c.push(chunk.get(..n).unwrap_or_default());
                 }
             }
         }

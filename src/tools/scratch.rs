@@ -184,13 +184,17 @@ pub fn prune_sessions(sessions: &Path, days: u64) -> usize {
 
 /// `YYYYMMDD-HHMMSS-xxxxxx`, as `session::new_session_id` makes them.
 fn looks_like_session_id(name: &str) -> bool {
-    let b = name.as_bytes();
-    b.len() == 22
-        && b[..8].iter().all(u8::is_ascii_digit)
-        && b[8] == b'-'
-        && b[9..15].iter().all(u8::is_ascii_digit)
-        && b[15] == b'-'
-        && b[16..].iter().all(|c| c.is_ascii_hexdigit())
+    let digits = |part: &str, n: usize| part.len() == n && part.bytes().all(|b| b.is_ascii_digit());
+    let mut parts = name.split('-');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(date), Some(time), Some(suffix), None) => {
+            digits(date, 8)
+                && digits(time, 6)
+                && suffix.len() == 6
+                && suffix.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -300,7 +300,7 @@ pub async fn fetch_text_via(
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| ToolError::Failed(format!("reading {url} failed: {e}")))?;
         let room = BODY_CAP.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        body.extend_from_slice(chunk.get(..room).unwrap_or(chunk.as_ref()));
         if room <= chunk.len() {
             cut = room < chunk.len() || stream.next().await.is_some();
             break;
@@ -367,11 +367,12 @@ const VOID: &[&str] = &[
 pub fn nesting_depth(html: &str) -> usize {
     let bytes = html.as_bytes();
     let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
-    while let Some(offset) = bytes[i..].iter().position(|b| *b == b'<') {
+    let from = |at: usize| bytes.get(at..).unwrap_or_default();
+    while let Some(offset) = from(i).iter().position(|b| *b == b'<') {
         i += offset + 1;
         let closing = bytes.get(i) == Some(&b'/');
         let start = i + usize::from(closing);
-        let end = bytes[start..]
+        let end = from(start)
             .iter()
             .position(|b| !b.is_ascii_alphanumeric())
             .map_or(bytes.len(), |n| start + n);
@@ -382,10 +383,11 @@ pub fn nesting_depth(html: &str) -> usize {
             .get(start..end)
             .unwrap_or_default()
             .to_ascii_lowercase();
-        let self_closing = bytes[end..]
+        let after_name = from(end);
+        let self_closing = after_name
             .iter()
             .position(|b| *b == b'>')
-            .is_some_and(|n| n > 0 && bytes[end + n - 1] == b'/');
+            .is_some_and(|n| n > 0 && after_name.get(n - 1) == Some(&b'/'));
         if closing {
             depth = depth.saturating_sub(1);
         } else if !self_closing && !VOID.contains(&name.as_str()) {

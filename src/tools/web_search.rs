@@ -353,7 +353,10 @@ async fn searxng(base: &str, query: &str) -> Result<Vec<Hit>, ToolError> {
         .get(url)
         .query(&[("q", query), ("format", "json")]);
     let body = get_json(request, "request").await?;
-    Ok(hits(body["results"].as_array(), "content"))
+    Ok(hits(
+        body.get("results").and_then(Value::as_array),
+        "content",
+    ))
 }
 
 async fn brave(base: &str, key: &str, query: &str, max: usize) -> Result<Vec<Hit>, ToolError> {
@@ -364,7 +367,10 @@ async fn brave(base: &str, key: &str, query: &str, max: usize) -> Result<Vec<Hit
         .header("Accept", "application/json")
         .header("X-Subscription-Token", key);
     let body = get_json(request, "request").await?;
-    Ok(hits(body["web"]["results"].as_array(), "description"))
+    Ok(hits(
+        body.pointer("/web/results").and_then(Value::as_array),
+        "description",
+    ))
 }
 
 fn strip_tags(text: &str) -> String {

@@ -5,6 +5,9 @@
 //! draws outside `render`. The only clock it reads is for the Ctrl+C double-press window and for
 //! notice expiry; everything else on screen is a function of the events it was fed.
 
+// Every key and paste goes through the key map: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};

@@ -13,6 +13,9 @@
 //! user was writing is kept whole. *Allow always* takes a second `a`, and the dialog says what it
 //! will allow from then on. Esc denies at once (a deny is never harmful); Enter never answers.
 
+// Keys typed during a dialog and the call it shows: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};

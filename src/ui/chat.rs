@@ -5,6 +5,9 @@
 //! the transcript. Scroll is kept as "lines above the bottom"; while the user is scrolled up and
 //! the last cell grows, the offset grows with it so the view stays where the user left it.
 
+// The model's and the user's text: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -412,7 +415,7 @@ impl Widget for &ChatPane {
         let all: Vec<&Line<'static>> = rows.iter().rev().flat_map(|r| r.iter()).collect();
         let end = all.len().saturating_sub(skip_bottom);
         let start = end.saturating_sub(height);
-        for (row, line) in all[start..end].iter().enumerate() {
+        for (row, line) in all.iter().take(end).skip(start).enumerate() {
             let y = area.y + row as u16;
             buf.set_line(area.x, y, line, area.width);
         }

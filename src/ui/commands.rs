@@ -6,6 +6,9 @@
 //! something on disk) is a prompt. Anything else is an unknown command, which the UI reports
 //! while keeping the typed text, so nothing is lost to a typo.
 
+// Slash commands are typed text: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 /// One slash command as the user types it and as `/help` lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlashCommand {

@@ -8,6 +8,9 @@
 //! `PASTE_FOLD_LINES` lines shows as a `[pasted N lines]` placeholder while `expanded` gives the
 //! text that is sent.
 
+// Typed and pasted text: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -258,7 +261,7 @@ impl Composer {
             .iter()
             .rposition(|c| c.is_whitespace())
             .map_or(0, |i| i + 1);
-        (start, before[start..].iter().collect())
+        (start, before.iter().skip(start).collect())
     }
 
     /// Replaces the word the cursor ends with `text`.

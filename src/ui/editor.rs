@@ -5,6 +5,9 @@
 //! variable may hold arguments (`code --wait`), so it runs through `sh -c` with the file as `$1`,
 //! as git does. A failed or aborted editor leaves the draft as it was.
 
+// The text an external editor saved: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::io::Write;
 
 /// Bytes of the saved draft read back at most.

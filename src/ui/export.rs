@@ -6,6 +6,9 @@
 //! the prefixes comes with it. `/export` writes the transcript as Markdown. Both read the chat
 //! cells, which hold what the model and the user wrote, not what was drawn.
 
+// The transcript's text: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use base64::Engine;
 
 use super::chat::{CellKind, HistoryCell};

@@ -5,6 +5,9 @@
 //! Enter opens a file in a pager: PageUp/PageDown, arrows, Home/End, `/` to search (Enter finds,
 //! `n` finds the next), `q` or Esc to go back.
 
+// Saved pages and files: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -85,8 +88,13 @@ impl Pager {
         };
         let needle = query.to_lowercase();
         // Forward only: at the last match the pager says so instead of wrapping silently.
-        let hit =
-            (from..self.lines.len()).find(|&i| self.lines[i].to_lowercase().contains(&needle));
+        let hit = self
+            .lines
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, line)| line.to_lowercase().contains(&needle))
+            .map(|(i, _)| i);
         match hit {
             Some(i) => {
                 self.top = i;

@@ -11,6 +11,9 @@
 //! line costs a few hundred microseconds, so this matters. Very large blocks (over `MAX_BYTES`,
 //! or with a line over `MAX_LINE_BYTES`) are drawn plain: minified text can take seconds.
 
+// Code the model or a file wrote: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::OnceLock;

@@ -6,6 +6,9 @@
 //! back. A history that cannot be read or written is an inconvenience, never an error: the
 //! session goes on with what it has in memory.
 
+// The history file is read back from disk: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -9,6 +9,9 @@
 //! `…`. The chat pane caches the result per width, so a message is parsed again only when its
 //! text changes (while it streams) or the pane is resized.
 
+// The model's text: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -134,8 +137,8 @@ fn layout_table(table: &Table, width: usize, out: &mut Vec<Line<'static>>) {
     }
     let mut natural = vec![1usize; columns];
     for row in table.rows.iter().chain([&table.header]) {
-        for (i, cell) in row.iter().enumerate() {
-            natural[i] = natural[i].max(spans_width(cell));
+        for (width, cell) in natural.iter_mut().zip(row) {
+            *width = (*width).max(spans_width(cell));
         }
     }
     let avail = width.saturating_sub(table.prefix.width());

@@ -8,6 +8,9 @@
 //! matcher. Which popup is open follows from the composer's text; the app recomputes it after
 //! every edit.
 
+// Typed text and the workspace's file names: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::path::{Path, PathBuf};
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};

@@ -3,6 +3,9 @@
 //! Widths are terminal columns (unicode-width), never bytes or chars: a CJK character takes two
 //! columns and an accent none. Wrapping keeps each span's style across the break.
 
+// Every text on screen is cut and wrapped here: no index that could panic on it (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};

@@ -4,6 +4,9 @@
 //! size of the result sent to the model (and a 💾 mark when the body was saved to a file instead
 //! of being inlined). The panel scrolls independently of the chat.
 
+// Tool names and arguments the model sent: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
@@ -63,6 +66,13 @@ pub struct ToolPanel {
 }
 
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+
+/// The spinner's frame at tick `n`.
+// in bounds: a number modulo the array's length.
+#[allow(clippy::indexing_slicing)]
+fn spinner_frame(n: usize) -> &'static str {
+    SPINNER[n % SPINNER.len()]
+}
 
 impl ToolPanel {
     /// The model began a call whose arguments are still streaming.
@@ -209,9 +219,10 @@ impl ToolPanel {
         {
             Some(row) => {
                 let mut at = row + 1;
-                while at < self.entries.len()
-                    && self.entries[at].depth == 1
-                    && self.entries[at].id.starts_with(&prefix)
+                while self
+                    .entries
+                    .get(at)
+                    .is_some_and(|e| e.depth == 1 && e.id.starts_with(&prefix))
                 {
                     at += 1;
                 }
@@ -307,8 +318,12 @@ impl ToolPanel {
     /// Moves the selection among the calls (not the notes): `-1` older, `1` newer; starts at the
     /// newest.
     pub fn select(&mut self, step: isize) {
-        let calls: Vec<usize> = (0..self.entries.len())
-            .filter(|&i| self.entries[i].status != ToolStatus::Note)
+        let calls: Vec<usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.status != ToolStatus::Note)
+            .map(|(i, _)| i)
             .collect();
         let Some(&newest) = calls.last() else {
             return;
@@ -320,7 +335,7 @@ impl ToolPanel {
             None => newest,
             Some(p) => {
                 let p = (p as isize + step).clamp(0, calls.len() as isize - 1) as usize;
-                calls[p]
+                calls.get(p).copied().unwrap_or(newest)
             }
         };
         self.selected = Some(next);
@@ -355,7 +370,7 @@ impl ToolPanel {
         }
         let end = self.entries.len().saturating_sub(self.scroll);
         let start = end.saturating_sub(height);
-        self.entries[start..end].get((y - top) as usize)
+        self.entries.get(start..end)?.get((y - top) as usize)
     }
 
     /// `running`, and from a second on how long it has run at the last tick: `running 12s`.
@@ -373,14 +388,8 @@ impl ToolPanel {
     fn line(&self, entry: &ToolEntry, width: usize) -> Line<'static> {
         let (icon, icon_style) = match &entry.status {
             ToolStatus::AwaitingApproval => ("?", Style::new().fg(Color::LightYellow)),
-            ToolStatus::Receiving(_) => (
-                SPINNER[self.spinner % SPINNER.len()],
-                Style::new().fg(Color::Cyan),
-            ),
-            ToolStatus::Running => (
-                SPINNER[self.spinner % SPINNER.len()],
-                Style::new().fg(Color::Yellow),
-            ),
+            ToolStatus::Receiving(_) => (spinner_frame(self.spinner), Style::new().fg(Color::Cyan)),
+            ToolStatus::Running => (spinner_frame(self.spinner), Style::new().fg(Color::Yellow)),
             ToolStatus::Ok => ("✓", Style::new().fg(Color::Green)),
             ToolStatus::Failed(_) => ("✗", Style::new().fg(Color::Red)),
             ToolStatus::Note => ("⚠", Style::new().fg(Color::Yellow)),
@@ -472,7 +481,7 @@ impl Widget for &ToolPanel {
         let height = inner.height as usize;
         let end = self.entries.len().saturating_sub(self.scroll);
         let start = end.saturating_sub(height);
-        for (row, entry) in self.entries[start..end].iter().enumerate() {
+        for (row, entry) in self.entries.iter().take(end).skip(start).enumerate() {
             let mut line = self.line(entry, inner.width as usize);
             if self.selected == Some(start + row) {
                 line = line.patch_style(Style::new().add_modifier(Modifier::REVERSED));

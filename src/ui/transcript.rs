@@ -6,6 +6,9 @@
 //! write or patch applied. It is rebuilt from the same events on `--resume`, so a resumed session
 //! pages through the same records.
 
+// Tool output and diffs: no index that could panic on them (#34).
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 use super::files::Pager;
 use super::tool_panel::format_duration;
 

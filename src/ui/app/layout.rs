@@ -49,7 +49,7 @@ impl App {
                 .saturating_sub(MIN_CHAT_ROWS + composer_height + 1 + u16::from(!wide)),
         );
         let strip = u16::from(!wide);
-        let rows = Layout::default()
+        let [top, queue_row, strip_row, status_row, composer_row] = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
                 Constraint::Min(1),
@@ -58,18 +58,18 @@ impl App {
                 Constraint::Length(1),
                 Constraint::Length(composer_height),
             ])
-            .split(area);
+            .areas(area);
         let (chat_area, panel_area) = if wide {
-            let cols = Layout::default()
+            let [chat, panel] = Layout::default()
                 .direction(Direction::Horizontal)
                 .constraints([
                     Constraint::Min(40),
                     Constraint::Length(panel_width(area.width)),
                 ])
-                .split(rows[0]);
-            (cols[0], Some(cols[1]))
+                .areas(top);
+            (chat, Some(panel))
         } else {
-            (rows[0], None)
+            (top, None)
         };
         self.chat_area = chat_area;
         self.composer.notice = self.status_notice();
@@ -87,27 +87,27 @@ impl App {
                 let panel = Rect {
                     x: area.x + area.width - width,
                     width,
-                    ..rows[0]
+                    ..top
                 };
                 Clear.render(panel, buf);
                 self.render_panel(panel, buf);
             }
             None => self.panel_area = Rect::default(),
         }
-        self.render_queue(rows[1], buf);
+        self.render_queue(queue_row, buf);
         if !wide {
-            self.render_strip(rows[2], buf);
+            self.render_strip(strip_row, buf);
         }
-        Widget::render(&self.status, rows[3], buf);
-        Widget::render(&self.composer, rows[4], buf);
+        Widget::render(&self.status, status_row, buf);
+        Widget::render(&self.composer, composer_row, buf);
         // Popups sit on the chat's bottom edge: the strip and the status bar stay visible.
-        let above = rows[1].y;
+        let above = queue_row.y;
         if let Some(popup) = &self.popup {
-            let height = popup.height().min(rows[0].height);
+            let height = popup.height().min(top.height);
             let rect = Rect {
-                x: rows[4].x,
+                x: composer_row.x,
                 y: above.saturating_sub(height),
-                width: rows[4].width.min(90),
+                width: composer_row.width.min(90),
                 height,
             };
             Widget::render(popup, rect, buf);
@@ -138,11 +138,11 @@ impl App {
 
     fn render_panel(&mut self, area: Rect, buf: &mut Buffer) {
         let (panel, chart) = if self.show_chart && area.height >= 16 {
-            let split = Layout::default()
+            let [panel, chart] = Layout::default()
                 .direction(Direction::Vertical)
                 .constraints([Constraint::Min(6), Constraint::Length(8)])
-                .split(area);
-            (split[0], Some(split[1]))
+                .areas(area);
+            (panel, Some(chart))
         } else {
             (area, None)
         };

@@ -27,9 +27,11 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => {
                 *selected = (*selected + 1).min(prompts.len().saturating_sub(1))
             }
-            KeyCode::Enter if !prompts.is_empty() => {
+            KeyCode::Enter => {
                 let prompt = *selected;
-                let text = prompts[prompt].clone();
+                let Some(text) = prompts.get(prompt).cloned() else {
+                    return;
+                };
                 self.overlay = None;
                 self.rewind_picker = None;
                 self.send(Op::Rewind { prompt });
@@ -45,7 +47,9 @@ impl App {
         match commands::parse_with(&text, &self.dynamic_commands) {
             Some(Slash::Command { name, rest }) => self.run_command(name, rest),
             Some(Slash::Dynamic { index, rest }) => {
-                let name = self.dynamic_commands[index].name.clone();
+                let Some(name) = self.dynamic_commands.get(index).map(|c| c.name.clone()) else {
+                    return;
+                };
                 let (server, prompt) = name.split_once(':').unwrap_or((name.as_str(), ""));
                 let op = Op::McpPrompt {
                     server: server.to_string(),
