@@ -10,9 +10,7 @@
 // `config.toml` and the environment are outside input: no index that could panic on them (#34).
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
-use std::path::{Path, PathBuf};
-
-use serde::Deserialize;
+use std::path::PathBuf;
 
 use crate::agent::routing::RouteMode;
 use crate::agent::{DEFAULT_EARLY_EXIT_TURNS, DEFAULT_MAX_TURNS};
@@ -21,8 +19,10 @@ use crate::protocol::Mode;
 use crate::provider::anthropic::CacheTtl;
 use crate::tools::SearchBackend;
 
+mod file;
 mod provider_kind;
 mod report;
+pub mod settings;
 
 pub use provider_kind::ProviderKind;
 use provider_kind::detect_from_keys;
@@ -44,30 +44,29 @@ pub struct Overrides {
 /// The sandbox settings: `--sandbox` over `CHATCLI_SANDBOX`, and `CHATCLI_SANDBOX_NETWORK`.
 fn sandbox_settings(
     overrides: &Overrides,
-    env: &Env,
+    read: &Reader,
 ) -> Result<crate::sandbox::SandboxSettings, ConfigError> {
     use crate::sandbox::SandboxSettings;
+    let env = read.env;
     // The sandbox's own error says the same; this one names the flag when the flag was wrong.
-    let invalid = |setting: &str, value: &str, expected: &str| ConfigError::Invalid {
-        setting: setting.into(),
+    let invalid = |setting: String, value: &str, expected: &str| ConfigError::Invalid {
+        setting,
         value: value.into(),
         expected: expected.into(),
     };
-    let (setting, value) = match (&overrides.sandbox, env.get("CHATCLI_SANDBOX")) {
-        (Some(flag), _) => ("--sandbox", flag.as_str()),
-        (None, Some(var)) => ("CHATCLI_SANDBOX", var),
-        (None, None) => ("CHATCLI_SANDBOX", ""),
-    };
+    let (setting, value) = read
+        .flag_or(overrides.sandbox.as_deref(), "--sandbox", "CHATCLI_SANDBOX")
+        .unwrap_or_else(|| ("CHATCLI_SANDBOX".to_string(), ""));
     let (policy, required) = SandboxSettings::parse_policy(value).map_err(|_| {
         invalid(
-            setting,
+            setting.clone(),
             value,
             "workspace-write, read-only, off or required",
         )
     })?;
     let network = match env.get("CHATCLI_SANDBOX_NETWORK") {
         Some(v) => SandboxSettings::parse_network(v)
-            .map_err(|_| invalid("CHATCLI_SANDBOX_NETWORK", v, "on or off"))?,
+            .map_err(|_| invalid(read.origin("CHATCLI_SANDBOX_NETWORK"), v, "on or off"))?,
         None => true,
     };
     let extra_writable = env
@@ -86,17 +85,6 @@ fn sandbox_settings(
         home: resolve_home(env).ok(),
         ..SandboxSettings::default()
     })
-}
-
-/// `config.toml`: the same settings as the flags, for users who want them permanent.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileConfig {
-    mode: Option<String>,
-    provider: Option<String>,
-    model: Option<String>,
-    base_url: Option<String>,
-    max_turns: Option<toml::Value>,
 }
 
 /// Everything the program needs to know about how it was asked to run.
@@ -170,8 +158,11 @@ pub struct Config {
     pub context_max_tokens: u64,
     /// Cache markers and cache keys in requests (`CHATCLI_PROMPT_CACHE`; off sends neither).
     pub prompt_cache: bool,
-    /// The environment snapshot the config was resolved from (providers read their keys here).
+    /// The environment snapshot the config was resolved from (providers read their keys here),
+    /// with `config.toml`'s values laid under it.
     pub env: Env,
+    /// The variables whose value came from `config.toml` (for `/config` and error messages).
+    pub from_file: Vec<String>,
 }
 
 /// Longest session retention, in days (`CHATCLI_SESSION_RETENTION_DAYS`): 100 years.
@@ -208,22 +199,80 @@ pub fn is_local_url(url: &str) -> bool {
     }
 }
 
-/// The variable's value as `parse` reads it (given trimmed), `default` when it is unset; a value
-/// `parse` refuses is an error naming the variable and `expected`.
-fn env_setting<T>(
-    env: &Env,
-    var: &str,
-    default: T,
-    expected: &str,
-    parse: impl FnOnce(&str) -> Option<T>,
-) -> Result<T, ConfigError> {
-    match env.get(var) {
-        None => Ok(default),
-        Some(v) => parse(v.trim()).ok_or_else(|| ConfigError::Invalid {
-            setting: var.to_string(),
-            value: v.to_string(),
-            expected: expected.to_string(),
-        }),
+/// Reads settings from the resolved environment (`config.toml` laid under it), naming where a
+/// value came from when it is wrong: the variable, or the key in `config.toml`.
+struct Reader<'a> {
+    env: &'a Env,
+    from_file: &'a [String],
+}
+
+impl Reader<'_> {
+    /// `CHATCLI_X`, or `x in config.toml` when the file gave it.
+    fn origin(&self, var: &str) -> String {
+        if self.from_file.iter().any(|v| v == var) {
+            let key = settings::find(var).and_then(settings::Setting::file_key);
+            format!("{} in config.toml", key.as_deref().unwrap_or(var))
+        } else {
+            var.to_string()
+        }
+    }
+
+    /// The variable's value as `parse` reads it (given trimmed), `default` when it is unset; a
+    /// value `parse` refuses is an error naming where it came from and `expected`.
+    fn setting<T>(
+        &self,
+        var: &str,
+        default: T,
+        expected: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<T, ConfigError> {
+        match self.env.get(var) {
+            None => Ok(default),
+            Some(v) => parse(v.trim()).ok_or_else(|| ConfigError::Invalid {
+                setting: self.origin(var),
+                value: v.to_string(),
+                expected: expected.to_string(),
+            }),
+        }
+    }
+
+    fn switch(&self, var: &str, default: bool) -> Result<bool, ConfigError> {
+        self.setting(
+            var,
+            default,
+            "on or off (1/0, true/false, yes/no)",
+            parse_switch,
+        )
+    }
+
+    /// A whole number, clamped to `MAX_SIZE_SETTING`.
+    fn number(&self, var: &str, default: u64) -> Result<u64, ConfigError> {
+        self.setting(var, default, "a whole number", |v| {
+            v.parse::<u64>()
+                .ok()
+                .map(|n| n.min(MAX_SIZE_SETTING as u64))
+        })
+    }
+
+    /// A positive whole number, clamped to `MAX_SIZE_SETTING`.
+    fn positive(&self, var: &str, default: usize) -> Result<usize, ConfigError> {
+        self.setting(var, default, "a positive whole number", |v| {
+            v.parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .map(|n| n.min(MAX_SIZE_SETTING))
+        })
+    }
+
+    /// A flag's value, else the variable's: (where it came from, the value).
+    fn flag_or<'v>(
+        &'v self,
+        flag: Option<&'v str>,
+        name: &str,
+        var: &str,
+    ) -> Option<(String, &'v str)> {
+        flag.map(|v| (name.to_string(), v))
+            .or_else(|| self.env.get(var).map(|v| (self.origin(var), v)))
     }
 }
 
@@ -271,45 +320,14 @@ impl Config {
     /// Resolves the configuration: flags over environment over `config.toml` over defaults.
     pub fn resolve(overrides: &Overrides, env: Env) -> Result<Config, ConfigError> {
         let home = resolve_home(&env)?;
-        let file = read_file_config(&home.join("config.toml"))?;
-
-        let mode = MODE
-            .pick(overrides.mode.as_deref(), &env, file.mode.as_deref())
-            .map(|(setting, v)| {
-                v.parse::<Mode>().map_err(|_| ConfigError::Invalid {
-                    setting,
-                    value: v.to_string(),
-                    expected: "one of: chat, agent, coder, run".into(),
-                })
-            })
-            .transpose()?
-            .unwrap_or_default();
-
-        let provider_source = overrides
-            .provider
-            .as_deref()
-            .map(|v| ("--provider", v))
-            .or_else(|| env.get("CHATCLI_PROVIDER").map(|v| ("CHATCLI_PROVIDER", v)))
-            .or_else(|| env.get("LLM_PROVIDER").map(|v| ("LLM_PROVIDER", v)))
-            .or_else(|| {
-                file.provider
-                    .as_deref()
-                    .map(|v| ("provider in config.toml", v))
-            });
-        let provider = provider_source
-            .map(|(setting, v)| {
-                ProviderKind::parse(v).ok_or_else(|| ConfigError::Invalid {
-                    setting: setting.to_string(),
-                    value: v.to_string(),
-                    expected: format!("one of: {}", ProviderKind::accepted()),
-                })
-            })
-            .transpose()?;
-
-        let provider_explicit = provider.is_some();
-        let provider = provider
-            .or_else(|| detect_from_keys(&env))
-            .unwrap_or(ProviderKind::Demo);
+        let file = file::read(&home.join("config.toml"))?;
+        let mut env = env;
+        let from_file = file.lay_under(&mut env);
+        let read = Reader {
+            env: &env,
+            from_file: &from_file,
+        };
+        let (provider, provider_explicit) = resolve_provider(overrides, &read)?;
         let from_env = |vars: Vec<String>| vars.iter().find_map(|v| env.get(v)).map(str::to_string);
         let model = overrides
             .model
@@ -321,265 +339,52 @@ impl Config {
             .clone()
             .or_else(|| from_env(provider.base_url_vars()))
             .or(file.base_url);
-
-        let file_turns = file.max_turns.map(|v| match v {
-            toml::Value::String(s) => s,
-            other => other.to_string(),
-        });
-        let max_turns =
-            match MAX_TURNS.pick(overrides.max_turns.as_deref(), &env, file_turns.as_deref()) {
-                None => DEFAULT_MAX_TURNS,
-                Some((setting, v)) => {
-                    let n: i64 = v.trim().parse().map_err(|_| ConfigError::Invalid {
-                        setting,
-                        value: v.to_string(),
-                        expected: "a whole number from 1 to 200".into(),
-                    })?;
-                    n.clamp(1, 200) as u32
-                }
-            };
-
-        let workspace = match &overrides.cwd {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().map_err(|e| ConfigError::Invalid {
-                setting: "the current directory".into(),
-                value: e.to_string(),
-                expected: "a readable directory (or pass --cwd)".into(),
-            })?,
-        };
-        if !workspace.is_dir() {
-            return Err(ConfigError::Invalid {
-                setting: "--cwd".into(),
-                value: workspace.display().to_string(),
-                expected: "an existing directory".into(),
-            });
-        }
-
-        let cache_ttl = env_setting(
-            &env,
-            "CHATCLI_PROMPT_CACHE_TTL",
-            CacheTtl::FiveMinutes,
-            "5m or 1h",
-            |v| match v.to_ascii_lowercase().as_str() {
-                "5m" => Some(CacheTtl::FiveMinutes),
-                "1h" => Some(CacheTtl::OneHour),
-                _ => None,
-            },
-        )?;
-        let switch = |var: &str, default: bool| {
-            env_setting(
-                &env,
-                var,
-                default,
-                "on or off (1/0, true/false, yes/no)",
-                parse_switch,
-            )
-        };
-        let number = |var: &str, default: u64| {
-            env_setting(&env, var, default, "a whole number", |v| {
-                v.parse::<u64>()
-                    .ok()
-                    .map(|n| n.min(MAX_SIZE_SETTING as u64))
-            })
-        };
-        let positive = |var: &str, default: usize| {
-            env_setting(&env, var, default, "a positive whole number", |v| {
-                v.parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .map(|n| n.min(MAX_SIZE_SETTING))
-            })
-        };
-
-        let early_exit = switch("CHATCLI_AGENT_EARLY_EXIT", true)?;
-        let early_exit_turns = env_setting(
-            &env,
-            "CHATCLI_AGENT_EARLY_EXIT_TURNS",
-            DEFAULT_EARLY_EXIT_TURNS,
-            "a whole number from 2 to 10",
-            |v| v.parse::<i64>().ok().map(|n| n.clamp(2, 10) as u32),
-        )?;
-        let smart_route = env_setting(
-            &env,
-            "CHATCLI_AGENT_SMART_ROUTE",
-            RouteMode::default(),
-            "off, hint or auto (also 0/1/2)",
-            RouteMode::parse,
-        )?;
-
-        let prompt_cache = switch("CHATCLI_PROMPT_CACHE", true)?;
-        // `off` never saves: pages are inlined up to `max_length`.
-        let webfetch_autosave_bytes = env_setting(
-            &env,
-            "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
-            crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES,
-            "a whole number of bytes, or off",
-            |v| match v.to_ascii_lowercase().as_str() {
-                "off" => Some(usize::MAX),
-                n => n.parse::<usize>().ok(),
-            },
-        )?;
-        // At most 100 years: a cut-off further back than the epoch cannot be computed.
-        let session_retention_days =
-            number("CHATCLI_SESSION_RETENTION_DAYS", 30)?.clamp(1, MAX_RETENTION_DAYS);
-        let agent_tmpdir = env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from);
-        let search = search_backends(&env);
-        let sandbox = sandbox_settings(overrides, &env)?;
-
-        let defaults = crate::agent::compaction::Settings::default();
-        let compaction = crate::agent::compaction::Settings {
-            enabled: switch("CHATCLI_MICROCOMPACT", defaults.enabled)?,
-            min_content: positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?,
-            truncate_turns: positive(
-                "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
-                defaults.truncate_turns,
-            )?,
-            summarize_turns: positive(
-                "CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS",
-                defaults.summarize_turns,
-            )?,
-            head_chars: positive("CHATCLI_MICROCOMPACT_HEAD_CHARS", defaults.head_chars)?,
-            tail_chars: positive("CHATCLI_MICROCOMPACT_TAIL_CHARS", defaults.tail_chars)?,
-            schedule: env_setting(
-                &env,
-                "CHATCLI_MICROCOMPACT_SCHEDULE",
-                defaults.schedule,
-                "consumed, batched or eager",
-                |v| match v.to_ascii_lowercase().as_str() {
-                    "eager" => Some(crate::agent::compaction::Schedule::Eager),
-                    "batched" => Some(crate::agent::compaction::Schedule::Batched),
-                    "consumed" => Some(crate::agent::compaction::Schedule::Consumed),
-                    _ => None,
-                },
-            )?,
-        };
-
-        let memory_mode = env_setting(
-            &env,
-            "CHATCLI_MEMORY_MODE",
-            crate::memory::MemoryMode::default(),
-            "index, full or off",
-            crate::memory::MemoryMode::parse,
-        )?;
-        let memory_autorecall = switch("CHATCLI_MEMORY_AUTORECALL", true)?;
-        let memory_hyde = switch("CHATCLI_MEMORY_HYDE", false)?;
-        let memory_retrieval_budget = positive("CHATCLI_MEMORY_RETRIEVAL_BUDGET", 4000)?;
-
-        let budget_usd = env_setting(
-            &env,
-            "CHATCLI_SESSION_BUDGET_USD",
-            None,
-            "a positive amount in US dollars, e.g. 2.50",
-            |v| {
-                v.trim_start_matches('$')
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|b| b.is_finite() && *b > 0.0)
-                    .map(Some)
-            },
-        )?;
-
-        let max_retries = number(
-            "CHATCLI_MAX_RETRIES",
-            u64::from(crate::agent::retry::DEFAULT_MAX_RETRIES),
-        )?
-        .min(10) as u32;
-        let max_request_bytes = positive(
-            "CHATCLI_MAX_REQUEST_BYTES",
-            crate::provider::http::DEFAULT_MAX_REQUEST_BYTES,
-        )?;
-        let response_timeout_secs = env_setting(
-            &env,
-            "CHATCLI_RESPONSE_TIMEOUT",
-            crate::provider::http::DEFAULT_RESPONSE_TIMEOUT.as_secs(),
-            "a positive number of seconds, e.g. 600",
-            |v| v.parse::<u64>().ok().filter(|n| *n > 0),
-        )?;
-
-        let bootstrap_max_chars = positive(
-            "CHATCLI_BOOTSTRAP_MAX_CHARS",
-            crate::prompt::bootstrap::DEFAULT_MAX_CHARS,
-        )?;
-        let context_max_tokens = positive(
-            "CHATCLI_CONTEXT_MAX_TOKENS",
-            crate::prompt::attachments::DEFAULT_MAX_TOKENS as usize,
-        )? as u64;
-
-        let skills = crate::skills::Limits {
-            catalog_max_chars: positive(
-                "CHATCLI_SKILLS_CATALOG_MAX_CHARS",
-                crate::skills::DEFAULT_CATALOG_MAX_CHARS,
-            )?,
-            active_max_chars: positive(
-                "CHATCLI_SKILLS_ACTIVE_MAX_CHARS",
-                crate::skills::DEFAULT_ACTIVE_MAX_CHARS,
-            )?,
-        };
-
-        let agents = crate::agents::Settings {
-            parallel: switch("CHATCLI_AGENT_PARALLEL_MODE", true)?,
-            max_parallel: positive(
-                "CHATCLI_AGENT_MAX_PARALLEL",
-                crate::agents::DEFAULT_MAX_PARALLEL,
-            )?
-            .min(16),
-            overrides: crate::agents::Settings::overrides_from(env.iter()).map_err(
-                |(setting, value)| ConfigError::Invalid {
-                    setting,
-                    value,
-                    expected: "low, medium or high".into(),
-                },
-            )?,
-        };
-
-        let first_byte_timeout = env_setting(
-            &env,
-            "CHATCLI_FIRST_BYTE_TIMEOUT",
-            None,
-            "a positive number of seconds, e.g. 600",
-            |v| {
-                v.parse::<u64>()
-                    .ok()
-                    .filter(|s| *s > 0)
-                    .map(|s| Some(std::time::Duration::from_secs(s)))
-            },
-        )?;
-
+        let limits = Limits::resolve(&read)?;
+        let memory = MemoryChoice::resolve(&read)?;
         Ok(Config {
-            home,
-            skills,
-            agents,
-            bootstrap_max_chars,
-            context_max_tokens,
-            max_retries,
-            max_request_bytes,
-            response_timeout_secs,
-            first_byte_timeout,
-            budget_usd,
-            memory_mode,
-            memory_autorecall,
-            memory_hyde,
-            memory_retrieval_budget,
-            compaction,
-            webfetch_autosave_bytes,
-            agent_tmpdir,
-            sandbox,
-            session_retention_days,
-            search,
-            early_exit,
-            early_exit_turns,
-            smart_route,
-            cache_ttl,
-            prompt_cache,
-            mode,
+            mode: resolve_mode(overrides, &read)?,
+            max_turns: resolve_max_turns(overrides, &read)?,
+            workspace: resolve_workspace(overrides)?,
             provider,
             provider_explicit,
             model,
             base_url,
-            max_turns,
-            workspace,
             auto_approve: overrides.yes,
-            env,
+            early_exit: read.switch("CHATCLI_AGENT_EARLY_EXIT", true)?,
+            early_exit_turns: resolve_early_exit_turns(&read)?,
+            smart_route: read.setting(
+                "CHATCLI_AGENT_SMART_ROUTE",
+                RouteMode::default(),
+                "off, hint or auto (also 0/1/2)",
+                RouteMode::parse,
+            )?,
+            prompt_cache: read.switch("CHATCLI_PROMPT_CACHE", true)?,
+            cache_ttl: resolve_cache_ttl(&read)?,
+            webfetch_autosave_bytes: resolve_autosave(&read)?,
+            // At most 100 years: a cut-off further back than the epoch cannot be computed.
+            session_retention_days: read
+                .number("CHATCLI_SESSION_RETENTION_DAYS", 30)?
+                .clamp(1, MAX_RETENTION_DAYS),
+            agent_tmpdir: env.get("CHATCLI_AGENT_TMPDIR").map(PathBuf::from),
+            search: search_backends(&env),
+            sandbox: sandbox_settings(overrides, &read)?,
+            compaction: resolve_compaction(&read)?,
+            memory_mode: memory.mode,
+            memory_retrieval_budget: memory.retrieval_budget,
+            memory_autorecall: memory.autorecall,
+            memory_hyde: memory.hyde,
+            budget_usd: resolve_budget(&read)?,
+            max_retries: limits.max_retries,
+            max_request_bytes: limits.max_request_bytes,
+            response_timeout_secs: limits.response_timeout_secs,
+            first_byte_timeout: limits.first_byte_timeout,
+            bootstrap_max_chars: limits.bootstrap_max_chars,
+            context_max_tokens: limits.context_max_tokens,
+            skills: limits.skills,
+            agents: resolve_agents(&read)?,
+            home,
+            from_file: from_file.clone(),
+            env: env.clone(),
         })
     }
 
@@ -614,37 +419,278 @@ impl Config {
     }
 }
 
-/// Where a setting can come from: its flag, its environment variable and its `config.toml` key.
-struct Setting {
-    flag: &'static str,
-    var: &'static str,
-    key: &'static str,
+/// `--mode` over `CHATCLI_MODE` (`mode` in `config.toml`).
+fn resolve_mode(overrides: &Overrides, read: &Reader) -> Result<Mode, ConfigError> {
+    read.flag_or(overrides.mode.as_deref(), "--mode", "CHATCLI_MODE")
+        .map(|(setting, v)| {
+            v.parse::<Mode>().map_err(|_| ConfigError::Invalid {
+                setting,
+                value: v.to_string(),
+                expected: "one of: chat, agent, coder, run".into(),
+            })
+        })
+        .transpose()
+        .map(Option::unwrap_or_default)
 }
 
-impl Setting {
-    /// The first source that is set, as (name of that source, value).
-    fn pick<'a>(
-        &self,
-        flag: Option<&'a str>,
-        env: &'a Env,
-        file: Option<&'a str>,
-    ) -> Option<(String, &'a str)> {
-        flag.map(|v| (self.flag.to_string(), v))
-            .or_else(|| env.get(self.var).map(|v| (self.var.to_string(), v)))
-            .or_else(|| file.map(|v| (format!("{} in config.toml", self.key), v)))
+/// The provider the user named (flag, `CHATCLI_PROVIDER`, `LLM_PROVIDER`, `config.toml`), else
+/// the first whose key is set, else the demo; and whether the user named it.
+fn resolve_provider(
+    overrides: &Overrides,
+    read: &Reader,
+) -> Result<(ProviderKind, bool), ConfigError> {
+    let named = read
+        .flag_or(
+            overrides.provider.as_deref(),
+            "--provider",
+            "CHATCLI_PROVIDER",
+        )
+        .or_else(|| {
+            read.env
+                .get("LLM_PROVIDER")
+                .map(|v| ("LLM_PROVIDER".to_string(), v))
+        });
+    let provider = named
+        .map(|(setting, v)| {
+            ProviderKind::parse(v).ok_or_else(|| ConfigError::Invalid {
+                setting,
+                value: v.to_string(),
+                expected: format!("one of: {}", ProviderKind::accepted()),
+            })
+        })
+        .transpose()?;
+    let explicit = provider.is_some();
+    let provider = provider
+        .or_else(|| detect_from_keys(read.env))
+        .unwrap_or(ProviderKind::Demo);
+    Ok((provider, explicit))
+}
+
+/// `--max-turns` over `CHATCLI_AGENT_MAX_TURNS` (`max_turns` in `config.toml`), clamped to 1–200.
+fn resolve_max_turns(overrides: &Overrides, read: &Reader) -> Result<u32, ConfigError> {
+    match read.flag_or(
+        overrides.max_turns.as_deref(),
+        "--max-turns",
+        "CHATCLI_AGENT_MAX_TURNS",
+    ) {
+        None => Ok(DEFAULT_MAX_TURNS),
+        Some((setting, v)) => {
+            let n: i64 = v.trim().parse().map_err(|_| ConfigError::Invalid {
+                setting,
+                value: v.to_string(),
+                expected: "a whole number from 1 to 200".into(),
+            })?;
+            Ok(n.clamp(1, 200) as u32)
+        }
     }
 }
 
-const MODE: Setting = Setting {
-    flag: "--mode",
-    var: "CHATCLI_MODE",
-    key: "mode",
-};
-const MAX_TURNS: Setting = Setting {
-    flag: "--max-turns",
-    var: "CHATCLI_AGENT_MAX_TURNS",
-    key: "max_turns",
-};
+/// `--cwd`, else the current directory; it must exist.
+fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, ConfigError> {
+    let workspace = match &overrides.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| ConfigError::Invalid {
+            setting: "the current directory".into(),
+            value: e.to_string(),
+            expected: "a readable directory (or pass --cwd)".into(),
+        })?,
+    };
+    if !workspace.is_dir() {
+        return Err(ConfigError::Invalid {
+            setting: "--cwd".into(),
+            value: workspace.display().to_string(),
+            expected: "an existing directory".into(),
+        });
+    }
+    Ok(workspace)
+}
+
+/// `CHATCLI_PROMPT_CACHE_TTL`: `5m` or `1h`.
+fn resolve_cache_ttl(read: &Reader) -> Result<CacheTtl, ConfigError> {
+    read.setting(
+        "CHATCLI_PROMPT_CACHE_TTL",
+        CacheTtl::FiveMinutes,
+        "5m or 1h",
+        |v| match v.to_ascii_lowercase().as_str() {
+            "5m" => Some(CacheTtl::FiveMinutes),
+            "1h" => Some(CacheTtl::OneHour),
+            _ => None,
+        },
+    )
+}
+
+/// `CHATCLI_AGENT_EARLY_EXIT_TURNS`, clamped to 2–10.
+fn resolve_early_exit_turns(read: &Reader) -> Result<u32, ConfigError> {
+    read.setting(
+        "CHATCLI_AGENT_EARLY_EXIT_TURNS",
+        DEFAULT_EARLY_EXIT_TURNS,
+        "a whole number from 2 to 10",
+        |v| v.parse::<i64>().ok().map(|n| n.clamp(2, 10) as u32),
+    )
+}
+
+/// `CHATCLI_WEBFETCH_AUTOSAVE_BYTES`; `off` never saves: pages are inlined up to `max_length`.
+fn resolve_autosave(read: &Reader) -> Result<usize, ConfigError> {
+    read.setting(
+        "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
+        crate::tools::web_fetch::DEFAULT_AUTOSAVE_BYTES,
+        "a whole number of bytes, or off",
+        |v| match v.to_ascii_lowercase().as_str() {
+            "off" => Some(usize::MAX),
+            n => n.parse::<usize>().ok(),
+        },
+    )
+}
+
+/// `CHATCLI_MICROCOMPACT*`.
+fn resolve_compaction(read: &Reader) -> Result<crate::agent::compaction::Settings, ConfigError> {
+    use crate::agent::compaction::{Schedule, Settings};
+    let defaults = Settings::default();
+    Ok(Settings {
+        enabled: read.switch("CHATCLI_MICROCOMPACT", defaults.enabled)?,
+        min_content: read.positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?,
+        truncate_turns: read.positive(
+            "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
+            defaults.truncate_turns,
+        )?,
+        summarize_turns: read.positive(
+            "CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS",
+            defaults.summarize_turns,
+        )?,
+        head_chars: read.positive("CHATCLI_MICROCOMPACT_HEAD_CHARS", defaults.head_chars)?,
+        tail_chars: read.positive("CHATCLI_MICROCOMPACT_TAIL_CHARS", defaults.tail_chars)?,
+        schedule: read.setting(
+            "CHATCLI_MICROCOMPACT_SCHEDULE",
+            defaults.schedule,
+            "consumed, batched or eager",
+            |v| match v.to_ascii_lowercase().as_str() {
+                "eager" => Some(Schedule::Eager),
+                "batched" => Some(Schedule::Batched),
+                "consumed" => Some(Schedule::Consumed),
+                _ => None,
+            },
+        )?,
+    })
+}
+
+/// `CHATCLI_MEMORY_*`.
+struct MemoryChoice {
+    mode: crate::memory::MemoryMode,
+    retrieval_budget: usize,
+    autorecall: bool,
+    hyde: bool,
+}
+
+impl MemoryChoice {
+    fn resolve(read: &Reader) -> Result<MemoryChoice, ConfigError> {
+        Ok(MemoryChoice {
+            mode: read.setting(
+                "CHATCLI_MEMORY_MODE",
+                crate::memory::MemoryMode::default(),
+                "index, full or off",
+                crate::memory::MemoryMode::parse,
+            )?,
+            autorecall: read.switch("CHATCLI_MEMORY_AUTORECALL", true)?,
+            hyde: read.switch("CHATCLI_MEMORY_HYDE", false)?,
+            retrieval_budget: read.positive("CHATCLI_MEMORY_RETRIEVAL_BUDGET", 4000)?,
+        })
+    }
+}
+
+/// `CHATCLI_SESSION_BUDGET_USD`: a positive amount, `$` allowed.
+fn resolve_budget(read: &Reader) -> Result<Option<f64>, ConfigError> {
+    read.setting(
+        "CHATCLI_SESSION_BUDGET_USD",
+        None,
+        "a positive amount in US dollars, e.g. 2.50",
+        |v| {
+            v.trim_start_matches('$')
+                .parse::<f64>()
+                .ok()
+                .filter(|b| b.is_finite() && *b > 0.0)
+                .map(Some)
+        },
+    )
+}
+
+/// Requests and prompt sizes: retries, body and time limits, bootstrap, attachments, skills.
+struct Limits {
+    max_retries: u32,
+    max_request_bytes: usize,
+    response_timeout_secs: u64,
+    first_byte_timeout: Option<std::time::Duration>,
+    bootstrap_max_chars: usize,
+    context_max_tokens: u64,
+    skills: crate::skills::Limits,
+}
+
+impl Limits {
+    fn resolve(read: &Reader) -> Result<Limits, ConfigError> {
+        let seconds = "a positive number of seconds, e.g. 600";
+        Ok(Limits {
+            max_retries: read
+                .number(
+                    "CHATCLI_MAX_RETRIES",
+                    u64::from(crate::agent::retry::DEFAULT_MAX_RETRIES),
+                )?
+                .min(10) as u32,
+            max_request_bytes: read.positive(
+                "CHATCLI_MAX_REQUEST_BYTES",
+                crate::provider::http::DEFAULT_MAX_REQUEST_BYTES,
+            )?,
+            response_timeout_secs: read.setting(
+                "CHATCLI_RESPONSE_TIMEOUT",
+                crate::provider::http::DEFAULT_RESPONSE_TIMEOUT.as_secs(),
+                seconds,
+                |v| v.parse::<u64>().ok().filter(|n| *n > 0),
+            )?,
+            first_byte_timeout: read.setting("CHATCLI_FIRST_BYTE_TIMEOUT", None, seconds, |v| {
+                v.parse::<u64>()
+                    .ok()
+                    .filter(|s| *s > 0)
+                    .map(|s| Some(std::time::Duration::from_secs(s)))
+            })?,
+            bootstrap_max_chars: read.positive(
+                "CHATCLI_BOOTSTRAP_MAX_CHARS",
+                crate::prompt::bootstrap::DEFAULT_MAX_CHARS,
+            )?,
+            context_max_tokens: read.positive(
+                "CHATCLI_CONTEXT_MAX_TOKENS",
+                crate::prompt::attachments::DEFAULT_MAX_TOKENS as usize,
+            )? as u64,
+            skills: crate::skills::Limits {
+                catalog_max_chars: read.positive(
+                    "CHATCLI_SKILLS_CATALOG_MAX_CHARS",
+                    crate::skills::DEFAULT_CATALOG_MAX_CHARS,
+                )?,
+                active_max_chars: read.positive(
+                    "CHATCLI_SKILLS_ACTIVE_MAX_CHARS",
+                    crate::skills::DEFAULT_ACTIVE_MAX_CHARS,
+                )?,
+            },
+        })
+    }
+}
+
+/// The orchestrator: `CHATCLI_AGENT_PARALLEL_MODE`, `_MAX_PARALLEL`, `_<NAME>_MODEL`/`_EFFORT`.
+fn resolve_agents(read: &Reader) -> Result<crate::agents::Settings, ConfigError> {
+    Ok(crate::agents::Settings {
+        parallel: read.switch("CHATCLI_AGENT_PARALLEL_MODE", true)?,
+        max_parallel: read
+            .positive(
+                "CHATCLI_AGENT_MAX_PARALLEL",
+                crate::agents::DEFAULT_MAX_PARALLEL,
+            )?
+            .min(16),
+        overrides: crate::agents::Settings::overrides_from(read.env.iter()).map_err(
+            |(setting, value)| ConfigError::Invalid {
+                setting,
+                value,
+                expected: "low, medium or high".into(),
+            },
+        )?,
+    })
+}
 
 fn resolve_home(env: &Env) -> Result<PathBuf, ConfigError> {
     if env.raw("CHATCLI_HOME").is_some_and(|v| v.trim().is_empty()) {
@@ -663,631 +709,5 @@ fn resolve_home(env: &Env) -> Result<PathBuf, ConfigError> {
         .ok_or(ConfigError::NoHome)
 }
 
-/// The most of `config.toml` read: a real one is a few KB, so 4 MiB holds any whole while a
-/// runaway file cannot fill memory.
-const MAX_CONFIG_BYTES: u64 = 4 << 20;
-
-fn read_file_config(path: &Path) -> Result<FileConfig, ConfigError> {
-    // Following links as before (a dotfiles manager links config files into place); a FIFO is
-    // refused rather than waited on.
-    let read = crate::files::read_following(path, MAX_CONFIG_BYTES).and_then(|b| b.into_text());
-    let text = match read {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileConfig::default()),
-        Err(e) => {
-            return Err(ConfigError::File {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            });
-        }
-    };
-    toml::from_str(&text).map_err(|e| ConfigError::File {
-        path: path.display().to_string(),
-        message: e.message().to_string(),
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn resolve(pairs: &[(&str, &str)], overrides: Overrides) -> Result<Config, ConfigError> {
-        let home = tempfile::tempdir().expect("tempdir");
-        let mut env: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        env.push(("CHATCLI_HOME".into(), home.path().display().to_string()));
-        Config::resolve(&overrides, Env::from_pairs(env))
-    }
-
-    #[test]
-    fn defaults_when_nothing_is_set() {
-        let config = resolve(&[], Overrides::default()).expect("config");
-        assert_eq!(config.mode, Mode::Agent);
-        assert_eq!(config.provider, ProviderKind::Demo);
-        assert!(!config.provider_explicit);
-        assert_eq!(config.max_turns, DEFAULT_MAX_TURNS);
-    }
-
-    #[test]
-    fn the_response_timeout_is_seconds_600_by_default() {
-        let config = resolve(&[], Overrides::default()).expect("config");
-        assert_eq!(config.response_timeout_secs, 600);
-        let config = resolve(
-            &[("CHATCLI_RESPONSE_TIMEOUT", "1200")],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.response_timeout_secs, 1200);
-        let err = resolve(&[("CHATCLI_RESPONSE_TIMEOUT", "10m")], Overrides::default())
-            .expect_err("refused");
-        assert!(
-            err.to_string().contains("CHATCLI_RESPONSE_TIMEOUT"),
-            "{err}"
-        );
-        assert!(err.to_string().contains("seconds"), "{err}");
-    }
-
-    #[test]
-    fn flags_beat_environment() {
-        let overrides = Overrides {
-            mode: Some("coder".into()),
-            provider: Some("openai".into()),
-            ..Overrides::default()
-        };
-        let config = resolve(
-            &[("CHATCLI_MODE", "chat"), ("LLM_PROVIDER", "CLAUDEAI")],
-            overrides,
-        )
-        .expect("config");
-        assert_eq!(config.mode, Mode::Coder);
-        assert_eq!(config.provider, ProviderKind::OpenAi);
-    }
-
-    #[test]
-    fn reference_aliases_are_accepted() {
-        let config =
-            resolve(&[("LLM_PROVIDER", "CLAUDEAI")], Overrides::default()).expect("config");
-        assert_eq!(config.provider, ProviderKind::Anthropic);
-        let config =
-            resolve(&[("LLM_PROVIDER", "GoogleAI")], Overrides::default()).expect("config");
-        assert_eq!(config.provider, ProviderKind::GoogleAi);
-        let config = resolve(
-            &[("CHATCLI_PROVIDER", "demo"), ("LLM_PROVIDER", "OPENAI")],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.provider, ProviderKind::Demo);
-    }
-
-    #[test]
-    fn bad_values_name_the_setting() {
-        let err = resolve(&[("CHATCLI_MODE", "fast")], Overrides::default())
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("CHATCLI_MODE must be one of: chat, agent, coder, run (got \"fast\")")
-        );
-        let err = resolve(
-            &[("CHATCLI_AGENT_MAX_TURNS", "three")],
-            Overrides::default(),
-        )
-        .err()
-        .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("CHATCLI_AGENT_MAX_TURNS must be a whole number from 1 to 200 (got \"three\")")
-        );
-        let err = resolve(&[("LLM_PROVIDER", "skynet")], Overrides::default())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.starts_with("LLM_PROVIDER must be one of: anthropic, openai"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn a_key_in_the_environment_picks_its_provider_and_its_model_variable() {
-        let config = resolve(
-            &[
-                ("OPENAI_API_KEY", "sk-x"),
-                ("OPENAI_MODEL", "gpt-5"),
-                ("ANTHROPIC_MODEL", "claude"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.provider, ProviderKind::OpenAi);
-        assert!(!config.provider_explicit);
-        assert_eq!(config.model.as_deref(), Some("gpt-5"));
-        let config = resolve(
-            &[
-                ("CLAUDEAI_API_KEY", "k"),
-                ("CLAUDEAI_MODEL", "claude-haiku-4-5"),
-                ("OPENAI_API_KEY", "k"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.provider, ProviderKind::Anthropic);
-        assert_eq!(config.model.as_deref(), Some("claude-haiku-4-5"));
-    }
-
-    #[test]
-    fn early_exit_settings_are_clamped_and_checked() {
-        let config = resolve(&[], Overrides::default()).expect("config");
-        assert!(config.early_exit);
-        assert_eq!(config.early_exit_turns, 3);
-        let config = resolve(
-            &[("CHATCLI_AGENT_EARLY_EXIT_TURNS", "50")],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.early_exit_turns, 10);
-        let config = resolve(
-            &[("CHATCLI_AGENT_EARLY_EXIT_TURNS", "1")],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.early_exit_turns, 2);
-        for off in ["0", "false", "OFF", "no"] {
-            let config = resolve(&[("CHATCLI_AGENT_EARLY_EXIT", off)], Overrides::default())
-                .expect("config");
-            assert!(!config.early_exit, "{off}");
-        }
-        let err = resolve(
-            &[("CHATCLI_AGENT_EARLY_EXIT_TURNS", "three")],
-            Overrides::default(),
-        )
-        .err()
-        .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some(
-                "CHATCLI_AGENT_EARLY_EXIT_TURNS must be a whole number from 2 to 10 (got \"three\")"
-            )
-        );
-        let err = resolve(
-            &[("CHATCLI_AGENT_SMART_ROUTE", "maybe")],
-            Overrides::default(),
-        )
-        .err()
-        .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some(
-                "CHATCLI_AGENT_SMART_ROUTE must be off, hint or auto (also 0/1/2) (got \"maybe\")"
-            )
-        );
-    }
-
-    #[test]
-    fn bootstrap_and_context_ceilings() {
-        let config = resolve(&[], Overrides::default()).expect("config");
-        assert_eq!(config.bootstrap_max_chars, 20_000);
-        assert_eq!(config.context_max_tokens, 40_000);
-        assert_eq!(config.skills, crate::skills::Limits::default());
-        let skills = resolve(
-            &[
-                ("CHATCLI_SKILLS_CATALOG_MAX_CHARS", "800"),
-                ("CHATCLI_SKILLS_ACTIVE_MAX_CHARS", "900"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config")
-        .skills;
-        assert_eq!(
-            (skills.catalog_max_chars, skills.active_max_chars),
-            (800, 900)
-        );
-        let config = resolve(
-            &[
-                ("CHATCLI_BOOTSTRAP_MAX_CHARS", "500"),
-                ("CHATCLI_CONTEXT_MAX_TOKENS", "9000"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.bootstrap_max_chars, 500);
-        assert_eq!(config.context_max_tokens, 9000);
-        let err = resolve(&[("CHATCLI_CONTEXT_MAX_TOKENS", "0")], Overrides::default())
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("CHATCLI_CONTEXT_MAX_TOKENS must be a positive whole number (got \"0\")")
-        );
-    }
-
-    #[test]
-    fn web_settings() {
-        let config = resolve(&[], Overrides::default()).expect("config");
-        assert_eq!(config.webfetch_autosave_bytes, 10_000);
-        assert_eq!(config.search, vec![SearchBackend::duckduckgo()]);
-        let config = resolve(
-            &[
-                ("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "500"),
-                ("CHATCLI_SEARXNG_URL", "http://s"),
-                ("BRAVE_SEARCH_API_KEY", "b"),
-                ("CHATCLI_WEBSEARCH_BRAVE_URL", "http://brave"),
-                ("CHATCLI_WEBSEARCH_DDG_URL", "http://127.0.0.1:9"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.webfetch_autosave_bytes, 500);
-        assert_eq!(
-            config.search,
-            vec![
-                SearchBackend::Searxng("http://s".into()),
-                SearchBackend::Brave {
-                    key: "b".into(),
-                    base_url: "http://brave".into()
-                },
-                SearchBackend::DuckDuckGo {
-                    base_url: "http://127.0.0.1:9".into()
-                },
-            ]
-        );
-        let err = resolve(
-            &[("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "10k")],
-            Overrides::default(),
-        )
-        .err()
-        .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some(
-                "CHATCLI_WEBFETCH_AUTOSAVE_BYTES must be a whole number of bytes, or off (got \"10k\")"
-            )
-        );
-    }
-
-    #[test]
-    fn microcompact_settings_are_positive_integers() {
-        let config = resolve(
-            &[
-                ("CHATCLI_MICROCOMPACT_TRUNCATE_TURNS", "3"),
-                ("CHATCLI_MICROCOMPACT_SCHEDULE", "batched"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(config.compaction.truncate_turns, 3);
-        assert_eq!(config.compaction.summarize_turns, 4);
-        assert_eq!(
-            config.compaction.schedule,
-            crate::agent::compaction::Schedule::Batched
-        );
-        let consumed = resolve(
-            &[("CHATCLI_MICROCOMPACT_SCHEDULE", "Consumed")],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(
-            consumed.compaction.schedule,
-            crate::agent::compaction::Schedule::Consumed
-        );
-        assert_eq!(
-            resolve(&[], Overrides::default())
-                .expect("config")
-                .compaction
-                .schedule,
-            crate::agent::compaction::Schedule::Consumed,
-            "the default"
-        );
-        for bad in ["0", "-1", "two"] {
-            let err = resolve(
-                &[("CHATCLI_MICROCOMPACT_HEAD_CHARS", bad)],
-                Overrides::default(),
-            )
-            .err()
-            .map(|e| e.to_string());
-            assert_eq!(
-                err,
-                Some(format!(
-                    "CHATCLI_MICROCOMPACT_HEAD_CHARS must be a positive whole number (got \"{bad}\")"
-                ))
-            );
-        }
-    }
-
-    #[test]
-    fn every_optimisation_has_an_off_switch() {
-        let defaults = resolve(&[], Overrides::default()).expect("config");
-        assert!(defaults.prompt_cache && defaults.compaction.enabled);
-        let off = resolve(
-            &[
-                ("CHATCLI_PROMPT_CACHE", "off"),
-                ("CHATCLI_MICROCOMPACT", "0"),
-                ("CHATCLI_WEBFETCH_AUTOSAVE_BYTES", "OFF"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert!(!off.prompt_cache);
-        assert!(!off.compaction.enabled);
-        assert_eq!(off.webfetch_autosave_bytes, usize::MAX, "never saved");
-        let err = resolve(
-            &[("CHATCLI_PROMPT_CACHE", "sometimes")],
-            Overrides::default(),
-        )
-        .err()
-        .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some(
-                "CHATCLI_PROMPT_CACHE must be on or off (1/0, true/false, yes/no) (got \"sometimes\")"
-            )
-        );
-    }
-
-    #[test]
-    fn max_turns_is_clamped() {
-        let config =
-            resolve(&[("CHATCLI_AGENT_MAX_TURNS", "500")], Overrides::default()).expect("config");
-        assert_eq!(config.max_turns, 200);
-        let config =
-            resolve(&[("CHATCLI_AGENT_MAX_TURNS", "0")], Overrides::default()).expect("config");
-        assert_eq!(config.max_turns, 1);
-    }
-
-    #[test]
-    fn config_file_is_the_last_resort_and_checked() {
-        let home = tempfile::tempdir().expect("tempdir");
-        std::fs::write(
-            home.path().join("config.toml"),
-            "mode = \"chat\"\nmax_turns = 7\n",
-        )
-        .expect("write");
-        let env = Env::from_pairs([("CHATCLI_HOME", home.path().display().to_string())]);
-        let config = Config::resolve(&Overrides::default(), env.clone()).expect("config");
-        assert_eq!(config.mode, Mode::Chat);
-        assert_eq!(config.max_turns, 7);
-        std::fs::write(home.path().join("config.toml"), "colour = \"red\"\n").expect("write");
-        let err = Config::resolve(&Overrides::default(), env)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.contains("config.toml") && err.contains("colour"),
-            "{err}"
-        );
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_non_utf8_variable_is_ignored_unless_chatcli_reads_it() {
-        use std::ffi::OsString;
-        use std::os::unix::ffi::OsStringExt;
-        let bad = || OsString::from_vec(vec![0x66, 0xff, 0xfe]);
-        let env = Env::from_os([
-            (OsString::from("LC_STRANGE"), bad()),
-            (OsString::from_vec(vec![0xff]), OsString::from("x")),
-            (OsString::from("CHATCLI_MODE"), OsString::from("chat")),
-            (OsString::from("EDITOR"), OsString::from("vim")),
-            (
-                OsString::from("CLIENT_ID"),
-                OsString::from("stackspot-client"),
-            ),
-            (
-                OsString::from("DATABASE_URL"),
-                OsString::from("postgres://a:b@h/d"),
-            ),
-        ])
-        .expect("a stray variable is no error");
-        assert_eq!(env.get("CHATCLI_MODE"), Some("chat"));
-        assert_eq!(env.get("CLIENT_ID"), Some("stackspot-client"));
-        assert_eq!(
-            env.get("EDITOR"),
-            None,
-            "variables chatcli does not use are not kept"
-        );
-        assert!(
-            env.get("DATABASE_URL").is_some(),
-            "kept to mask its password"
-        );
-        let err = Env::from_os([(OsString::from("CHATCLI_MODE"), bad())])
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("CHATCLI_MODE is not valid UTF-8: give it a UTF-8 value or unset it")
-        );
-    }
-
-    #[test]
-    fn an_empty_chatcli_home_is_an_error() {
-        let err = Config::resolve(
-            &Overrides::default(),
-            Env::from_pairs([("CHATCLI_HOME", "")]),
-        )
-        .err()
-        .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some(
-                "CHATCLI_HOME must be a directory path (unset it to use the default folder) (got \"\")"
-            )
-        );
-    }
-
-    /// Every numeric setting, with the overflow class among its values, resolves without a
-    /// panic, and the values it resolves to never panic where they are used (pruning, twice as
-    /// on a second run; microcompact arithmetic).
-    mod numeric_settings {
-        use super::*;
-        use proptest::prelude::*;
-
-        const NUMERIC: [&str; 14] = [
-            "CHATCLI_AGENT_MAX_TURNS",
-            "CHATCLI_AGENT_EARLY_EXIT_TURNS",
-            "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
-            "CHATCLI_SESSION_RETENTION_DAYS",
-            "CHATCLI_MICROCOMPACT_MIN_CONTENT",
-            "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
-            "CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS",
-            "CHATCLI_MICROCOMPACT_HEAD_CHARS",
-            "CHATCLI_MICROCOMPACT_TAIL_CHARS",
-            "CHATCLI_MEMORY_RETRIEVAL_BUDGET",
-            "CHATCLI_SESSION_BUDGET_USD",
-            "CHATCLI_MAX_RETRIES",
-            "CHATCLI_MAX_REQUEST_BYTES",
-            "CHATCLI_PROMPT_CACHE_TTL",
-        ];
-
-        fn value() -> impl Strategy<Value = String> {
-            prop_oneof![
-                // The overflow class.
-                Just(u64::MAX.to_string()),
-                Just((u64::MAX - 1).to_string()),
-                Just(i64::MAX.to_string()),
-                Just(i64::MIN.to_string()),
-                Just(usize::MAX.to_string()),
-                Just("18446744073709551616".to_string()),
-                Just("1e400".to_string()),
-                Just("-1e400".to_string()),
-                any::<u64>().prop_map(|n| n.to_string()),
-                any::<i64>().prop_map(|n| n.to_string()),
-                any::<f64>().prop_map(|n| n.to_string()),
-                // Ordinary and odd values.
-                (0u64..1000).prop_map(|n| n.to_string()),
-                Just("0".to_string()),
-                Just("-0".to_string()),
-                Just("NaN".to_string()),
-                Just("inf".to_string()),
-                Just(" 12 ".to_string()),
-                "[a-z0-9 .$-]{0,12}",
-            ]
-        }
-
-        proptest! {
-            #![proptest_config(ProptestConfig::with_cases(200))]
-            #[test]
-            fn no_value_panics(var in 0usize..NUMERIC.len(), value in value()) {
-                let home = tempfile::tempdir().expect("tempdir");
-                std::fs::create_dir_all(home.path().join("sessions")).expect("mkdir");
-                let env = Env::from_pairs([
-                    ("CHATCLI_HOME".to_string(), home.path().display().to_string()),
-                    (NUMERIC[var].to_string(), value.clone()),
-                ]);
-                if let Ok(config) = Config::resolve(&Overrides::default(), env) {
-                    prop_assert!(config.session_retention_days <= MAX_RETENTION_DAYS);
-                    prop_assert!((1..=200).contains(&config.max_turns));
-                    for _run in 0..2 {
-                        crate::tools::scratch::prune_sessions(
-                            &home.path().join("sessions"),
-                            config.session_retention_days,
-                        );
-                    }
-                    let text = "x".repeat(5000);
-                    let _ = crate::agent::compaction::truncate(
-                        &text,
-                        config.compaction.head_chars,
-                        config.compaction.tail_chars,
-                    );
-                    if let Some(budget) = config.budget_usd {
-                        prop_assert!(budget.is_finite() && budget > 0.0);
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn local_servers_are_loopback_private_or_localhost() {
-        for url in [
-            "http://127.0.0.1:8080/v1",
-            "http://localhost:11434",
-            "http://[::1]:8000/v1",
-            "http://192.168.1.20:8000/v1",
-            "http://10.0.0.5/v1",
-            "https://user:pw@172.16.3.4:443/v1",
-        ] {
-            assert!(is_local_url(url), "{url}");
-        }
-        for url in [
-            "https://api.openai.com/v1",
-            "http://172.32.0.1/v1",
-            "http://8.8.8.8",
-            "https://localhost.example.com",
-        ] {
-            assert!(!is_local_url(url), "{url}");
-        }
-    }
-
-    #[test]
-    fn first_byte_timeout_is_longer_for_local_servers_and_settable() {
-        let remote = resolve(&[("OPENAI_API_KEY", "k")], Overrides::default()).expect("config");
-        assert_eq!(remote.first_byte_timeout().as_secs(), 90);
-        let local = resolve(
-            &[
-                ("OPENAI_API_KEY", "k"),
-                ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(local.first_byte_timeout().as_secs(), 600);
-        let set = resolve(
-            &[
-                ("OPENAI_API_KEY", "k"),
-                ("CHATCLI_FIRST_BYTE_TIMEOUT", "30"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert_eq!(set.first_byte_timeout().as_secs(), 30);
-        let err = resolve(
-            &[("CHATCLI_FIRST_BYTE_TIMEOUT", "soon")],
-            Overrides::default(),
-        )
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-        assert!(err.contains("CHATCLI_FIRST_BYTE_TIMEOUT"), "{err}");
-    }
-
-    #[test]
-    fn the_orchestrator_is_on_by_default_and_its_settings_are_checked() {
-        let config = resolve(&[], Overrides::default()).expect("config");
-        assert!(config.agents.parallel);
-        assert_eq!(
-            config.agents.max_parallel,
-            crate::agents::DEFAULT_MAX_PARALLEL
-        );
-        let config = resolve(
-            &[
-                ("CHATCLI_AGENT_PARALLEL_MODE", "false"),
-                ("CHATCLI_AGENT_MAX_PARALLEL", "2"),
-                ("CHATCLI_AGENT_REVIEWER_MODEL", "big-model"),
-            ],
-            Overrides::default(),
-        )
-        .expect("config");
-        assert!(!config.agents.parallel);
-        assert_eq!(config.agents.max_parallel, 2);
-        assert_eq!(
-            config
-                .agents
-                .overrides
-                .get("REVIEWER")
-                .and_then(|o| o.model.as_deref()),
-            Some("big-model")
-        );
-        let err = resolve(
-            &[("CHATCLI_AGENT_FILE_EFFORT", "max")],
-            Overrides::default(),
-        )
-        .err()
-        .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("CHATCLI_AGENT_FILE_EFFORT must be low, medium or high (got \"max\")")
-        );
-    }
-}
+mod tests;

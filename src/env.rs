@@ -136,6 +136,11 @@ impl Env {
         self.0.get(name).map(String::as_str)
     }
 
+    /// Sets a variable (`config.toml`'s values are laid under the environment this way).
+    pub fn set(&mut self, name: &str, value: String) {
+        self.0.insert(name.to_string(), value);
+    }
+
     /// The variable's value, if set and not blank.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0

@@ -60,6 +60,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None
     };
     let _log_guard = logging::init(&config.log_dir(), &config.env);
+    // Read where no `Config` reaches: `config.toml`'s values for them come through here.
+    chatcli::process::set_env_allow(
+        config
+            .env
+            .get(chatcli::process::ENV_ALLOW_VAR)
+            .unwrap_or(""),
+    );
+    chatcli::ui::theme::set_theme(config.env.get("CHATCLI_THEME"));
     let catalog = session::load_catalog(&config)?;
     let pruned = session::prune_old_sessions(&config);
     if pruned > 0 {
@@ -326,7 +334,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 })
             };
             let notify = chatcli::ui::notify::Notify::parse(
-                &std::env::var("CHATCLI_NOTIFY").unwrap_or_default(),
+                config.env.get("CHATCLI_NOTIFY").unwrap_or_default(),
             )
             .map_err(|e| anyhow::anyhow!(e))?;
             let setup = tui::Setup {

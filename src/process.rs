@@ -51,9 +51,21 @@ fn allowed_in(value: &str) -> HashSet<String> {
         .collect()
 }
 
+/// `CHATCLI_ENV_ALLOW` as the session's configuration resolved it (`config.toml` included),
+/// set once at start; the process environment's own value until then.
+static ENV_ALLOW: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Takes the resolved `CHATCLI_ENV_ALLOW` for every child this process starts.
+pub fn set_env_allow(value: &str) {
+    let _ = ENV_ALLOW.set(value.to_string());
+}
+
 /// The names `CHATCLI_ENV_ALLOW` lets through.
 fn allowed_names() -> HashSet<String> {
-    allowed_in(&std::env::var(ENV_ALLOW_VAR).unwrap_or_default())
+    match ENV_ALLOW.get() {
+        Some(value) => allowed_in(value),
+        None => allowed_in(&std::env::var(ENV_ALLOW_VAR).unwrap_or_default()),
+    }
 }
 
 /// The environment a child gets: chatcli's own, less the secrets not allowed by name.

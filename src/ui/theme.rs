@@ -16,11 +16,22 @@ pub enum Background {
     Light,
 }
 
+/// `CHATCLI_THEME` as the configuration resolved it (`config.toml` included), set once at start.
+static THEME: OnceLock<Option<String>> = OnceLock::new();
+
+/// Takes the resolved `CHATCLI_THEME` before the first frame.
+pub fn set_theme(value: Option<&str>) {
+    let _ = THEME.set(value.map(str::to_string));
+}
+
 /// The background chosen for this process (see the module note for the order of sources).
 pub fn background() -> Background {
     static CHOSEN: OnceLock<Background> = OnceLock::new();
     *CHOSEN.get_or_init(|| {
-        let theme = std::env::var("CHATCLI_THEME").ok();
+        let theme = match THEME.get() {
+            Some(set) => set.clone(),
+            None => std::env::var("CHATCLI_THEME").ok(),
+        };
         let colorfgbg = std::env::var("COLORFGBG").ok();
         let chosen = choose_background(theme.as_deref(), colorfgbg.as_deref());
         if let Some(value) = theme.filter(|v| parse_theme(v).is_none()) {

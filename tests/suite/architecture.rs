@@ -309,26 +309,72 @@ fn an_import_up_the_layers_and_an_unplaced_module_fail() {
 }
 
 /// The benchmark's variants (`off`, `without:<feature>`, the reference row) switch features with
-/// the variables a user sets, each documented in the README's Configuration section: no
-/// bench-only knob reaches the agent.
+/// the variables a user sets, each declared in the settings registry (and so documented in
+/// `docs/configuration.md`): no bench-only knob reaches the agent.
 #[test]
 fn the_benchmark_configures_the_agent_only_through_documented_settings() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let configuration = readme
-        .split("\n## Configuration")
-        .nth(1)
-        .and_then(|rest| rest.split("\n## ").next())
-        .expect("a Configuration section");
     let variants = chatcli::bench::variants();
     assert!(variants.len() > 2, "{variants:?}");
     for variant in variants {
         for (var, _) in &variant.env {
             assert!(
-                configuration.contains(&format!("`{var}`")),
-                "variant {} sets {var}, which the README's Configuration section does not document",
+                chatcli::config::settings::find(var).is_some(),
+                "variant {} sets {var}, which the settings registry does not declare",
                 variant.mode
             );
         }
     }
+}
+
+/// Whether `name` is declared: by itself, as an alias, or by a per-name pattern
+/// (`CHATCLI_AGENT_<NAME>_MODEL`).
+fn declared(name: &str) -> bool {
+    use chatcli::config::settings::{SETTINGS, find};
+    find(name).is_some()
+        || SETTINGS.iter().filter(|s| s.is_pattern()).any(|s| {
+            let (head, tail) = s.var.split_once('<').unwrap_or((s.var, ""));
+            let tail = tail.split_once('>').map_or("", |(_, t)| t);
+            name.len() > head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
+        })
+}
+
+/// Every `CHATCLI_*` variable the program reads is declared once in the settings registry, so
+/// `config.toml`, `/config` and the configuration reference know it: a feature that reads a new
+/// variable without declaring it fails here.
+#[test]
+fn every_variable_the_program_reads_is_in_the_settings_registry() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut undeclared = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("config/settings.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("read");
+            for piece in text.split('"').skip(1).step_by(2) {
+                let is_var = piece.starts_with("CHATCLI_")
+                    && piece.len() > "CHATCLI_".len()
+                    && piece
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                    && !piece.ends_with('_');
+                if is_var && !declared(piece) {
+                    undeclared.push(format!("{} reads {piece}", path.display()));
+                }
+            }
+        }
+    }
+    undeclared.sort();
+    undeclared.dedup();
+    assert!(
+        undeclared.is_empty(),
+        "declare these in src/config/settings.rs:\n{}",
+        undeclared.join("\n")
+    );
 }

@@ -1,0 +1,125 @@
+//! `CHATCLI_HOME/config.toml`: any setting of the registry, by its key, at the lowest
+//! precedence.
+//!
+//! The file is read into the registry's settings and laid under the environment: a value the
+//! environment leaves unset is added to the resolved `Env` as its variable, so every reader of
+//! a setting (the config, MCP, the embedder, the notifier) sees it without knowing about the
+//! file, and `/config` still says it came from the file. An unknown key, or a value that is not
+//! a string, number or boolean, stops chatcli with a line naming the key.
+
+use std::path::Path;
+
+use super::settings::{self, Setting};
+use crate::env::{ConfigError, Env};
+
+/// The most of `config.toml` read: a real one is a few KB, so 4 MiB holds any whole while a
+/// runaway file cannot fill memory.
+const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// What `config.toml` set.
+#[derive(Debug, Default, Clone)]
+pub(super) struct FileSettings {
+    /// Settings with one variable, and the value as text.
+    pub(super) values: Vec<(&'static Setting, String)>,
+    /// The per-provider ones: `model` and `base_url`.
+    pub(super) model: Option<String>,
+    pub(super) base_url: Option<String>,
+}
+
+impl FileSettings {
+    /// Lays the file's values under `env`: each variable the environment leaves unset takes
+    /// the file's value. Returns the variables that did.
+    pub(super) fn lay_under(&self, env: &mut Env) -> Vec<String> {
+        let mut from_file = Vec::new();
+        for (setting, value) in &self.values {
+            let set = std::iter::once(setting.var)
+                .chain(setting.aliases.iter().copied())
+                .any(|v| env.get(v).is_some());
+            if !set {
+                env.set(setting.var, value.clone());
+                from_file.push(setting.var.to_string());
+            }
+        }
+        from_file
+    }
+}
+
+/// Reads `config.toml` at `path`; a missing file sets nothing.
+pub(super) fn read(path: &Path) -> Result<FileSettings, ConfigError> {
+    // Following links as before (a dotfiles manager links config files into place); a FIFO is
+    // refused rather than waited on.
+    let read = crate::files::read_following(path, MAX_CONFIG_BYTES).and_then(|b| b.into_text());
+    let file_error = |message: String| ConfigError::File {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = match read {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileSettings::default()),
+        Err(e) => return Err(file_error(e.to_string())),
+    };
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| file_error(e.message().to_string()))?;
+    let mut file = FileSettings::default();
+    for (key, value) in table {
+        let setting = settings::by_key(&key).ok_or_else(|| {
+            file_error(format!(
+                "unknown setting `{key}`: a key is a variable without CHATCLI_, lower-cased (e.g. `agent_max_turns = 30`); docs/configuration.md lists them"
+            ))
+        })?;
+        let text = match value {
+            toml::Value::String(s) => s,
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::Float(n) => n.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            _ => {
+                return Err(file_error(format!(
+                    "`{key}` must be a string, a number or true/false"
+                )));
+            }
+        };
+        match key.as_str() {
+            "model" => file.model = Some(text),
+            "base_url" => file.base_url = Some(text),
+            _ => file.values.push((setting, text)),
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_of_the_registry_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "mode = \"chat\"\nagent_early_exit_turns = 5\nmicrocompact = false\nmodel = \"m\"\n",
+        )
+        .unwrap();
+        let file = read(&path).unwrap();
+        let vars: Vec<(&str, &str)> = file
+            .values
+            .iter()
+            .map(|(s, v)| (s.var, v.as_str()))
+            .collect();
+        assert!(vars.contains(&("CHATCLI_MODE", "chat")));
+        assert!(vars.contains(&("CHATCLI_AGENT_EARLY_EXIT_TURNS", "5")));
+        assert!(vars.contains(&("CHATCLI_MICROCOMPACT", "false")));
+        assert_eq!(file.model.as_deref(), Some("m"));
+        // The environment wins; the file fills in the rest.
+        let mut env = Env::from_pairs([("CHATCLI_MODE", "coder")]);
+        let from_file = file.lay_under(&mut env);
+        assert_eq!(env.get("CHATCLI_MODE"), Some("coder"));
+        assert_eq!(env.get("CHATCLI_AGENT_EARLY_EXIT_TURNS"), Some("5"));
+        assert!(!from_file.contains(&"CHATCLI_MODE".to_string()));
+        for bad in ["home = \"/x\"\n", "colour = 1\n", "mode = [1]\n"] {
+            std::fs::write(&path, bad).unwrap();
+            let err = read(&path).unwrap_err().to_string();
+            assert!(err.contains("config.toml"), "{err}");
+        }
+    }
+}
