@@ -1,5 +1,6 @@
 //! The module graph a newcomer can draw: no import cycle among the top-level modules of `src/`,
-//! and imports that only point down the declared layers (README, "Architecture").
+//! and imports that only point down the declared layers (the module layers drawn in
+//! `docs/architecture.md`).
 //!
 //! The graph is read from the source text, not the compiler: every `crate::NAME` path (grouped
 //! `use crate::{a, b::c}` included) in a file under `src/NAME.rs` or `src/NAME/` is an edge from
@@ -201,7 +202,7 @@ fn layer_violations(graph: &Graph, layers: &[(&str, &[&str])]) -> Vec<String> {
         let Some(from_layer) = layer_of(from) else {
             out.push(format!(
                 "module `{from}` has no layer: add it to LAYERS in tests/suite/architecture.rs \
-                 (and to the README's Architecture section)"
+                 (and to the module layers drawn in docs/architecture.md)"
             ));
             continue;
         };
@@ -309,24 +310,25 @@ fn an_import_up_the_layers_and_an_unplaced_module_fail() {
 }
 
 /// The benchmark's variants (`off`, `without:<feature>`, the reference row) switch features with
-/// the variables a user sets, each documented in the README's Configuration section: no
-/// bench-only knob reaches the agent.
+/// the variables a user sets, each documented in the settings table of `docs/configuration.md`:
+/// no bench-only knob reaches the agent.
 #[test]
 fn the_benchmark_configures_the_agent_only_through_documented_settings() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let configuration = readme
-        .split("\n## Configuration")
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md");
+    let reference = std::fs::read_to_string(&path).expect("docs/configuration.md");
+    let table = reference
+        .split("<!-- settings:begin -->")
         .nth(1)
-        .and_then(|rest| rest.split("\n## ").next())
-        .expect("a Configuration section");
+        .and_then(|rest| rest.split("<!-- settings:end -->").next())
+        .expect("a settings table between <!-- settings:begin --> and <!-- settings:end -->");
     let variants = chatcli::bench::variants();
     assert!(variants.len() > 2, "{variants:?}");
     for variant in variants {
         for (var, _) in &variant.env {
             assert!(
-                configuration.contains(&format!("`{var}`")),
-                "variant {} sets {var}, which the README's Configuration section does not document",
+                table.contains(&format!("`{var}`")),
+                "variant {} sets {var}, which the settings table of docs/configuration.md does \
+                 not document",
                 variant.mode
             );
         }
