@@ -525,7 +525,7 @@ pub const PREFIX_FEATURES: [&str; 1] = ["parallel"];
 
 /// Parallel mode's overhead where no agent is dispatched (`optimised` against
 /// `without:parallel`), as a percentage of `optimised`, at most, per scenario: the larger of the
-/// two families' measured shares (292 prefix tokens per request, README "Benchmark") plus about
+/// two families' measured shares (292 prefix tokens per request, `docs/benchmark.md`) plus about
 /// 1.5 points. Short sessions pay the largest share: the prefix is most of what they send.
 pub const PARALLEL_UNUSED_MAX_SHARE: [(&str, f64); 11] = [
     ("lookup", 12.5),    // measured 10.7% (Anthropic), 7.3% (OpenAI)

@@ -62,7 +62,7 @@ impl Default for Settings {
             head_chars: 2000,
             tail_chars: 500,
             // `chatcli bench` measures consumed at or below batched, eager and "off" on every
-            // scenario (README, "Benchmark"), so it is the default.
+            // scenario (`docs/benchmark.md`), so it is the default.
             schedule: Schedule::Consumed,
         }
     }

@@ -1,5 +1,5 @@
 //! The prompt-stack part of the agent: what each request carries besides the conversation, in
-//! the order the README states — the bootstrap files, the `/context` attachments, the skills
+//! the order `docs/architecture.md` states — the bootstrap files, the `/context` attachments, the skills
 //! (catalog, pins and what this session sent of them), the memory store with its frozen digest
 //! and this prompt's memory blocks, and the tracker that sends a volatile block only when it
 //! changed. The blocks themselves are built in `prompt` and `context`; this part owns their state.

@@ -74,7 +74,7 @@ pub struct Size {
 }
 
 impl Size {
-    /// Full size, as the README's table.
+    /// Full size, as the tables of `docs/benchmark.md`.
     pub const FULL: Size = Size {
         page_bytes: 140_000,
         file_bytes: 9_000,

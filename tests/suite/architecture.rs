@@ -1,5 +1,6 @@
 //! The module graph a newcomer can draw: no import cycle among the top-level modules of `src/`,
-//! and imports that only point down the declared layers (README, "Architecture").
+//! and imports that only point down the declared layers (the module layers drawn in
+//! `docs/architecture.md`).
 //!
 //! The graph is read from the source text, not the compiler: every `crate::NAME` path (grouped
 //! `use crate::{a, b::c}` included) in a file under `src/NAME.rs` or `src/NAME/` is an edge from
@@ -201,7 +202,7 @@ fn layer_violations(graph: &Graph, layers: &[(&str, &[&str])]) -> Vec<String> {
         let Some(from_layer) = layer_of(from) else {
             out.push(format!(
                 "module `{from}` has no layer: add it to LAYERS in tests/suite/architecture.rs \
-                 (and to the README's Architecture section)"
+                 (and to the module layers drawn in docs/architecture.md)"
             ));
             continue;
         };

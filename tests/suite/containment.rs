@@ -1,7 +1,7 @@
 //! Containment (issue 17): no write escapes the workspace through a symlink, reads are bounded
 //! and refuse what is not a regular file, the repository's own config runs nothing, and the
 //! agent is never held hostage by a child process, a page or a stream. Each test is one case of
-//! the red-team list; the README's reliability section counts them.
+//! the red-team list; the Containment section of `docs/security.md` counts them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -331,7 +331,7 @@ async fn sixty_tools_are_deferred_behind_a_catalog_and_the_tools_array_never_cha
         "{unknown:?}"
     );
 
-    // The measured example of the README: the fixed part of a request, direct vs deferred.
+    // The measured example of `docs/guide/mcp.md`: the fixed part of a request, direct vs deferred.
     let count = |text: &str| chatcli::tokens::count(text);
     let builtin: Vec<_> = requests[0]
         .tools

@@ -7,6 +7,7 @@ mod bench;
 mod containment;
 mod cost;
 mod daily_driver;
+mod docs;
 mod doors;
 mod exec_cli;
 mod fuzz;

@@ -1,6 +1,6 @@
 //! The fixed part of every request — tool schemas plus system prompt — is what each turn pays for.
 //! These counts (o200k) are pinned: a prompt that grows more than 10% fails here until the pinned
-//! figure is updated on purpose (and the README table with it).
+//! figure is updated on purpose (and the table in `docs/performance.md` with it).
 
 use std::path::Path;
 

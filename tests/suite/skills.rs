@@ -507,7 +507,7 @@ fn fixed_tokens(request: &ModelRequest) -> u64 {
         + chatcli::tokens::count(&serde_json::to_string(&request.tools).expect("json"))
 }
 
-/// The README's measurement: 100 installed skills cost their catalog on every request, not
+/// The measurement in `docs/guide/skills.md`: 100 installed skills cost their catalog on every request, not
 /// their bodies. Run with `--nocapture` to print the figures.
 #[tokio::test]
 async fn a_hundred_skills_cost_a_catalog_not_a_hundred_bodies() {
