@@ -99,7 +99,6 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 const ACCESS_LOG: &str = "access.jsonl";
 /// Past this size a recall folds the access record into `facts.jsonl`.
 const ACCESS_COMPACT_BYTES: u64 = 256 * 1024;
-const STALE_LOCK: Duration = Duration::from_secs(30);
 
 /// Why a memory operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -639,76 +638,30 @@ pub fn memory_md(facts: &[Fact]) -> String {
     out
 }
 
-/// An exclusive lock on the store: a `.lock` file created with `O_EXCL` holding the holder's
-/// pid, removed on drop. A lock whose holder is gone (killed before it could remove the file) is
-/// taken over at once; one whose pid cannot be read is taken over once it is 30 s old.
+/// An exclusive lock on the store: the operating system's lock (`flock`) on a `.lock` file,
+/// held while the handle is open. The system drops it when the holder exits, however it exits
+/// (a `kill -9` included), so a lock can never outlive its process.
 struct Lock {
-    path: PathBuf,
-}
-
-/// Whether the process that wrote this lock file has gone.
-fn holder_gone(path: &Path) -> bool {
-    let Some(pid) = crate::files::read_bounded(path, 64)
-        .ok()
-        .and_then(|r| String::from_utf8_lossy(&r.bytes).trim().parse::<i32>().ok())
-        .filter(|pid| *pid > 0)
-    else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        // Signal 0 checks that the process exists without touching it.
-        // SAFETY: kill(2) with signal 0 has no effect on any process.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        !alive
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        false
-    }
+    _file: std::fs::File,
 }
 
 impl Lock {
     fn acquire(dir: &Path) -> Result<Lock, MemoryError> {
         let path = dir.join(".lock");
+        let file = crate::private_fs::append_private(&path, true).map_err(io(&path))?;
         let started = Instant::now();
         loop {
-            match crate::private_fs::create_exclusive(&path) {
-                Ok(mut file) => {
-                    writeln!(file, "{}", std::process::id())
-                        .and_then(|()| file.flush())
-                        .map_err(|e| {
-                            let _ = crate::files::remove_file(&path);
-                            io(&path)(e)
-                        })?;
-                    return Ok(Lock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let old = crate::files::metadata_nofollow(&path)
-                        .and_then(|m| m.modified())
-                        .map(|m| m.elapsed().unwrap_or_default() > STALE_LOCK)
-                        .unwrap_or(false);
-                    if old || holder_gone(&path) {
-                        tracing::info!(path = %path.display(), "taking over a stale memory lock");
-                        let _ = crate::files::remove_file(&path);
-                        continue;
-                    }
+            match file.try_lock() {
+                Ok(()) => return Ok(Lock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) => {
                     if started.elapsed() > LOCK_WAIT {
                         return Err(MemoryError::Locked(path.display().to_string()));
                     }
                     std::thread::sleep(Duration::from_millis(5));
                 }
-                Err(e) => return Err(io(&path)(e)),
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
             }
         }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = crate::files::remove_file(&self.path);
     }
 }
 
@@ -872,10 +825,8 @@ mod tests {
     #[test]
     fn a_lock_left_by_a_killed_process_is_taken_over() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut gone = std::process::Command::new("true").spawn().expect("spawn");
-        let pid = gone.id();
-        gone.wait().expect("wait");
-        std::fs::write(dir.path().join(".lock"), format!("{pid}\n")).expect("plant");
+        // The lock file a killed chatcli left behind, with its pid: no process holds it.
+        std::fs::write(dir.path().join(".lock"), "4242\n").expect("plant");
         let mut store = Store::open(dir.path()).expect("open");
         let started = Instant::now();
         store
@@ -885,17 +836,16 @@ mod tests {
             started.elapsed() < LOCK_WAIT,
             "taken over at once, not after the wait"
         );
+        // A lock held (here by this process, through another handle) is respected.
+        let held = Lock::acquire(dir.path()).expect("lock");
+        let file =
+            crate::private_fs::append_private(&dir.path().join(".lock"), true).expect("open");
         assert!(
-            !dir.path().join(".lock").exists(),
-            "released after the write"
+            matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+            "a second handle cannot take a held lock"
         );
-        // A lock held by a live process (this one) is respected.
-        std::fs::write(
-            dir.path().join(".lock"),
-            format!("{}\n", std::process::id()),
-        )
-        .expect("plant");
-        assert!(!holder_gone(&dir.path().join(".lock")));
+        drop(held);
+        assert!(file.try_lock().is_ok(), "released with its holder");
     }
 
     #[test]

@@ -261,15 +261,7 @@ pub fn usage_from_json(usage: &Value) -> UsageRecord {
 
 /// CRC-32 (IEEE), as the event-stream framing uses.
 pub fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = 0xffff_ffffu32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            let mask = (crc & 1).wrapping_neg();
-            crc = (crc >> 1) ^ (0xedb8_8320 & mask);
-        }
-    }
-    !crc
+    crc32fast::hash(bytes)
 }
 
 /// One decoded frame: its string headers and its payload.

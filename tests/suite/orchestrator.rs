@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use chatcli::agent::{self, ApprovalPolicy};
-use chatcli::conversation::ModelRequest;
+use chatcli::conversation::{ContentBlock, ModelRequest};
 use chatcli::protocol::{AgentEvent, ApprovalDecision, Mode, Op};
 use serde_json::json;
 
@@ -362,6 +362,13 @@ async fn an_interrupt_cancels_every_running_specialist() {
         if from_agent(request, "file") || from_agent(request, "search") {
             return Answer::hang();
         }
+        if request
+            .messages
+            .last()
+            .is_some_and(|m| m.text().contains("and now?"))
+        {
+            return Answer::now(respond("Both were stopped.", &[]));
+        }
         Answer::now(dispatch(json!([
             {"agent": "file", "task": "Read a.txt."},
             {"agent": "search", "task": "Find needle."}
@@ -397,8 +404,38 @@ async fn an_interrupt_cancels_every_running_specialist() {
     }
     assert!(events.iter().any(|e| matches!(e,
         AgentEvent::TurnFinished { stop_reason, .. } if stop_reason == "interrupted")));
-    // The next prompt is a valid request (the dispatch call got its result).
-    assert!(!provider.requests().is_empty());
+    // The next prompt is a valid request: the interrupted dispatch call got its result.
+    let before = provider.requests().len();
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "and now?".into(),
+            mode: Mode::Agent,
+        })
+        .expect("send");
+    until_finished(&mut handle).await;
+    let requests = provider.requests();
+    let next = requests
+        .iter()
+        .skip(before)
+        .find(|r| r.messages.iter().any(|m| m.text().contains("and now?")))
+        .expect("the next prompt was sent");
+    let blocks = || next.messages.iter().flat_map(|m| m.content.iter());
+    let calls: Vec<&str> = blocks()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(!calls.is_empty(), "the dispatch call is in the history");
+    for id in calls {
+        assert!(
+            blocks().any(
+                |b| matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id)
+            ),
+            "call {id} has its result in the next request"
+        );
+    }
 }
 
 #[tokio::test]
