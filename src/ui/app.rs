@@ -52,7 +52,7 @@ pub enum Overlay {
     Cost,
     /// `/resume`: the recent sessions.
     Resume,
-    /// Ctrl+T, or Enter on a selected call: the full results of tool calls.
+    /// Ctrl+T: the full results of tool calls (of the picked one, when a call is picked).
     Transcript,
     /// `/rewind`: this session's prompts, to return to before one.
     Rewind,
@@ -529,25 +529,55 @@ impl App {
             }
             return;
         }
-        if self.tools.selected.is_some() {
+        if let Some(id) = self.tools.selected_entry().map(|e| e.id.clone()) {
             match key.code {
                 KeyCode::Enter => {
-                    let id = self.tools.selected_entry().map(|e| e.id.clone());
-                    self.tools.selected = None;
-                    if let Some(id) = id {
-                        self.open_transcript(Some(&id));
-                    }
+                    self.open_call(&id);
+                    return;
+                }
+                KeyCode::Char('t') if ctrl => {
+                    self.pick_none();
+                    self.open_transcript(Some(&id));
                     return;
                 }
                 KeyCode::Esc => {
-                    self.tools.selected = None;
+                    self.pick_none();
                     return;
                 }
                 KeyCode::Up | KeyCode::Down if ctrl => {}
-                _ => self.tools.selected = None,
+                // Reading a long open record keeps the call picked, to fold it after.
+                KeyCode::PageUp | KeyCode::PageDown | KeyCode::End => {}
+                _ => self.pick_none(),
             }
         }
         self.main_key(key);
+    }
+
+    /// Ctrl+↑/↓: picks the previous (`-1`) or next call, in the panel and on its chat line.
+    fn pick_call(&mut self, step: isize) {
+        self.tools.select(step);
+        let id = self.tools.selected_entry().map(|e| e.id.clone());
+        self.chat.select_call(id.as_deref());
+    }
+
+    /// Lets go of the picked call.
+    fn pick_none(&mut self) {
+        self.tools.selected = None;
+        self.chat.select_call(None);
+    }
+
+    /// Enter on a picked call: its full record opens (or folds) under its line in the chat; a
+    /// call with no line there (a specialist's) opens in the pager.
+    fn open_call(&mut self, id: &str) {
+        match self.transcript.detail(id) {
+            Some(detail) if self.chat.shows_call(id) => {
+                self.chat.toggle_call(id, detail);
+            }
+            _ => {
+                self.pick_none();
+                self.open_transcript(Some(id));
+            }
+        }
     }
 
     /// Opens the transcript pager on one call, or on every call of the session.

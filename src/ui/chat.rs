@@ -4,6 +4,11 @@
 //! bottom up, walking back only over the cells it needs, so a frame costs the visible rows, not
 //! the transcript. Scroll is kept as "lines above the bottom"; while the user is scrolled up and
 //! the last cell grows, the offset grows with it so the view stays where the user left it.
+//!
+//! A tool call's line can be picked (Ctrl+↑/↓ in the key map) and opened in place: its full
+//! record (the command, the whole output, the diff it applied) is drawn under its line inside
+//! the answer's frame, wrapped, and folded again with the same key. Both states live in the
+//! call's `ToolLine`, so the cell's cached lines are rebuilt like for any other change.
 
 // The model's and the user's text: no index that could panic on it (#34).
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
@@ -19,7 +24,7 @@ use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthStr;
 
 use super::markdown;
-use super::text::{compact, meter, truncate, wrap_spans};
+use super::text::{compact, diff_style, meter, truncate, wrap_spans};
 
 /// What a cell shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,13 +45,18 @@ pub enum CellKind {
 }
 
 /// A tool call as the transcript shows it: one line, with its outcome once it finished.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolLine {
     pub id: String,
     pub name: String,
     /// The argument the user recognises the call by (path, URL, command).
     pub summary: String,
     pub outcome: Option<ToolOutcome>,
+    /// Picked with Ctrl+↑/↓: drawn highlighted, with the keys that act on it under it.
+    pub selected: bool,
+    /// Opened in place: the call's full record, drawn under its line (`true` marks the lines
+    /// coloured as a diff).
+    pub detail: Option<Vec<(String, bool)>>,
 }
 
 /// How a call ended.
@@ -112,11 +122,20 @@ impl ToolLine {
     }
 }
 
+/// A cell's lines at one width, and where each of its tool calls is among them.
+#[derive(Debug)]
+struct Rendered {
+    width: u16,
+    lines: Rc<Vec<Line<'static>>>,
+    /// Each call's id with its first and last row (its line, hint and open record).
+    calls: Vec<(String, usize, usize)>,
+}
+
 /// One entry of the transcript, with its wrapped lines cached for the last width.
 #[derive(Debug)]
 pub struct HistoryCell {
     kind: CellKind,
-    cache: RefCell<Option<(u16, Rc<Vec<Line<'static>>>)>>,
+    cache: RefCell<Option<Rendered>>,
 }
 
 impl HistoryCell {
@@ -141,17 +160,42 @@ impl HistoryCell {
 
     /// The cell's lines at `width` columns, from the cache when the width matches.
     pub fn lines(&self, width: u16) -> Rc<Vec<Line<'static>>> {
-        if let Some((w, lines)) = self.cache.borrow().as_ref()
-            && *w == width
-        {
-            return Rc::clone(lines);
-        }
-        let lines = Rc::new(self.build(width as usize));
-        *self.cache.borrow_mut() = Some((width, Rc::clone(&lines)));
-        lines
+        self.ensure(width);
+        self.cache
+            .borrow()
+            .as_ref()
+            .map(|r| Rc::clone(&r.lines))
+            .unwrap_or_default()
     }
 
-    fn build(&self, width: usize) -> Vec<Line<'static>> {
+    /// The first and last row of call `id` in the cell's lines at `width` columns.
+    fn call_rows(&self, width: u16, id: &str) -> Option<(usize, usize)> {
+        self.ensure(width);
+        let cache = self.cache.borrow();
+        let (_, first, last) = cache.as_ref()?.calls.iter().find(|(c, ..)| c == id)?;
+        Some((*first, *last))
+    }
+
+    /// Builds the cache for `width` unless it holds that width already.
+    fn ensure(&self, width: u16) {
+        if self
+            .cache
+            .borrow()
+            .as_ref()
+            .is_some_and(|r| r.width == width)
+        {
+            return;
+        }
+        let (lines, calls) = self.build(width as usize);
+        *self.cache.borrow_mut() = Some(Rendered {
+            width,
+            lines: Rc::new(lines),
+            calls,
+        });
+    }
+
+    fn build(&self, width: usize) -> (Vec<Line<'static>>, Vec<(String, usize, usize)>) {
+        let mut calls = Vec::new();
         let mut lines = match &self.kind {
             CellKind::User(text) => user_lines(text, width),
             CellKind::Assistant {
@@ -159,12 +203,12 @@ impl HistoryCell {
                 reasoning,
                 tool_calls,
                 usage,
-            } => assistant_lines(text, reasoning, tool_calls, *usage, width),
+            } => assistant_lines(text, reasoning, tool_calls, *usage, width, &mut calls),
             CellKind::Notice(text) => prefixed(text, "· ", Style::new().fg(Color::DarkGray), width),
             CellKind::Error(text) => prefixed(text, "✗ ", Style::new().fg(Color::LightRed), width),
         };
         lines.push(Line::default());
-        lines
+        (lines, calls)
     }
 }
 
@@ -206,12 +250,14 @@ fn user_lines(text: &str, width: usize) -> Vec<Line<'static>> {
     lines
 }
 
+/// An answer in its frame; `calls` gets each call's first and last row.
 fn assistant_lines(
     text: &str,
     reasoning: &str,
     tool_calls: &[ToolLine],
     usage: Option<(u64, u64)>,
     width: usize,
+    calls: &mut Vec<(String, usize, usize)>,
 ) -> Vec<Line<'static>> {
     let border = Style::new().fg(Color::DarkGray);
     let inner = width.saturating_sub(4).max(1);
@@ -232,7 +278,21 @@ fn assistant_lines(
         body.extend(markdown::render(text.trim_end(), inner, Style::new()));
     }
     for call in tool_calls {
-        body.push(call.line(inner));
+        // Row 0 is the frame's top border.
+        let first = body.len() + 1;
+        if call.selected {
+            body.push(
+                call.line(inner)
+                    .patch_style(Style::new().add_modifier(Modifier::REVERSED)),
+            );
+            body.extend(selected_hint(call.detail.is_some(), inner));
+        } else {
+            body.push(call.line(inner));
+        }
+        if let Some(detail) = &call.detail {
+            body.extend(detail_lines(detail, inner));
+        }
+        calls.push((call.id.clone(), first, body.len()));
     }
     if body.is_empty() {
         body.push(Line::from(Span::styled(
@@ -269,6 +329,44 @@ fn assistant_lines(
     lines
 }
 
+/// The keys of the picked call, under its line.
+fn selected_hint(open: bool, width: usize) -> Vec<Line<'static>> {
+    let what = if open {
+        "fold it"
+    } else {
+        "open it here (full output and diff)"
+    };
+    let text = format!("  ↳ Enter: {what} · Ctrl+T: pager · Esc: done");
+    wrap_spans(
+        &[Span::styled(text, Style::new().fg(Color::Yellow))],
+        width,
+        4,
+    )
+}
+
+/// An open call's record, each line wrapped whole (nothing cut) behind a dim gutter.
+fn detail_lines(detail: &[(String, bool)], width: usize) -> Vec<Line<'static>> {
+    let gutter = Style::new().fg(Color::DarkGray);
+    let room = width.saturating_sub(2).max(1);
+    let mut out = Vec::new();
+    for (text, is_diff) in detail {
+        let style = if *is_diff {
+            diff_style(text).unwrap_or_default()
+        } else {
+            Style::new()
+        };
+        // A tab would take one cell on screen: four spaces keep indented output readable.
+        let text = text.replace('\t', "    ");
+        for line in wrap_spans(&[Span::styled(text, style)], room, 0) {
+            let mut spans = vec![Span::styled("┊ ", gutter)];
+            spans.extend(line.spans);
+            out.push(Line::from(spans));
+        }
+    }
+    out.push(Line::from(Span::styled("┊ ── end", gutter)));
+    out
+}
+
 /// The transcript and its scroll state.
 #[derive(Debug, Default)]
 pub struct ChatPane {
@@ -277,6 +375,10 @@ pub struct ChatPane {
     scroll: Cell<usize>,
     /// The width of the last render, to measure growth while scrolled up.
     last_width: Cell<u16>,
+    /// The height of the last render, to bring a picked call into view.
+    last_height: Cell<u16>,
+    /// The call picked with Ctrl+↑/↓, by id.
+    selected_call: Option<String>,
 }
 
 impl ChatPane {
@@ -355,6 +457,116 @@ impl ChatPane {
         &self.cells
     }
 
+    /// The index of the cell that shows call `id`.
+    fn cell_of_call(&self, id: &str) -> Option<usize> {
+        self.cells.iter().rposition(|cell| {
+            matches!(&cell.kind, CellKind::Assistant { tool_calls, .. }
+                if tool_calls.iter().any(|c| c.id == id))
+        })
+    }
+
+    /// Changes call `id`'s line; false when the transcript shows no such call.
+    fn update_call(&mut self, id: &str, f: impl FnOnce(&mut ToolLine)) -> bool {
+        let Some(index) = self.cell_of_call(id) else {
+            return false;
+        };
+        self.update_at(index, |cell| {
+            if let CellKind::Assistant { tool_calls, .. } = cell
+                && let Some(call) = tool_calls.iter_mut().rev().find(|c| c.id == id)
+            {
+                f(call);
+            }
+        });
+        true
+    }
+
+    /// Whether the transcript has a line for call `id` (a specialist's calls have none).
+    pub fn shows_call(&self, id: &str) -> bool {
+        self.cell_of_call(id).is_some()
+    }
+
+    /// Picks call `id` (`None`: no call) and brings its line into view; false when the
+    /// transcript has no line for it.
+    pub fn select_call(&mut self, id: Option<&str>) -> bool {
+        if let Some(old) = self.selected_call.take() {
+            self.update_call(&old, |c| c.selected = false);
+        }
+        let Some(id) = id else {
+            return false;
+        };
+        if !self.update_call(id, |c| c.selected = true) {
+            return false;
+        }
+        self.selected_call = Some(id.to_string());
+        self.reveal(id);
+        true
+    }
+
+    /// Opens call `id` in place with `detail`, or folds it when it is open; returns whether it
+    /// is open now. The view moves to show its line and as much of the record as fits.
+    pub fn toggle_call(&mut self, id: &str, detail: Vec<(String, bool)>) -> bool {
+        let mut open = false;
+        self.update_call(id, |c| {
+            c.detail = match c.detail {
+                Some(_) => None,
+                None => {
+                    open = true;
+                    Some(detail)
+                }
+            };
+        });
+        self.reveal(id);
+        open
+    }
+
+    /// Whether call `id` is open in place.
+    pub fn call_open(&self, id: &str) -> bool {
+        let cell = self.cell_of_call(id).and_then(|i| self.cells.get(i));
+        matches!(cell.map(|c| &c.kind), Some(CellKind::Assistant { tool_calls, .. })
+            if tool_calls.iter().any(|c| c.id == id && c.detail.is_some()))
+    }
+
+    /// Replaces the record of call `id` while it is open (its result arrived).
+    pub fn refresh_call(&mut self, id: &str, detail: Vec<(String, bool)>) {
+        self.update_call(id, |c| {
+            if c.detail.is_some() {
+                c.detail = Some(detail);
+            }
+        });
+    }
+
+    /// Scrolls so that call `id`'s rows show: all of them when they fit, else from its line.
+    fn reveal(&mut self, id: &str) {
+        let (width, height) = (self.last_width.get(), self.last_height.get() as usize);
+        if width == 0 || height == 0 {
+            return;
+        }
+        let Some(index) = self.cell_of_call(id) else {
+            return;
+        };
+        let Some((cell, after)) = self.cells.get(index).zip(self.cells.get(index + 1..)) else {
+            return;
+        };
+        let Some((first, last)) = cell.call_rows(width, id) else {
+            return;
+        };
+        // Rows between each end of the call and the end of the transcript; the view shows the
+        // rows with `scroll` to `scroll + height - 1` rows below them.
+        let below_cell: usize = after.iter().map(|c| c.lines(width).len()).sum();
+        let bottom = cell.lines(width).len().saturating_sub(1);
+        let below_first = below_cell + bottom.saturating_sub(first);
+        let below_last = below_cell + bottom.saturating_sub(last);
+        let mut scroll = self.scroll.get();
+        for below in [below_last, below_first] {
+            if below < scroll {
+                scroll = below;
+            } else if below >= scroll + height {
+                scroll = below + 1 - height;
+            }
+        }
+        self.scroll.set(scroll);
+    }
+
     fn height_of(&self, cell: &HistoryCell) -> usize {
         match self.last_width.get() {
             0 => 0,
@@ -389,6 +601,7 @@ impl Widget for &ChatPane {
             return;
         }
         self.last_width.set(area.width);
+        self.last_height.set(area.height);
         if self.cells.is_empty() {
             render_welcome(area, buf);
             return;

@@ -23,8 +23,15 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+D", "quit (on an empty prompt)"),
     ("Ctrl+X", "edit the prompt in $VISUAL / $EDITOR"),
     ("Ctrl+B", "tool panel over the chat (narrow terminals)"),
-    ("Ctrl+T", "transcript: every tool call's full result"),
-    ("Ctrl+↑ / Ctrl+↓", "select a tool call; Enter opens it"),
+    ("Ctrl+↑ / Ctrl+↓", "pick a tool call in the chat"),
+    (
+        "  then Enter",
+        "open its full output or diff under it; again folds",
+    ),
+    (
+        "Ctrl+T",
+        "pager: every call's full result (the picked one's)",
+    ),
     ("Ctrl+O", "saved files browser"),
     ("Ctrl+G", "show or hide the per-request cache chart"),
     (

@@ -1,5 +1,5 @@
-//! The full record of what each tool call did, for the transcript pager (Ctrl+T, or Enter on a
-//! call selected in the tool panel).
+//! The full record of what each tool call did, for the transcript pager (Ctrl+T) and for a
+//! call opened in place under its line in the chat (Enter on a call picked with Ctrl+↑/↓).
 //!
 //! The chat pane and the tool panel show one line per call; this keeps the rest: the arguments,
 //! the whole result the model received (a command's output, an error's text), and the diff a
@@ -61,6 +61,27 @@ impl Transcript {
         &self.records
     }
 
+    /// What opening call `id` in place shows under its line: the whole command of a
+    /// `run_command` (its line shows it cut), the arguments of a call that applied no diff (a
+    /// write's diff shows what it was given), the whole result and the applied diff; `true`
+    /// marks diff lines. `None` for a call it has no record of.
+    pub fn detail(&self, id: &str) -> Option<Vec<(String, bool)>> {
+        let record = self.records.iter().rev().find(|r| r.id == id)?;
+        let applied = record.outcome.as_ref().is_some_and(|o| o.diff.is_some());
+        let mut lines = body_lines(record, record.name == "run_command" || !applied);
+        match &record.outcome {
+            None => lines.push((
+                "(still running: its output shows here when it ends)".into(),
+                false,
+            )),
+            Some(o) if o.output.is_empty() && o.diff.is_none() => {
+                lines.push(("(no output)".into(), false))
+            }
+            Some(_) => {}
+        }
+        Some(lines)
+    }
+
     /// A pager over one call (`Some(id)`) or the whole session (`None`).
     pub fn pager(&self, id: Option<&str>) -> Pager {
         let mut lines = Vec::new();
@@ -90,10 +111,16 @@ impl Transcript {
     }
 }
 
-/// A record as pager lines; `true` marks diff lines.
+/// A record as pager lines: its head, then its body; `true` marks diff lines.
 fn record_lines(record: &ToolRecord) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    let head = match &record.outcome {
+    let mut out = vec![(format!("━━ {}", head(record)), false)];
+    out.extend(body_lines(record, true));
+    out
+}
+
+/// `✓ run_command · exit 0 · 1.2s · 42 chars`, or that the call has not ended.
+fn head(record: &ToolRecord) -> String {
+    match &record.outcome {
         None => format!("… {} (running or not run)", record.name),
         Some(o) => {
             let failed = !o.ok || o.exit_code.is_some_and(|c| c != 0);
@@ -111,14 +138,19 @@ fn record_lines(record: &ToolRecord) -> Vec<(String, bool)> {
             parts.push(format!("{} chars", o.output.chars().count()));
             parts.join(" · ")
         }
-    };
-    out.push((format!("━━ {head}"), false));
+    }
+}
+
+/// A record's arguments (when `args`), saved path, result and applied diff.
+fn body_lines(record: &ToolRecord, args: bool) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
     match record.args.get("cmd").and_then(|v| v.as_str()) {
         Some(cmd) if record.name == "run_command" => {
             for line in cmd.lines() {
                 out.push((format!("$ {line}"), false));
             }
         }
+        _ if !args => {}
         _ => {
             let args = serde_json::to_string_pretty(&record.args).unwrap_or_default();
             for line in args.lines() {

@@ -4,6 +4,7 @@ mod agent_channels;
 mod agent_loop;
 mod architecture;
 mod bench;
+mod call_detail;
 mod containment;
 mod cost;
 mod daily_driver;

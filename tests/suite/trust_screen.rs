@@ -291,7 +291,7 @@ fn each_call_gets_its_outcome_line_and_the_pager_shows_the_output() {
     app.handle_key(key(KeyCode::Esc));
     assert!(!screen_text(&draw(&mut app)).contains("$ cargo clippy"));
 
-    // One call: select it in the tool panel and press Enter.
+    // One call: pick it (Ctrl+↑) and press Enter: its record opens under its line.
     app.handle_key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
     app.handle_key(key(KeyCode::Enter));
     let one = screen_text(&draw(&mut app));

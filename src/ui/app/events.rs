@@ -59,7 +59,7 @@ impl App {
                         id,
                         name,
                         summary,
-                        outcome: None,
+                        ..ToolLine::default()
                     })
                 });
             }
@@ -315,6 +315,12 @@ impl App {
     }
 
     fn set_tool_outcome(&mut self, id: &str, outcome: ToolOutcome) {
+        // A call opened in place while it ran shows its result now.
+        if self.chat.call_open(id)
+            && let Some(detail) = self.transcript.detail(id)
+        {
+            self.chat.refresh_call(id, detail);
+        }
         let index = self.chat.cells().iter().rposition(|cell| {
             matches!(cell.kind(), CellKind::Assistant { tool_calls, .. }
                 if tool_calls.iter().any(|c| c.id == id))

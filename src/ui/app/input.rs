@@ -38,8 +38,8 @@ impl App {
                 self.overlay = Some(Overlay::Help);
             }
             KeyCode::Char('t') if ctrl => self.open_transcript(None),
-            KeyCode::Up if ctrl => self.tools.select(-1),
-            KeyCode::Down if ctrl => self.tools.select(1),
+            KeyCode::Up if ctrl => self.pick_call(-1),
+            KeyCode::Down if ctrl => self.pick_call(1),
             KeyCode::Char('o') if ctrl => self.open_files(),
             KeyCode::Char('g') if ctrl => self.show_chart = !self.show_chart,
             KeyCode::Char('b') if ctrl => self.panel_overlay = !self.panel_overlay,
