@@ -26,7 +26,7 @@ use crate::files::File;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -638,29 +638,18 @@ pub fn memory_md(facts: &[Fact]) -> String {
     out
 }
 
-/// An exclusive lock on the store: the operating system's lock (`flock`) on a `.lock` file,
-/// held while the handle is open. The system drops it when the holder exits, however it exits
-/// (a `kill -9` included), so a lock can never outlive its process.
+/// An exclusive lock on the store: the system's lock on its `.lock` file (see
+/// `private_fs::lock_exclusive`), gone with its holder.
 struct Lock {
-    _file: std::fs::File,
+    _held: crate::private_fs::FileLock,
 }
 
 impl Lock {
     fn acquire(dir: &Path) -> Result<Lock, MemoryError> {
         let path = dir.join(".lock");
-        let file = crate::private_fs::append_private(&path, true).map_err(io(&path))?;
-        let started = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Lock { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    if started.elapsed() > LOCK_WAIT {
-                        return Err(MemoryError::Locked(path.display().to_string()));
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
-            }
+        match crate::private_fs::lock_exclusive(&path, LOCK_WAIT).map_err(io(&path))? {
+            Some(held) => Ok(Lock { _held: held }),
+            None => Err(MemoryError::Locked(path.display().to_string())),
         }
     }
 }
@@ -687,6 +676,7 @@ pub fn top_tags(facts: &[Fact], n: usize) -> Vec<String> {
 #[allow(clippy::string_slice)] // fixed ASCII fixtures, cut at known places
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn new(content: &str, category: &str) -> NewFact {
         NewFact {

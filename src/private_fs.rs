@@ -110,6 +110,34 @@ pub fn create_exclusive(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
+/// An exclusive lock on one of chatcli's own files: the operating system's lock (`flock`) on
+/// `path` (created 0600 when missing), held until this is dropped. The system drops it when
+/// the holder exits however it exits (a `kill -9` included), so a lock never outlives its
+/// process and no stale lock needs taking over.
+#[derive(Debug)]
+pub struct FileLock {
+    _file: File,
+}
+
+/// Takes the lock on `path`, waiting up to `wait` for another holder; `Ok(None)` when it is
+/// still held after that.
+pub fn lock_exclusive(path: &Path, wait: std::time::Duration) -> std::io::Result<Option<FileLock>> {
+    let file = append_private(path, true)?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(FileLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if started.elapsed() > wait {
+                    return Ok(None);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
 //! `Config::resolve`: precedence, clamps, and the errors that name a setting.
+#![cfg(test)]
 
 use super::*;
 

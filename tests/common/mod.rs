@@ -147,27 +147,48 @@ pub fn outside_dir() -> Option<tempfile::TempDir> {
             return Some(dir);
         }
     }
-    let why = format!(
-        "no folder outside the system temp folder {} to write to: containment tests that need one are skipped",
-        temp.display()
+    needs(
+        &format!(
+            "a folder outside the system temp folder {} to write to",
+            temp.display()
+        ),
+        false,
     );
-    assert!(std::env::var("CI").is_err(), "{why}");
-    eprintln!("skipped: {why}");
     None
+}
+
+/// The one door of a test that needs something the machine may lack (a program, a peer, a
+/// kernel feature, a fixture folder): `true` when it is `present`; otherwise a failure naming
+/// `what` under `CI=true` (CI provides everything), and locally one skip line and `false`.
+pub fn needs(what: &str, present: bool) -> bool {
+    if present {
+        return true;
+    }
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(
+        !in_ci,
+        "CI=true but {what} is missing (.ci/run provides it)"
+    );
+    eprintln!("skipped: {what} is missing");
+    false
+}
+
+/// Whether `program args` runs and exits 0.
+pub fn runs(program: &str, args: &[&str]) -> bool {
+    std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// The recorded provider responses in `../shared/fixtures/providers`, when that folder exists.
 pub fn provider_fixtures() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/providers");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "note: {} is missing; recorded-response tests skipped",
-            dir.display()
-        );
-        None
-    }
+    let what = format!("the recorded responses in {}", dir.display());
+    needs(&what, dir.is_dir()).then_some(dir)
 }
 
 /// A fixture as an SSE body: `.sse` files as recorded; `.jsonl` files hold one `data:` payload

@@ -379,3 +379,35 @@ fn every_variable_the_program_reads_is_in_the_settings_registry() {
         undeclared.join("\n")
     );
 }
+
+/// A test that needs something the machine may lack goes through `common::needs`, the one place
+/// that fails under `CI=true` and prints the local skip line: a suite that prints its own skip
+/// (and so passes in CI without running) fails here.
+#[test]
+fn every_skip_goes_through_the_one_helper() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite");
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(&suite).expect("tests/suite") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("architecture.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            // The message may sit on the lines after `eprintln!(`.
+            let message: String = lines.iter().skip(n).take(3).copied().collect();
+            let printed_skip = line.contains("eprintln!")
+                && (message.contains("skip") || message.contains("note:"));
+            let own_ci_check = line.contains("env::var(\"CI\")") && !line.contains("fn ");
+            if printed_skip || own_ci_check {
+                offenders.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "skip through crate::common::needs(what, present):\n{}",
+        offenders.join("\n")
+    );
+}

@@ -371,13 +371,7 @@ mod git {
     /// A repository with one committed file routed through driver `evil`, then modified, and
     /// a marker path outside it that a hostile command would create.
     fn hostile_repo() -> Option<(tempfile::TempDir, PathBuf, PathBuf, ToolContext)> {
-        if std::process::Command::new("git")
-            .arg("--version")
-            .output()
-            .is_err()
-        {
-            assert!(std::env::var("CI").is_err(), "git is required in CI");
-            eprintln!("skipped: git is not installed");
+        if !crate::common::needs("git", crate::common::runs("git", &["--version"])) {
             return None;
         }
         let (outer, ws, _outside, c) = layout();

@@ -19,31 +19,12 @@ use serde_json::{Value, json};
 use crate::common::scripted::{Scripted, respond};
 use crate::common::{events_until, options};
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
 /// Whether `program args` runs and exits 0; in CI a failure panics, locally it prints a skip.
 fn available(what: &str, program: &str, args: &[&str]) -> bool {
-    let ok = std::process::Command::new(program)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "{what} is required in CI (.ci/run installs it): `{program} {}` failed",
-            args.join(" ")
-        );
-        eprintln!(
-            "skipped: {what} is not installed (`{program} {}`)",
-            args.join(" ")
-        );
-    }
-    ok
+    crate::common::needs(
+        &format!("{what} (`{program} {}`)", args.join(" ")),
+        crate::common::runs(program, args),
+    )
 }
 
 fn python_mcp() -> bool {

@@ -68,18 +68,7 @@ impl Drop for Tmux {
 }
 
 fn have_tmux() -> bool {
-    let found = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "tmux is needed in CI (.ci/run installs it)"
-        );
-        eprintln!("skipped: no tmux");
-    }
-    found
+    crate::common::needs("tmux", crate::common::runs("tmux", &["-V"]))
 }
 
 /// A sentence typed at speed while the approval dialog is open answers nothing and lands in
