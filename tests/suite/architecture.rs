@@ -25,7 +25,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "prompt",
             "tools",
             "memory",
-            "provider",
             "cost",
             "mcp",
             "skills",
@@ -37,6 +36,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "logging",
         ],
     ),
+    // The wire clients: they know the protocol and the leaves, never a feature.
+    ("providers", &["provider"]),
     (
         "protocol and leaves",
         &[
@@ -70,6 +71,7 @@ fn module_graph(src: &Path) -> Graph {
         }
     }
     let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    let reexports = lib_reexports(src);
     let mut files = Vec::new();
     collect_rs(src, &mut files);
     for file in files {
@@ -87,13 +89,52 @@ fn module_graph(src: &Path) -> Graph {
         let text = std::fs::read_to_string(&file)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
         let root = if from == "main" { "chatcli" } else { "crate" };
-        for to in imported_modules(&text, root) {
+        let mut imported = imported_modules(&text, root);
+        imported.extend(reached_through_super(&text, rel));
+        for to in imported {
+            // A name `lib.rs` re-exports stands for the module it comes from.
+            let to = reexports.get(&to).cloned().unwrap_or(to);
             if to != from && modules.contains(&to) {
                 graph.entry(from.clone()).or_default().insert(to);
             }
         }
     }
     graph
+}
+
+/// `pub use crate::module::Name;` in `lib.rs`: each re-exported name and its module.
+fn lib_reexports(src: &Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(src.join("lib.rs")).unwrap_or_default();
+    let pattern = regex::Regex::new(
+        r"pub use (?:crate::)?([a-z_][a-z0-9_]*)::(?:[A-Za-z0-9_]+::)*([A-Za-z0-9_]+)\s*;",
+    )
+    .expect("regex");
+    pattern
+        .captures_iter(&text)
+        .map(|c| (c[2].to_string(), c[1].to_string()))
+        .collect()
+}
+
+/// The top-level modules a file reaches with `super::` paths that climb to the crate root: in
+/// `src/a.rs`, `super::b` is `crate::b`; in `src/a/x.rs`, `super::super::b` is.
+fn reached_through_super(text: &str, rel: &Path) -> BTreeSet<String> {
+    let depth = rel.components().count();
+    let climb = "super::".repeat(depth);
+    let pattern = regex::Regex::new(&format!(
+        r"(?:^|[^:a-z_]){}([a-z_][a-z0-9_]*)",
+        regex::escape(&climb)
+    ))
+    .expect("regex");
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .flat_map(|line| {
+            pattern
+                .captures_iter(line)
+                .map(|c| c[1].to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|name| name != "super")
+        .collect()
 }
 
 fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -117,7 +158,7 @@ fn imported_modules(text: &str, root: &str) -> BTreeSet<String> {
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n");
-    let single = regex::Regex::new(&format!(r"\b{root}::([a-z_][a-z0-9_]*)")).expect("regex");
+    let single = regex::Regex::new(&format!(r"\b{root}::([A-Za-z_][A-Za-z0-9_]*)")).expect("regex");
     let mut found: BTreeSet<String> = single
         .captures_iter(&code)
         .map(|c| c[1].to_string())
@@ -409,5 +450,51 @@ fn every_skip_goes_through_the_one_helper() {
         offenders.is_empty(),
         "skip through crate::common::needs(what, present):\n{}",
         offenders.join("\n")
+    );
+}
+
+/// Imports the graph must see besides `crate::` paths: `super::` climbing to the root from a
+/// top-level file or a nested one, and a name `lib.rs` re-exports.
+#[test]
+fn super_paths_and_reexports_are_edges() {
+    let dir = tiny_crate(&[
+        (
+            "lib.rs",
+            "pub mod front;\npub mod base;\npub mod other;\npub use crate::front::Screen;\n",
+        ),
+        ("front.rs", "pub struct Screen;\n"),
+        // `super::front` from a top-level file is `crate::front`.
+        ("base.rs", "mod deep;\nuse super::front::Screen as S;\n"),
+        // Two levels up from a nested file, and the re-exported name.
+        ("other.rs", "mod deep;\n"),
+        (
+            "other/deep.rs",
+            "use super::super::front;\nfn f(_: crate::Screen) {}\n",
+        ),
+        ("base/deep.rs", "use super::*;\n"),
+    ]);
+    let layers: &[(&str, &[&str])] = &[("top", &["front"]), ("bottom", &["base", "other"])];
+    let err = check(dir.path(), layers).expect_err("the upward imports are found");
+    assert!(
+        err.contains("`base` (bottom) imports `front` (top)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`other` (bottom) imports `front` (top)"),
+        "{err}"
+    );
+    // Without its `super::` import `base` no longer climbs; `other` still does through the
+    // re-exported name alone.
+    std::fs::write(dir.path().join("base.rs"), "mod deep;\n").expect("write");
+    std::fs::write(
+        dir.path().join("other/deep.rs"),
+        "fn f(_: crate::Screen) {}\n",
+    )
+    .expect("write");
+    let err = check(dir.path(), layers).expect_err("other still imports up");
+    assert!(!err.contains("`base`"), "{err}");
+    assert!(
+        err.contains("`other` (bottom) imports `front` (top)"),
+        "{err}"
     );
 }
