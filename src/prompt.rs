@@ -44,6 +44,17 @@ pub fn stable_blocks(
     project: &[SystemBlock],
     memory_index: Option<&str>,
 ) -> Vec<SystemBlock> {
+    let mut blocks = vec![core_block(mode)];
+    blocks.extend(project.iter().filter(|b| !b.text.is_empty()).cloned());
+    if mode.uses_tools() {
+        blocks.push(workspace_block(workspace));
+    }
+    blocks.extend(memory_index.and_then(memory_index_block));
+    blocks
+}
+
+/// The stable `core` block: the persona, then the mode's format rules.
+pub fn core_block(mode: Mode) -> SystemBlock {
     let rules = match mode {
         Mode::Chat => None,
         Mode::Agent | Mode::Run => Some(AGENT),
@@ -54,23 +65,29 @@ pub fn stable_blocks(
         core.push_str("\n\n");
         core.push_str(rules.trim_end());
     }
-    let mut blocks = vec![SystemBlock {
+    SystemBlock {
         name: "core".into(),
         text: core,
         stable: true,
-    }];
-    blocks.extend(project.iter().filter(|b| !b.text.is_empty()).cloned());
-    if mode.uses_tools() {
-        blocks.push(workspace_block(workspace));
     }
-    if let Some(digest) = memory_index.filter(|d| !d.is_empty()) {
-        blocks.push(SystemBlock {
-            name: "memory index".into(),
-            text: format!("Memory about the user and their projects:\n{digest}"),
-            stable: true,
-        });
-    }
-    blocks
+}
+
+/// The stable `memory index` block from the session's frozen digest (none when it is empty).
+pub fn memory_index_block(digest: &str) -> Option<SystemBlock> {
+    (!digest.is_empty()).then(|| SystemBlock {
+        name: "memory index".into(),
+        text: format!("Memory about the user and their projects:\n{digest}"),
+        stable: true,
+    })
+}
+
+/// A volatile block named `name` (none when `text` is empty).
+pub fn volatile_block(name: &str, text: Option<String>) -> Option<SystemBlock> {
+    text.filter(|t| !t.is_empty()).map(|text| SystemBlock {
+        name: name.into(),
+        text,
+        stable: false,
+    })
 }
 
 /// The stable `tools` block: where tool paths start (the session's and every specialist's).
@@ -92,26 +109,15 @@ pub fn volatile_blocks(
     memory_full: Option<String>,
     autorecall: Option<String>,
 ) -> Vec<SystemBlock> {
-    let mut blocks = Vec::new();
-    if let Some(text) = memory_full.filter(|t| !t.is_empty()) {
-        blocks.push(SystemBlock {
-            name: "memory (full)".into(),
-            text,
-            stable: false,
-        });
-    }
+    let mut blocks: Vec<SystemBlock> = volatile_block("memory (full)", memory_full)
+        .into_iter()
+        .collect();
     blocks.push(SystemBlock {
         name: "dynamic context".into(),
         text: dynamic,
         stable: false,
     });
-    if let Some(text) = autorecall.filter(|t| !t.is_empty()) {
-        blocks.push(SystemBlock {
-            name: "memory auto-recall".into(),
-            text,
-            stable: false,
-        });
-    }
+    blocks.extend(volatile_block("memory auto-recall", autorecall));
     blocks
 }
 

@@ -81,30 +81,12 @@ impl Agent {
     }
 
     /// The stable system blocks of a request in `mode`: a specialist's own, or the session's
-    /// with the orchestrator block after the tools hint and before the memory index.
+    /// stack (`stack::STACK`).
     pub(super) fn system_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
         if let Some(specialist) = &self.tools.specialist {
             return specialist.spec.system_blocks(&self.tools.ctx.workspace);
         }
-        let mut blocks = prompt::stable_blocks(
-            mode,
-            &self.tools.ctx.workspace,
-            &self.prefix_blocks(mode),
-            self.memory_index(mode),
-        );
-        if self.orchestrating(mode) {
-            let at = blocks
-                .iter()
-                .position(|b| b.name == "memory index")
-                .unwrap_or(blocks.len());
-            blocks.insert(
-                at,
-                self.tools
-                    .roster
-                    .orchestrator_block(self.options.agents.max_parallel),
-            );
-        }
-        blocks
+        super::stack::blocks(self, mode, super::stack::Placement::Stable)
     }
 
     /// The frozen digest, when the mode shows it (index mode, and never in chat mode).
@@ -416,18 +398,6 @@ impl Agent {
         .unwrap_or(fallback);
     }
 
-    /// The session's project blocks for `mode`, in wire order: bootstrap, attachments, then the
-    /// skills catalog (tool modes) and the pinned skills.
-    pub(super) fn project_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
-        self.stack
-            .bootstrap
-            .system_block()
-            .into_iter()
-            .chain(self.stack.attachments.system_block())
-            .chain(self.stack.skills.system_blocks(mode))
-            .collect()
-    }
-
     /// Sets this prompt's activated skills (volatile) and says which, when any.
     pub(super) fn activate_skills(
         &mut self,
@@ -599,22 +569,8 @@ impl Agent {
         }
     }
 
-    /// The volatile blocks for the next request: the local time to the minute with the zone and
-    /// the working directory (never seconds: they would change the bytes every request).
+    /// The volatile blocks for the next request, in stack order (`stack::STACK`).
     pub(super) fn volatile_now(&self) -> Vec<crate::conversation::SystemBlock> {
-        let secs = (self.options.clock.0)()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
-        let dynamic = prompt::dynamic::dynamic_context(
-            secs,
-            &self.options.time_zone,
-            &self.tools.ctx.workspace,
-        );
-        let (full, recall) = self.stack.prompt_memory.clone();
-        let mut blocks = prompt::volatile_blocks(dynamic, full, recall);
-        blocks.extend(self.mcp_channel());
-        blocks.extend(self.stack.skills.volatile_block());
-        blocks
+        super::stack::blocks(self, self.mode, super::stack::Placement::Volatile)
     }
 }

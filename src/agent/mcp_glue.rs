@@ -162,24 +162,15 @@ impl Agent {
         }
     }
 
-    /// The project blocks plus, in deferred mode, the MCP catalog (a stable block).
-    pub(super) fn prefix_blocks(&self, mode: Mode) -> Vec<crate::conversation::SystemBlock> {
-        // The reference order: bootstrap, attachments, the MCP catalog, then the skill blocks.
-        let mut blocks = self.project_blocks(mode);
-        if mode.uses_tools()
-            && let Some(block) = self
-                .tools
-                .mcp_tools
-                .as_ref()
-                .and_then(McpToolSet::catalog_block)
-        {
-            let at = blocks
-                .iter()
-                .position(|b| b.name == "skills" || b.name == "pinned skills")
-                .unwrap_or(blocks.len());
-            blocks.insert(at, block);
+    /// The stable MCP catalog block, when tools are offered and some are deferred behind it.
+    pub(super) fn mcp_catalog_block(&self, mode: Mode) -> Option<crate::conversation::SystemBlock> {
+        if !mode.uses_tools() {
+            return None;
         }
-        blocks
+        self.tools
+            .mcp_tools
+            .as_ref()
+            .and_then(McpToolSet::catalog_block)
     }
 
     /// The MCP channel block: notifications that arrived since the last request.

@@ -8,9 +8,11 @@
 //! frozen when the session starts; bootstrap files are re-read, and a change is named by the
 //! cache-miss explainer).
 
-use super::VolatileTracker;
+use super::{Agent, VolatileTracker};
+use crate::conversation::SystemBlock;
 use crate::memory::MemorySettings;
 use crate::prompt;
+use crate::protocol::Mode;
 use crate::tools::memory_tool::SharedMemory;
 
 /// The state of the prompt's blocks.
@@ -44,5 +46,173 @@ impl PromptStack {
             prompt_memory: (None, None),
             volatile: VolatileTracker::default(),
         }
+    }
+}
+
+/// Where a block rides: in the cached system prefix, or in the newest user turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Placement {
+    /// Part of the system prompt; its bytes never change within a session.
+    Stable,
+    /// Appended to the newest user turn, and only when it changed since it was last sent.
+    Volatile,
+}
+
+/// One block of the prompt: what it adds to a request in a mode, built from the agent's parts.
+/// A new block is one implementation and one line in [`STACK`].
+pub(super) trait Block: Sync {
+    fn placement(&self) -> Placement;
+    /// The named blocks it adds to this request (none when it has nothing to say).
+    fn build(&self, agent: &Agent, mode: Mode) -> Vec<SystemBlock>;
+}
+
+/// The prompt, in wire order: the stable prefix (core, bootstrap files, attachments, the MCP
+/// catalog, the skills catalog and pins, the tools hint, the orchestrator catalog, the memory
+/// index), then the volatile blocks of the newest turn (full memory, date and directory,
+/// auto-recall, MCP channel messages, activated skills).
+pub(super) const STACK: &[&dyn Block] = &[
+    &Core,
+    &Bootstrap,
+    &Attachments,
+    &McpCatalog,
+    &SkillsCatalog,
+    &ToolsHint,
+    &Orchestrator,
+    &MemoryIndex,
+    &MemoryFull,
+    &DateAndDirectory,
+    &AutoRecall,
+    &McpChannel,
+    &ActivatedSkills,
+];
+
+/// The blocks of `placement` for a request in `mode`, in stack order; a block with nothing to
+/// say is left out.
+pub(super) fn blocks(agent: &Agent, mode: Mode, placement: Placement) -> Vec<SystemBlock> {
+    STACK
+        .iter()
+        .filter(|block| block.placement() == placement)
+        .flat_map(|block| block.build(agent, mode))
+        .filter(|b| !b.text.is_empty())
+        .collect()
+}
+
+macro_rules! block {
+    ($name:ident, $placement:ident, |$agent:ident, $mode:ident| $body:expr) => {
+        struct $name;
+        impl Block for $name {
+            fn placement(&self) -> Placement {
+                Placement::$placement
+            }
+            fn build(&self, $agent: &Agent, $mode: Mode) -> Vec<SystemBlock> {
+                let _ = (&$agent, &$mode);
+                $body
+            }
+        }
+    };
+}
+
+block!(Core, Stable, |agent, mode| vec![prompt::core_block(mode)]);
+block!(Bootstrap, Stable, |agent, mode| agent
+    .stack
+    .bootstrap
+    .system_block()
+    .into_iter()
+    .collect());
+block!(Attachments, Stable, |agent, mode| agent
+    .stack
+    .attachments
+    .system_block()
+    .into_iter()
+    .collect());
+block!(McpCatalog, Stable, |agent, mode| agent
+    .mcp_catalog_block(mode)
+    .into_iter()
+    .collect());
+block!(SkillsCatalog, Stable, |agent, mode| agent
+    .stack
+    .skills
+    .system_blocks(mode));
+block!(ToolsHint, Stable, |agent, mode| if mode.uses_tools() {
+    vec![prompt::workspace_block(&agent.tools.ctx.workspace)]
+} else {
+    Vec::new()
+});
+block!(
+    Orchestrator,
+    Stable,
+    |agent, mode| if agent.orchestrating(mode) {
+        vec![
+            agent
+                .tools
+                .roster
+                .orchestrator_block(agent.options.agents.max_parallel),
+        ]
+    } else {
+        Vec::new()
+    }
+);
+block!(MemoryIndex, Stable, |agent, mode| agent
+    .memory_index(mode)
+    .and_then(prompt::memory_index_block)
+    .into_iter()
+    .collect());
+block!(MemoryFull, Volatile, |agent, mode| prompt::volatile_block(
+    "memory (full)",
+    agent.stack.prompt_memory.0.clone()
+)
+.into_iter()
+.collect());
+block!(DateAndDirectory, Volatile, |agent, mode| {
+    // The local time to the minute with the zone (never seconds: they would change the bytes
+    // every request), and the working directory.
+    let secs = (agent.options.clock.0)()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    vec![SystemBlock {
+        name: "dynamic context".into(),
+        text: prompt::dynamic::dynamic_context(
+            secs,
+            &agent.options.time_zone,
+            &agent.tools.ctx.workspace,
+        ),
+        stable: false,
+    }]
+});
+block!(AutoRecall, Volatile, |agent, mode| prompt::volatile_block(
+    "memory auto-recall",
+    agent.stack.prompt_memory.1.clone()
+)
+.into_iter()
+.collect());
+block!(McpChannel, Volatile, |agent, mode| agent
+    .mcp_channel()
+    .into_iter()
+    .collect());
+block!(ActivatedSkills, Volatile, |agent, mode| agent
+    .stack
+    .skills
+    .volatile_block()
+    .into_iter()
+    .collect());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stack_puts_every_stable_block_before_every_volatile_one() {
+        let first_volatile = STACK
+            .iter()
+            .position(|b| b.placement() == Placement::Volatile)
+            .unwrap_or(STACK.len());
+        assert!(
+            STACK
+                .iter()
+                .skip(first_volatile)
+                .all(|b| b.placement() == Placement::Volatile),
+            "a stable block after a volatile one would break the cached prefix's order"
+        );
     }
 }
