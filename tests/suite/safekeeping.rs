@@ -650,7 +650,10 @@ fn memory_add_on_a_full_disk_leaves_no_temporary_file() {
     // with the process), so only temporary files count.
     let leftovers: Vec<PathBuf> = all_files(&home.path().join("memory"))
         .into_iter()
-        .filter(|p| p.to_string_lossy().contains("tmp"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("tmp"))
+        })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
