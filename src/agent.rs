@@ -20,6 +20,7 @@ pub mod rewind;
 pub mod routing;
 pub mod sink;
 mod stack;
+mod startup;
 mod streaming;
 pub mod summary;
 pub mod text_calls;
@@ -41,15 +42,12 @@ use crate::prompt::{self, VolatileTracker, ledger};
 use crate::protocol::{AgentEvent, Mode, Op};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
 use crate::session_log::HistoryRecord;
-use crate::session_log::writer::{LogTarget, LogWriter};
 use crate::tools::memory_tool::{MemoryState, SharedMemory};
 use crate::tools::{ToolContext, ToolRegistry};
-use context::open_memory;
 use early_exit::{Fingerprint, Stagnation, StagnationGuard};
 use routing::RouteMode;
 use sink::EventSink;
 pub use tools_run::ApprovalPolicy;
-use tools_run::Approvals;
 
 pub use options::{
     AgentOptions, Clock, DEFAULT_EARLY_EXIT_TURNS, DEFAULT_MAX_TURNS, FALLBACK_CONTEXT_WINDOW,
@@ -64,143 +62,12 @@ pub struct AgentHandle {
     pub join: JoinHandle<()>,
 }
 
-/// The history and the bill of a resumed session (empty for a new one).
-fn resumed_state(options: &AgentOptions, model: &str) -> (Vec<Message>, accounting::CostBook) {
-    let mut book = accounting::CostBook::new(options.budget_usd);
-    let Some(resumed) = &options.resume else {
-        return (Vec::new(), book);
-    };
-    for event in &resumed.events {
-        let (agent, event) = match event {
-            AgentEvent::Scoped { agent, event, .. } => (agent.as_str(), event.as_ref()),
-            event => (accounting::MAIN_AGENT, event),
-        };
-        if let AgentEvent::Usage {
-            usage, cost_usd, ..
-        } = event
-        {
-            let record = UsageRecord {
-                uncached_input: usage
-                    .input_tokens
-                    .saturating_sub(usage.cache_read_tokens + usage.cache_creation_tokens),
-                cache_read: usage.cache_read_tokens,
-                cache_write_5m: usage.cache_creation_tokens,
-                cache_write_1h: 0,
-                output: usage.output_tokens,
-                reasoning: usage.reasoning_tokens,
-                estimated: usage.estimated,
-                reported_cost: *cost_usd,
-                cache_reported: usage.cache_reported,
-            };
-            book.record_for(agent, model, &record, options.pricing.as_ref());
-        }
-    }
-    let mut history = resumed.history.clone();
-    // A log written before cut-off calls were caught may hold arguments that are not JSON.
-    streaming::repair_history(&mut history);
-    (history, book)
-}
-
 /// Starts the agent task.
 pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = outbox::channel();
     let (answers_tx, answers_rx) = mpsc::unbounded_channel();
-    let workspace = options
-        .workspace
-        .canonicalize()
-        .unwrap_or_else(|_| options.workspace.clone());
-    let log = match (&options.resume, options.sessions_dir.as_deref()) {
-        (None, None) => None,
-        (resumed, dir) => Some(LogWriter::spawn(
-            LogTarget {
-                dir: dir.map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf()),
-                id: options.session_id.clone(),
-                resume: resumed.as_ref().map(|r| r.path.clone()),
-            },
-            options.secrets.clone(),
-        )),
-    };
-    let (history, book) = resumed_state(&options, provider.model());
-    let (memory, digest) = open_memory(options.memory.as_ref(), &options.secrets);
-    let hyde = memory
-        .as_ref()
-        .filter(|(_, settings)| settings.hyde)
-        .map(|_| Arc::clone(&provider));
-    let approvals = Arc::new(tokio::sync::Mutex::new(Approvals {
-        policy: options.approval,
-        permission: Default::default(),
-        always: Default::default(),
-        answers: answers_rx,
-    }));
-    let bootstrap = prompt::bootstrap::Bootstrap::new(
-        crate::project::project_root(&workspace),
-        options.home.clone(),
-        options.bootstrap_max_chars,
-    );
-    let skills =
-        crate::skills::SessionSkills::discover(options.home.as_deref(), &workspace, options.skills);
-    let roster = Arc::new(if options.agents.parallel {
-        crate::agents::Roster::discover(
-            options.home.as_deref(),
-            &crate::project::project_root(&workspace),
-            &options.agents,
-        )
-    } else {
-        crate::agents::Roster::default()
-    });
-    // The session folder when there is a log, else the session's scratch folder.
-    let snapshots = Arc::new(std::sync::Mutex::new(rewind::FileSnapshots::new(
-        Some(options.sessions_dir.as_ref().map_or_else(
-            || options.scratch.dir().join("rewind"),
-            |d| d.join(&options.session_id).join("files"),
-        )),
-        rewind::prompt_starts(&history).len(),
-    )));
-    let tool_ctx = ToolContext {
-        workspace,
-        scratch: options
-            .scratch
-            .clone()
-            .with_secrets(options.secrets.clone()),
-        web: options.web.clone(),
-        memory: memory.as_ref().map(|(shared, _)| Arc::clone(shared)),
-        hyde,
-        skills: Arc::clone(skills.catalog()),
-        sandbox: options.sandbox.clone(),
-        journal: Some(Arc::new(rewind::Journal(Arc::clone(&snapshots)))),
-    };
-    let thread = thread::Thread::new(history, Arc::clone(&snapshots), options.compaction);
-    let agent = Agent {
-        stack: stack::PromptStack {
-            bootstrap,
-            attachments: options.attachments.clone(),
-            skills,
-            memory,
-            digest,
-            prompt_memory: (None, None),
-            volatile: VolatileTracker::default(),
-        },
-        tools: tools_run::ToolRuntime {
-            ctx: tool_ctx,
-            approvals,
-            roster,
-            specialist: None,
-            mcp_tools: None,
-            mcp_asked: Vec::new(),
-        },
-        accounts: accounting::Accounts {
-            book: Arc::new(std::sync::Mutex::new(book)),
-            ledger: ledger::CacheLedger::default(),
-            last_input: 0,
-        },
-        thread,
-        tip_shown: false,
-        provider,
-        sink: EventSink::new(options.secrets.clone(), log, events_tx),
-        mode: options.mode,
-        options,
-    };
+    let agent = Agent::new(provider, options, events_tx, answers_rx);
     let join = tokio::spawn(agent.run(ops_rx, answers_tx));
     AgentHandle {
         ops: ops_tx,
@@ -267,65 +134,39 @@ impl Ending {
     }
 }
 
+/// What the turn loop keeps across one prompt's requests.
+struct TurnState {
+    /// Requests sent for this prompt so far.
+    turn: u32,
+    stagnation: StagnationGuard,
+    /// One FORMAT ERROR reminder per prompt, at most: a model that cannot write the shape after
+    /// one reminder will not after five, and each costs a request.
+    reminded: bool,
+}
+
+/// What the guard step makes of a response.
+enum Verdict {
+    /// Run its calls.
+    Execute(Response),
+    /// A call did not parse: the reminder is in the history, send the next request.
+    Remind,
+    /// The prompt ends, with this answer.
+    Stop(String, Ending),
+}
+
 impl Agent {
     fn emit(&mut self, event: AgentEvent) {
         self.sink.emit(event);
     }
 
+    /// The task's body: announces the session, then takes ops until `Shutdown` or the front end
+    /// hangs up; ops that arrive while a prompt runs wait in `queued` unless the prompt takes them.
     async fn run(
         mut self,
         mut ops: mpsc::UnboundedReceiver<Op>,
         answers: mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
     ) {
-        self.emit(AgentEvent::SessionConfigured {
-            session_id: self.options.session_id.clone(),
-            provider: self.provider.label(),
-            model: self.provider.model().to_string(),
-            mode: self.mode,
-            context_window: self.context_window(),
-            price_estimated: self.options.pricing_rule.estimated(),
-        });
-        let model = self.provider.model().to_string();
-        let window_unknown = self.known_context_window().is_none().then(|| {
-            format!(
-                "context window of {model} unknown: assuming {FALLBACK_CONTEXT_WINDOW} tokens (set context_window in CHATCLI_HOME/pricing.toml)"
-            )
-        });
-        let cost_unknown = self.options.pricing.is_none().then(|| {
-            format!("cost unknown for {model}: add its prices to CHATCLI_HOME/pricing.toml")
-        });
-        let estimated = match &self.options.pricing_rule {
-            crate::cost::PriceRule::Family {
-                family,
-                representative,
-            } => Some(format!(
-                "{model} is not in the price catalog: priced and sized as {representative}, estimated from family {family} ({} tokens); set its own in CHATCLI_HOME/pricing.toml",
-                self.context_window()
-            )),
-            _ => None,
-        };
-        for message in [cost_unknown, window_unknown, estimated]
-            .into_iter()
-            .flatten()
-        {
-            self.emit(AgentEvent::Notice { message });
-        }
-        if let Some(message) = self.options.sandbox.notice() {
-            self.emit(AgentEvent::Notice { message });
-        }
-        if self.options.sandbox.policy == crate::sandbox::Policy::WorkspaceWrite
-            && let Some(message) = crate::process::protection_notice()
-        {
-            self.emit(AgentEvent::Notice { message });
-        }
-        self.ask_project_server();
-        self.announce_mcp();
-        for message in self.stack.skills.catalog().warnings.clone() {
-            self.emit(AgentEvent::Notice { message });
-        }
-        for message in self.tools.roster.warnings.clone() {
-            self.emit(AgentEvent::Notice { message });
-        }
+        self.announce_start();
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -335,94 +176,8 @@ impl Agent {
                     None => break,
                 },
             };
-            match op {
-                Op::Submit { text, mode } => {
-                    if self
-                        .run_prompt_listening(text, mode, &mut ops, &answers, &mut queued)
-                        .await
-                    {
-                        break;
-                    }
-                }
-                Op::SetMode { mode } => {
-                    self.mode = mode;
-                    self.emit(AgentEvent::ModeChanged { mode });
-                }
-                Op::Interrupt => {}
-                Op::Approve { id, decision } if id.starts_with(mcp_glue::PROJECT_APPROVAL) => {
-                    self.answer_project_server(&id, decision);
-                }
-                Op::Approve { id, .. } => {
-                    tracing::debug!(%id, "approval for a call that is not waiting");
-                }
-                Op::CacheReport => {
-                    let report = self.cache_report();
-                    self.emit(report);
-                }
-                Op::CostReport => {
-                    let report = self.cost_report();
-                    self.emit(report);
-                }
-                Op::SetBudget { usd } => {
-                    accounting::lock(&self.accounts.book).set_budget(usd);
-                    let message = match usd {
-                        Some(b) => format!("session budget set to ${b:.2}"),
-                        None => "session budget removed".into(),
-                    };
-                    self.emit(AgentEvent::Notice { message });
-                }
-                Op::Context { action } => {
-                    let message = self.context_command(action).await;
-                    self.emit(AgentEvent::Notice { message });
-                }
-                Op::Skill { action } => {
-                    let message = self.stack.skills.command(action);
-                    self.emit(AgentEvent::Notice { message });
-                }
-                Op::SetPermission { permission } => {
-                    self.tools.approvals.lock().await.permission = permission;
-                }
-                Op::Rewind { prompt } => self.rewind(prompt),
-                Op::MemoryStatus => {
-                    let message = self.memory_status();
-                    self.emit(AgentEvent::Notice { message });
-                }
-                Op::Compact => {
-                    let cancel = CancellationToken::new();
-                    if let Err(message) = self.summarize(&cancel).await {
-                        self.emit(AgentEvent::Notice { message });
-                    }
-                }
-                Op::McpPrompt {
-                    server,
-                    prompt,
-                    args,
-                    mode,
-                } => {
-                    let text = match &self.options.mcp {
-                        Some(mcp) => mcp.hub.prompt_text(&server, &prompt, &args).await,
-                        None => Err("no MCP servers in this session".into()),
-                    };
-                    match text {
-                        Ok(text) => {
-                            if self
-                                .run_prompt_listening(text, mode, &mut ops, &answers, &mut queued)
-                                .await
-                            {
-                                break;
-                            }
-                        }
-                        Err(message) => {
-                            self.emit(AgentEvent::Notice { message });
-                            self.finish_prompt(String::new(), Ending::Failed).await;
-                        }
-                    }
-                }
-                Op::Mcp { approve } => {
-                    let message = self.mcp_command(approve);
-                    self.emit(AgentEvent::Notice { message });
-                }
-                Op::Shutdown => break,
+            if self.handle_op(op, &mut ops, &answers, &mut queued).await {
+                break;
             }
         }
         if let Some(mcp) = &self.options.mcp {
@@ -430,6 +185,116 @@ impl Agent {
         }
         // Front ends await this task: the log is complete on disk when it ends.
         self.sink.settled().await;
+    }
+
+    /// Handles one op between prompts; returns true when the session should end.
+    async fn handle_op(
+        &mut self,
+        op: Op,
+        ops: &mut mpsc::UnboundedReceiver<Op>,
+        answers: &mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
+        queued: &mut VecDeque<Op>,
+    ) -> bool {
+        let text = match op {
+            Op::Submit { text, mode } => Some((text, mode)),
+            Op::McpPrompt {
+                server,
+                prompt,
+                args,
+                mode,
+            } => self
+                .mcp_prompt_text(&server, &prompt, &args)
+                .await
+                .map(|text| (text, mode)),
+            Op::Shutdown => return true,
+            command => {
+                self.apply_command(command).await;
+                None
+            }
+        };
+        match text {
+            Some((text, mode)) => {
+                self.run_prompt_listening(text, mode, ops, answers, queued)
+                    .await
+            }
+            None => false,
+        }
+    }
+
+    /// An MCP prompt's text, from its server; a failure is reported as a prompt that failed.
+    async fn mcp_prompt_text(&mut self, server: &str, prompt: &str, args: &str) -> Option<String> {
+        let text = match &self.options.mcp {
+            Some(mcp) => mcp.hub.prompt_text(server, prompt, args).await,
+            None => Err("no MCP servers in this session".into()),
+        };
+        match text {
+            Ok(text) => Some(text),
+            Err(message) => {
+                self.emit(AgentEvent::Notice { message });
+                self.finish_prompt(String::new(), Ending::Failed).await;
+                None
+            }
+        }
+    }
+
+    /// Applies an op that answers at once, without running a prompt.
+    async fn apply_command(&mut self, op: Op) {
+        match op {
+            Op::SetMode { mode } => {
+                self.mode = mode;
+                self.emit(AgentEvent::ModeChanged { mode });
+            }
+            Op::Approve { id, decision } if id.starts_with(mcp_glue::PROJECT_APPROVAL) => {
+                self.answer_project_server(&id, decision);
+            }
+            Op::Approve { id, .. } => {
+                tracing::debug!(%id, "approval for a call that is not waiting");
+            }
+            Op::CacheReport => {
+                let report = self.cache_report();
+                self.emit(report);
+            }
+            Op::CostReport => {
+                let report = self.cost_report();
+                self.emit(report);
+            }
+            Op::SetBudget { usd } => {
+                accounting::lock(&self.accounts.book).set_budget(usd);
+                let message = match usd {
+                    Some(b) => format!("session budget set to ${b:.2}"),
+                    None => "session budget removed".into(),
+                };
+                self.emit(AgentEvent::Notice { message });
+            }
+            Op::Context { action } => {
+                let message = self.context_command(action).await;
+                self.emit(AgentEvent::Notice { message });
+            }
+            Op::Skill { action } => {
+                let message = self.stack.skills.command(action);
+                self.emit(AgentEvent::Notice { message });
+            }
+            Op::SetPermission { permission } => {
+                self.tools.approvals.lock().await.permission = permission;
+            }
+            Op::Rewind { prompt } => self.rewind(prompt),
+            Op::MemoryStatus => {
+                let message = self.memory_status();
+                self.emit(AgentEvent::Notice { message });
+            }
+            Op::Compact => {
+                let cancel = CancellationToken::new();
+                if let Err(message) = self.summarize(&cancel).await {
+                    self.emit(AgentEvent::Notice { message });
+                }
+            }
+            Op::Mcp { approve } => {
+                let message = self.mcp_command(approve);
+                self.emit(AgentEvent::Notice { message });
+            }
+            // Nothing to interrupt between prompts; prompts and shutdown are `handle_op`'s.
+            Op::Interrupt | Op::Submit { .. } | Op::McpPrompt { .. } | Op::Shutdown => {}
+        }
     }
 
     /// Runs one prompt while still taking ops; returns true when the session should end.
@@ -467,7 +332,8 @@ impl Agent {
         shutdown
     }
 
-    /// Runs one prompt to its end and returns its final answer and how it ended.
+    /// Runs one prompt to its end and returns its final answer and how it ended: the prompt is
+    /// routed, admitted into the history (or refused over budget), then the turn loop runs.
     async fn run_prompt(
         &mut self,
         text: String,
@@ -483,21 +349,8 @@ impl Agent {
         self.thread.prompt_starts.push(None);
         let (mentioned, inlined) = self.expand_mentions(&text).await;
         let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
-        let mode = if mode.uses_tools() && !self.provider.supports_tools() {
-            let name = self.provider.name().to_string();
-            self.emit(AgentEvent::Notice {
-                message: format!("{name} runs as chat only: it has no client-side tools, so this prompt is sent without them"),
-            });
-            Mode::Chat
-        } else {
-            mode
-        };
-        let over_budget = accounting::lock(&self.accounts.book).over_budget();
-        if let Some(message) = over_budget {
-            // Refused before it enters the history: it must not ride along with the next prompt.
-            self.emit(AgentEvent::Notice {
-                message: format!("{message}; this prompt was not sent"),
-            });
+        let mode = self.without_tools_if_unsupported(mode);
+        if self.refuse_over_budget() {
             self.finish_prompt(String::new(), Ending::Budget).await;
             return (String::new(), Ending::Budget);
         }
@@ -505,6 +358,42 @@ impl Agent {
         if self.tools.specialist.is_none() {
             self.activate_skills(&text, &mentioned, mode);
         }
+        self.admit_prompt(number, text, inlined);
+        self.refresh_mcp(mode).await;
+        let (final_text, ending) = self.run_turns(number, mode, &cancel).await;
+        self.sync_history();
+        self.finish_prompt(final_text.clone(), ending.clone()).await;
+        (final_text, ending)
+    }
+
+    /// `mode`, or chat when it needs tools and the provider runs none (said in a notice).
+    fn without_tools_if_unsupported(&mut self, mode: Mode) -> Mode {
+        if !mode.uses_tools() || self.provider.supports_tools() {
+            return mode;
+        }
+        let name = self.provider.name().to_string();
+        self.emit(AgentEvent::Notice {
+            message: format!("{name} runs as chat only: it has no client-side tools, so this prompt is sent without them"),
+        });
+        Mode::Chat
+    }
+
+    /// Whether the budget is spent, so the prompt is refused (said in a notice).
+    fn refuse_over_budget(&mut self) -> bool {
+        let over_budget = accounting::lock(&self.accounts.book).over_budget();
+        let Some(message) = over_budget else {
+            return false;
+        };
+        // Refused before it enters the history: it must not ride along with the next prompt.
+        self.emit(AgentEvent::Notice {
+            message: format!("{message}; this prompt was not sent"),
+        });
+        true
+    }
+
+    /// Puts prompt `number`'s text (and the files its mentions inlined) into the history, and
+    /// the history on disk.
+    fn admit_prompt(&mut self, number: usize, text: String, inlined: Option<String>) {
         let start = match self.thread.history.last() {
             // Merged into a trailing user message (an interrupted prompt got no answer).
             Some(last) if last.role == Role::User => self.thread.history.len() - 1,
@@ -518,50 +407,36 @@ impl Agent {
         }
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
-        self.refresh_mcp(mode).await;
+    }
+
+    /// The turn loop of prompt `number`: assemble → send → parse → guard → execute, one request
+    /// a turn, until the model answers or something stops the prompt. Returns the answer (empty
+    /// unless the model answered or the prompt stopped early) and how the prompt ended.
+    async fn run_turns(
+        &mut self,
+        number: usize,
+        mode: Mode,
+        cancel: &CancellationToken,
+    ) -> (String, Ending) {
         let tools = self.tools_for(mode);
-        let mut guard =
-            StagnationGuard::new(self.options.early_exit, self.options.early_exit_turns);
-        let mut final_text = String::new();
-        let mut turn = 0u32;
-        // One FORMAT ERROR reminder per prompt, at most: a model that cannot write the shape
-        // after one reminder will not after five, and each costs a request.
-        let mut reminded = false;
-        let ending = loop {
+        let mut state = TurnState {
+            turn: 0,
+            stagnation: StagnationGuard::new(
+                self.options.early_exit,
+                self.options.early_exit_turns,
+            ),
+            reminded: false,
+        };
+        loop {
             let over_budget = accounting::lock(&self.accounts.book).over_budget();
             if let Some(message) = over_budget {
                 self.emit(AgentEvent::Notice { message });
-                break Ending::Budget;
+                return (String::new(), Ending::Budget);
             }
-            turn += 1;
-            self.emit(AgentEvent::TurnStarted { turn });
-            self.mcp_reports();
-            self.refresh_bootstrap().await;
-            let system = self.system_blocks(mode);
-            self.attach_volatile();
-            self.sync_history();
-            let specs = tools.specs();
-            let offered: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
-            let mut messages = self.render_messages();
-            let mut settled_messages = self.thread.compactor.settled();
-            if self.over_guard(&system, &specs, &messages) {
-                messages = self.guard_context(&system, &specs, &cancel).await;
-                settled_messages = None;
-            }
-            let request = ModelRequest {
-                model: self.model_name(),
-                system,
-                tools: specs,
-                messages,
-                max_output_tokens: self.options.max_output_tokens,
-                session_id: self.options.session_id.clone(),
-                // A specialist's effort; the session's own loop leaves the provider's default.
-                effort: self.tools.specialist.as_ref().map(|s| s.spec.effort),
-                settled_messages,
-                bridge_message: None,
-            };
-            let request = self.bridge(self.fit_output_limit(request));
-            let (mut response, error) = self.stream_with_retries(request, turn, &cancel).await;
+            state.turn += 1;
+            self.emit(AgentEvent::TurnStarted { turn: state.turn });
+            let (request, offered) = self.assemble_request(mode, &tools, cancel).await;
+            let (mut response, error) = self.stream_with_retries(request, state.turn, cancel).await;
             let reminder = if error.is_none() && !response.interrupted {
                 self.take_text_calls(&mut response, &offered)
             } else {
@@ -571,68 +446,141 @@ impl Agent {
             // The calls are on disk before any of them runs: a crash mid-tool cannot make a
             // resumed session run them again unknowingly.
             self.sync_history();
-            if let Some(error) = error {
-                let message = match error.rejection() {
-                    Some(r) => format!("{error} ({}: {}; not retried)", r.server, r.meaning),
-                    None => error.to_string(),
-                };
-                self.emit(AgentEvent::Error { message });
-                break Ending::Failed;
+            let response = match self.guard_response(response, error, reminder, &mut state) {
+                Verdict::Execute(response) => response,
+                Verdict::Remind => continue,
+                Verdict::Stop(text, ending) => return (text, ending),
+            };
+            self.execute_calls(number, &tools, &response, cancel).await;
+            if let Some(ending) = self.stop_after_tools(state.turn, cancel) {
+                return (String::new(), ending);
             }
-            if response.interrupted {
-                break Ending::Interrupted;
-            }
-            if response.tool_calls.is_empty() {
-                if let Some(reminder) = reminder.filter(|_| !reminded) {
-                    reminded = true;
-                    self.emit(AgentEvent::Notice {
-                        message: format!(
-                            "the model wrote a tool call that does not parse; one FORMAT ERROR reminder sent ({})",
-                            reminder.why
-                        ),
-                    });
-                    push_user_text(&mut self.thread.history, reminder.text);
-                    continue;
-                }
-                final_text = response.text;
-                break Ending::Answer(response.stop.unwrap_or(StopReason::EndTurn));
-            }
-            let fingerprint =
-                Fingerprint::of(response.tool_calls.iter().map(|(_, n, a)| (n.as_str(), a)));
-            if let Some(stagnation) = guard.observe(fingerprint) {
-                final_text = self.stop_repeating(&response.tool_calls, stagnation);
-                break Ending::EarlyExit;
-            }
-            // The calls' history line is synced by the log's thread; wait for it, not the disk.
-            self.sink.settled().await;
-            self.book_writes_to(number);
-            let results = self.run_or_refuse(&tools, &response, &cancel).await;
-            let mut content = Vec::with_capacity(results.len());
-            for (block, usage) in results {
-                if let Some(usage) = usage {
-                    self.record_usage(0, usage);
-                }
-                content.push(block);
-            }
-            self.thread.history.push(Message {
-                role: Role::User,
-                content,
-            });
-            if cancel.is_cancelled() {
-                break Ending::Interrupted;
-            }
-            if turn >= self.options.max_turns {
+        }
+    }
+
+    /// The assemble step: refreshes what may have changed since the last request (MCP reports,
+    /// bootstrap files, volatile blocks), folds the history when it would overflow the window,
+    /// and builds the request. Also returns the names of the tools it offers.
+    async fn assemble_request(
+        &mut self,
+        mode: Mode,
+        tools: &ToolRegistry,
+        cancel: &CancellationToken,
+    ) -> (ModelRequest, Vec<String>) {
+        self.mcp_reports();
+        self.refresh_bootstrap().await;
+        let system = self.system_blocks(mode);
+        self.attach_volatile();
+        self.sync_history();
+        let specs = tools.specs();
+        let offered: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+        let mut messages = self.render_messages();
+        let mut settled_messages = self.thread.compactor.settled();
+        if self.over_guard(&system, &specs, &messages) {
+            messages = self.guard_context(&system, &specs, cancel).await;
+            settled_messages = None;
+        }
+        let request = ModelRequest {
+            model: self.model_name(),
+            system,
+            tools: specs,
+            messages,
+            max_output_tokens: self.options.max_output_tokens,
+            session_id: self.options.session_id.clone(),
+            // A specialist's effort; the session's own loop leaves the provider's default.
+            effort: self.tools.specialist.as_ref().map(|s| s.spec.effort),
+            settled_messages,
+            bridge_message: None,
+        };
+        (self.bridge(self.fit_output_limit(request)), offered)
+    }
+
+    /// The guard step: a failed or interrupted request stops the prompt, and so does an answer
+    /// or a batch repeated without progress; a call that does not parse gets one reminder.
+    /// Anything else goes on to run.
+    fn guard_response(
+        &mut self,
+        response: Response,
+        error: Option<ProviderError>,
+        reminder: Option<text_calls::Reminder>,
+        state: &mut TurnState,
+    ) -> Verdict {
+        if let Some(error) = error {
+            let message = match error.rejection() {
+                Some(r) => format!("{error} ({}: {}; not retried)", r.server, r.meaning),
+                None => error.to_string(),
+            };
+            self.emit(AgentEvent::Error { message });
+            return Verdict::Stop(String::new(), Ending::Failed);
+        }
+        if response.interrupted {
+            return Verdict::Stop(String::new(), Ending::Interrupted);
+        }
+        if response.tool_calls.is_empty() {
+            if let Some(reminder) = reminder.filter(|_| !state.reminded) {
+                state.reminded = true;
                 self.emit(AgentEvent::Notice {
                     message: format!(
-                        "stopped after {turn} requests (CHATCLI_AGENT_MAX_TURNS); send another prompt to go on"
+                        "the model wrote a tool call that does not parse; one FORMAT ERROR reminder sent ({})",
+                        reminder.why
                     ),
                 });
-                break Ending::MaxTurns;
+                push_user_text(&mut self.thread.history, reminder.text);
+                return Verdict::Remind;
             }
-        };
-        self.sync_history();
-        self.finish_prompt(final_text.clone(), ending.clone()).await;
-        (final_text, ending)
+            let ending = Ending::Answer(response.stop.unwrap_or(StopReason::EndTurn));
+            return Verdict::Stop(response.text, ending);
+        }
+        let fingerprint =
+            Fingerprint::of(response.tool_calls.iter().map(|(_, n, a)| (n.as_str(), a)));
+        if let Some(stagnation) = state.stagnation.observe(fingerprint) {
+            let text = self.stop_repeating(&response.tool_calls, stagnation);
+            return Verdict::Stop(text, Ending::EarlyExit);
+        }
+        Verdict::Execute(response)
+    }
+
+    /// The execute step: books the files the calls may write to prompt `number`, runs the calls
+    /// (or refuses them) and appends their results to the history.
+    async fn execute_calls(
+        &mut self,
+        number: usize,
+        tools: &ToolRegistry,
+        response: &Response,
+        cancel: &CancellationToken,
+    ) {
+        // The calls' history line is synced by the log's thread; wait for it, not the disk.
+        self.sink.settled().await;
+        self.book_writes_to(number);
+        let results = self.run_or_refuse(tools, response, cancel).await;
+        let mut content = Vec::with_capacity(results.len());
+        for (block, usage) in results {
+            if let Some(usage) = usage {
+                self.record_usage(0, usage);
+            }
+            content.push(block);
+        }
+        self.thread.history.push(Message {
+            role: Role::User,
+            content,
+        });
+    }
+
+    /// How the prompt ends once a turn's results are in: interrupted meanwhile, or out of turns
+    /// (said in a notice); `None` to go on.
+    fn stop_after_tools(&mut self, turn: u32, cancel: &CancellationToken) -> Option<Ending> {
+        if cancel.is_cancelled() {
+            return Some(Ending::Interrupted);
+        }
+        if turn < self.options.max_turns {
+            return None;
+        }
+        self.emit(AgentEvent::Notice {
+            message: format!(
+                "stopped after {turn} requests (CHATCLI_AGENT_MAX_TURNS); send another prompt to go on"
+            ),
+        });
+        Some(Ending::MaxTurns)
     }
 
     /// Reports the end of a prompt: `turn_finished`, then (once the log holds it, so a failure to

@@ -9,15 +9,20 @@
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
 
-use chatcli::agent::ApprovalPolicy;
+use chatcli::agent::{AgentOptions, ApprovalPolicy};
 use chatcli::bench::{BenchOptions, ProviderModel};
-use chatcli::cli::{Cli, Command};
-use chatcli::config::Config;
+use chatcli::cli::{BenchArgs, Cli, Command, ExecArgs, MemoryCommand, ModelsArgs};
+use chatcli::config::{Config, Overrides, ProviderKind};
+use chatcli::cost::Catalog;
 use chatcli::env::Env;
+use chatcli::provider::Provider;
+use chatcli::session::LocalServer;
+use chatcli::session_log::Resumed;
 use chatcli::{exec, logging, session, tui};
 
 /// Pause between the demo provider's streamed pieces in the TUI, so streaming is visible.
@@ -68,6 +73,37 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .unwrap_or(""),
     );
     chatcli::ui::theme::set_theme(config.env.get("CHATCLI_THEME"));
+    let start = open_session(config, local, cli.common.resume.as_deref())?;
+
+    match cli.command {
+        Some(Command::Bench(args)) => bench(args).await,
+        Some(Command::Auth { provider }) => auth(&start.config, &provider).await,
+        Some(Command::Mcp(chatcli::cli::McpCommand::List)) => mcp_list(&start.config).await,
+        Some(Command::Memory(command)) => memory(&start.config, command),
+        Some(Command::Models(args)) => models(&start, args).await,
+        Some(Command::Skill(chatcli::cli::SkillCommand::List)) => skill_list(&start.config),
+        Some(Command::Exec(args)) => exec(start, args).await,
+        None => run_tui(start, cli.common.overrides(yes)).await,
+    }
+}
+
+/// What every subcommand starts from: the resolved config and the session it belongs to.
+struct SessionStart {
+    config: Config,
+    /// What a local server said about itself, when the provider is one.
+    local: Option<LocalServer>,
+    catalog: Catalog,
+    session_id: String,
+    /// The session `--resume` named, read back.
+    resumed: Option<Resumed>,
+}
+
+/// Loads the price catalog, prunes old sessions and reads back the one `--resume` names.
+fn open_session(
+    config: Config,
+    local: Option<LocalServer>,
+    resume: Option<&str>,
+) -> anyhow::Result<SessionStart> {
     let catalog = session::load_catalog(&config)?;
     let pruned = session::prune_old_sessions(&config);
     if pruned > 0 {
@@ -77,308 +113,354 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             "pruned old sessions"
         );
     }
-    let resumed = match &cli.common.resume {
+    let resumed = match resume {
         Some(id) => Some(session::find_session(&config, id)?),
         None => None,
     };
-    if let Some(r) = &resumed
-        && r.skipped > 0
-    {
-        eprintln!(
-            "chatcli: skipped {} unreadable line(s) of {} (a crash mid-write); the rest is resumed",
-            r.skipped,
-            r.path.display()
-        );
-    }
     if let Some(r) = &resumed {
-        for repair in &r.repairs {
-            eprintln!("chatcli: resume repaired the history: {repair}");
-            tracing::warn!(%repair, "resume repaired the history");
-        }
+        report_resume_repairs(r);
     }
     let session_id = resumed
         .as_ref()
         .map(|r| r.id.clone())
         .unwrap_or_else(session::new_session_id);
     tracing::info!(%session_id, provider = ?config.provider, mode = %config.mode, "session start");
+    Ok(SessionStart {
+        config,
+        local,
+        catalog,
+        session_id,
+        resumed,
+    })
+}
 
-    match cli.command {
-        Some(Command::Bench(args)) => {
-            let provider_models = match args.provider_model.as_deref() {
-                None => vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
-                Some(v) => vec![ProviderModel::parse(v).ok_or_else(|| {
-                    anyhow::anyhow!("--provider-model must be anthropic or openai (got \"{v}\")")
-                })?],
-            };
-            let scenarios = match args.scenario {
-                Some(name) => vec![name],
-                None => chatcli::bench::scenarios::NAMES
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-            };
-            let options = BenchOptions {
-                scenarios,
-                provider_models,
-                quick: args.quick,
-            };
-            let rows = chatcli::bench::run(&options).await?;
-            let markdown = chatcli::bench::markdown(&rows);
-            let json = chatcli::bench::json(&rows);
-            // Into the folder the user named, never through a link planted at a report's name;
-            // 0666 less the umask, as before.
-            for (name, text) in [("bench-report.md", &markdown), ("bench-report.json", &json)] {
-                chatcli::files::write_beneath(&args.out, Path::new(name), text.as_bytes(), 0o666)?;
-            }
-            if args.json {
-                println!("{json}");
-            } else {
-                print!("{markdown}");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Auth { provider }) => {
-            if chatcli::config::ProviderKind::parse(&provider)
-                != Some(chatcli::config::ProviderKind::Copilot)
-            {
-                anyhow::bail!(
-                    "auth is only needed for copilot (got \"{provider}\"); other providers read their key from the environment"
-                );
-            }
-            let web = config
-                .env
-                .get("COPILOT_AUTH_URL")
-                .unwrap_or(chatcli::provider::copilot::GITHUB_WEB)
-                .to_string();
-            let mut stdout = std::io::stdout();
-            chatcli::provider::copilot::device_login(&web, &config.home, &mut stdout).await?;
-            if let Some(oauth) = chatcli::provider::copilot::stored_token(&config.home) {
-                let api = config
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| chatcli::provider::copilot::GITHUB_API.to_string());
-                match chatcli::provider::copilot::models(&api, &oauth).await {
-                    Ok(models) if !models.is_empty() => println!("Models: {}", models.join(", ")),
-                    Ok(_) => {}
-                    Err(e) => eprintln!("chatcli: signed in, but the model list failed: {e}"),
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Mcp(chatcli::cli::McpCommand::List)) => {
-            let mcp = session::start_mcp(&config, false)?;
-            mcp.hub.wait_started().await;
-            for notice in mcp.hub.take_reports() {
-                eprintln!("chatcli: {notice}");
-            }
-            println!("{}", chatcli::mcp::listing(&mcp.hub.report()));
-            mcp.hub.shutdown();
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Memory(command)) => {
-            let mut stdout = std::io::stdout();
-            chatcli::memory::cli::run(
-                &config.home.join("memory"),
-                command.action(),
-                chatcli::secrets::Secrets::from_env(&config.env),
-                &mut stdout,
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Models(args)) => {
-            let provider = session::build_provider(&config, Duration::ZERO)?;
-            let is_local = local.as_ref().is_some_and(|l| l.server.is_some())
-                || config.provider == chatcli::config::ProviderKind::Ollama;
-            let list = session::models::model_list(
-                &config.home,
-                provider.as_ref(),
-                &catalog,
-                args.refresh,
-                is_local,
-            )
-            .await;
-            eprintln!("chatcli: {}", list.note);
-            let shown = session::models::shown(&list, provider.name(), args.all);
-            if args.json {
-                println!("{}", session::models::json(&shown));
-            } else {
-                print!("{}", session::models::table(&shown, provider.model()));
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Skill(chatcli::cli::SkillCommand::List)) => {
-            let cwd = std::env::current_dir()?;
-            let skills = chatcli::skills::SessionSkills::discover(
-                Some(&config.home),
-                &cwd.canonicalize().unwrap_or(cwd),
-                config.skills,
-            );
-            println!("{}", skills.catalog().listing(skills.pinned()));
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Exec(args)) => {
-            let provider = session::build_provider(&config, Duration::ZERO)?;
-            let approval = if args.yes {
-                ApprovalPolicy::AutoApprove
-            } else {
-                ApprovalPolicy::Deny
-            };
-            let mut options =
-                session::agent_options(&config, provider.as_ref(), &catalog, session_id, approval);
-            options.resume = resumed;
-            options.mcp = Some(session::start_mcp(&config, args.yes)?);
-            if !args.context.is_empty() {
-                let outcome = options
-                    .attachments
-                    .add(&config.workspace, &args.context)
-                    .map_err(|e| anyhow::anyhow!("--context: {e}"))?;
-                for skipped in &outcome.skipped {
-                    eprintln!("chatcli: --context skipped {skipped}");
-                }
-            }
-            session::apply_local_server(
-                &mut options,
-                &config,
-                provider.as_ref(),
-                &catalog,
-                local.as_ref(),
-            );
-            let prompt = args.prompt.join(" ");
-            let mut stdout = std::io::stdout();
-            let outcome = exec::run(
-                provider,
-                options,
-                prompt,
-                config.mode,
-                args.json,
-                &mut stdout,
-            )
-            .await;
-            // Every group a run_command of this session started dies with the session.
-            chatcli::process::kill_all_groups();
-            let outcome = outcome?;
-            for warning in &outcome.warnings {
-                eprintln!("chatcli: {warning}");
-            }
-            // Both modes: a script reading --json lines on stdout still sees why it failed.
-            for error in &outcome.errors {
-                eprintln!("chatcli: {}", error.replace('\n', " "));
-            }
-            Ok(ExitCode::from(outcome.exit_code()))
-        }
-        None => {
-            if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-                anyhow::bail!(
-                    "the TUI needs a terminal; use `chatcli exec PROMPT` for scripts and pipes"
-                );
-            }
-            let provider = session::build_provider(&config, DEMO_CHUNK_DELAY)?;
-            let mut options = session::agent_options(
-                &config,
-                provider.as_ref(),
-                &catalog,
-                session_id,
-                ApprovalPolicy::Ask,
-            );
-            options.resume = resumed;
-            session::apply_local_server(
-                &mut options,
-                &config,
-                provider.as_ref(),
-                &catalog,
-                local.as_ref(),
-            );
-            options.mcp = Some(session::start_mcp(&config, false)?);
-            let options_model = provider.model().to_string();
-            let options_rule = options.pricing_rule.clone();
-            let switch: tui::Switch = {
-                let config = config.clone();
-                let catalog = catalog.clone();
-                let local = local.clone();
-                std::sync::Arc::new(move |kind: Option<String>, model: Option<String>| {
-                    let mut next = config.clone();
-                    if let Some(kind) = kind {
-                        next.provider =
-                            chatcli::config::ProviderKind::parse(&kind).ok_or_else(|| {
-                                anyhow::anyhow!(
-                                    "unknown provider \"{kind}\" (expected one of: {})",
-                                    chatcli::config::ProviderKind::accepted()
-                                )
-                            })?;
-                        next.provider_explicit = true;
-                        next.model = None;
-                        next.base_url = None;
-                    }
-                    if model.is_some() {
-                        next.model = model;
-                    }
-                    let provider = session::build_provider(&next, DEMO_CHUNK_DELAY)?;
-                    let mut options = session::agent_options(
-                        &next,
-                        provider.as_ref(),
-                        &catalog,
-                        String::new(),
-                        ApprovalPolicy::Ask,
-                    );
-                    // The same server as at the start: what it said of itself still holds.
-                    if next.provider == config.provider && next.base_url == config.base_url {
-                        session::apply_local_server(
-                            &mut options,
-                            &next,
-                            provider.as_ref(),
-                            &catalog,
-                            local.as_ref(),
-                        );
-                    }
-                    Ok((provider, options))
-                })
-            };
-            let notify = chatcli::ui::notify::Notify::parse(
-                config.env.get("CHATCLI_NOTIFY").unwrap_or_default(),
-            )
-            .map_err(|e| anyhow::anyhow!(e))?;
-            let setup = tui::Setup {
-                notify,
-                history_path: Some(config.home.join("history.jsonl")),
-                config_report: {
-                    let mut report = config.report(&cli.common.overrides(yes));
-                    report.push(session::pricing_report_line(&options_model, &options_rule));
-                    report
-                },
-                models: session::models::catalog_list(provider.name(), &catalog),
-                lister: {
-                    let home = config.home.clone();
-                    let catalog = catalog.clone();
-                    // What the server said of itself holds for the endpoint it was asked at.
-                    let local_list = local
-                        .as_ref()
-                        .is_some_and(|l| l.server.is_some())
-                        .then(|| provider.model_list())
-                        .flatten();
-                    Some(std::sync::Arc::new(move |provider| {
-                        let home = home.clone();
-                        let catalog = catalog.clone();
-                        let is_local = provider.name() == "ollama"
-                            || (local_list.is_some() && provider.model_list() == local_list);
-                        Box::pin(async move {
-                            session::models::model_list(
-                                &home,
-                                provider.as_ref(),
-                                &catalog,
-                                false,
-                                is_local,
-                            )
-                            .await
-                        })
-                    }))
-                },
-                switch: Some(switch),
-            };
-            let ended = tui::run(provider, options, setup).await;
-            // Every group a run_command of this session started dies with the session.
-            chatcli::process::kill_all_groups();
-            ended?;
-            Ok(ExitCode::SUCCESS)
+/// Tells the user what reading a resumed session had to skip or repair.
+fn report_resume_repairs(resumed: &Resumed) {
+    if resumed.skipped > 0 {
+        eprintln!(
+            "chatcli: skipped {} unreadable line(s) of {} (a crash mid-write); the rest is resumed",
+            resumed.skipped,
+            resumed.path.display()
+        );
+    }
+    for repair in &resumed.repairs {
+        eprintln!("chatcli: resume repaired the history: {repair}");
+        tracing::warn!(%repair, "resume repaired the history");
+    }
+}
+
+/// `chatcli bench`: runs the scenarios, writes both reports into `--out` and prints one.
+async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let provider_models = match args.provider_model.as_deref() {
+        None => vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
+        Some(v) => vec![ProviderModel::parse(v).ok_or_else(|| {
+            anyhow::anyhow!("--provider-model must be anthropic or openai (got \"{v}\")")
+        })?],
+    };
+    let scenarios = match args.scenario {
+        Some(name) => vec![name],
+        None => chatcli::bench::scenarios::NAMES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    };
+    let options = BenchOptions {
+        scenarios,
+        provider_models,
+        quick: args.quick,
+    };
+    let rows = chatcli::bench::run(&options).await?;
+    let markdown = chatcli::bench::markdown(&rows);
+    let json = chatcli::bench::json(&rows);
+    // Into the folder the user named, never through a link planted at a report's name;
+    // 0666 less the umask, as before.
+    for (name, text) in [("bench-report.md", &markdown), ("bench-report.json", &json)] {
+        chatcli::files::write_beneath(&args.out, Path::new(name), text.as_bytes(), 0o666)?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{markdown}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chatcli auth copilot`: the GitHub device login, then the models the account may use.
+async fn auth(config: &Config, provider: &str) -> anyhow::Result<ExitCode> {
+    use chatcli::provider::copilot;
+    if ProviderKind::parse(provider) != Some(ProviderKind::Copilot) {
+        anyhow::bail!(
+            "auth is only needed for copilot (got \"{provider}\"); other providers read their key from the environment"
+        );
+    }
+    let web = config
+        .env
+        .get("COPILOT_AUTH_URL")
+        .unwrap_or(copilot::GITHUB_WEB)
+        .to_string();
+    let mut stdout = std::io::stdout();
+    copilot::device_login(&web, &config.home, &mut stdout).await?;
+    if let Some(oauth) = copilot::stored_token(&config.home) {
+        let api = config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| copilot::GITHUB_API.to_string());
+        match copilot::models(&api, &oauth).await {
+            Ok(models) if !models.is_empty() => println!("Models: {}", models.join(", ")),
+            Ok(_) => {}
+            Err(e) => eprintln!("chatcli: signed in, but the model list failed: {e}"),
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chatcli mcp list`: starts the configured servers and prints what each offers.
+async fn mcp_list(config: &Config) -> anyhow::Result<ExitCode> {
+    let mcp = session::start_mcp(config, false)?;
+    mcp.hub.wait_started().await;
+    for notice in mcp.hub.take_reports() {
+        eprintln!("chatcli: {notice}");
+    }
+    println!("{}", chatcli::mcp::listing(&mcp.hub.report()));
+    mcp.hub.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chatcli memory …`: the memory store's own commands.
+fn memory(config: &Config, command: MemoryCommand) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout();
+    chatcli::memory::cli::run(
+        &config.home.join("memory"),
+        command.action(),
+        chatcli::secrets::Secrets::from_env(&config.env),
+        &mut stdout,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chatcli models`: the provider's models, as a table or JSON.
+async fn models(start: &SessionStart, args: ModelsArgs) -> anyhow::Result<ExitCode> {
+    let config = &start.config;
+    let provider = session::build_provider(config, Duration::ZERO)?;
+    let is_local = start.local.as_ref().is_some_and(|l| l.server.is_some())
+        || config.provider == ProviderKind::Ollama;
+    let list = session::models::model_list(
+        &config.home,
+        provider.as_ref(),
+        &start.catalog,
+        args.refresh,
+        is_local,
+    )
+    .await;
+    eprintln!("chatcli: {}", list.note);
+    let shown = session::models::shown(&list, provider.name(), args.all);
+    if args.json {
+        println!("{}", session::models::json(&shown));
+    } else {
+        print!("{}", session::models::table(&shown, provider.model()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chatcli skill list`: the skills this directory and the home offer.
+fn skill_list(config: &Config) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir()?;
+    let skills = chatcli::skills::SessionSkills::discover(
+        Some(&config.home),
+        &cwd.canonicalize().unwrap_or(cwd),
+        config.skills,
+    );
+    println!("{}", skills.catalog().listing(skills.pinned()));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chatcli exec PROMPT`: one run without a terminal; the exit code says how it ended.
+async fn exec(start: SessionStart, args: ExecArgs) -> anyhow::Result<ExitCode> {
+    let SessionStart {
+        config,
+        local,
+        catalog,
+        session_id,
+        resumed,
+    } = start;
+    let provider = session::build_provider(&config, Duration::ZERO)?;
+    let approval = if args.yes {
+        ApprovalPolicy::AutoApprove
+    } else {
+        ApprovalPolicy::Deny
+    };
+    let mut options =
+        session::agent_options(&config, provider.as_ref(), &catalog, session_id, approval);
+    options.resume = resumed;
+    options.mcp = Some(session::start_mcp(&config, args.yes)?);
+    if !args.context.is_empty() {
+        attach_context(&mut options, &config, &args.context)?;
+    }
+    session::apply_local_server(
+        &mut options,
+        &config,
+        provider.as_ref(),
+        &catalog,
+        local.as_ref(),
+    );
+    let prompt = args.prompt.join(" ");
+    let mut stdout = std::io::stdout();
+    let outcome = exec::run(
+        provider,
+        options,
+        prompt,
+        config.mode,
+        args.json,
+        &mut stdout,
+    )
+    .await;
+    // Every group a run_command of this session started dies with the session.
+    chatcli::process::kill_all_groups();
+    let outcome = outcome?;
+    for warning in &outcome.warnings {
+        eprintln!("chatcli: {warning}");
+    }
+    // Both modes: a script reading --json lines on stdout still sees why it failed.
+    for error in &outcome.errors {
+        eprintln!("chatcli: {}", error.replace('\n', " "));
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// `exec --context PATH…`: attaches the files, saying which it skipped.
+fn attach_context(
+    options: &mut AgentOptions,
+    config: &Config,
+    paths: &[String],
+) -> anyhow::Result<()> {
+    let outcome = options
+        .attachments
+        .add(&config.workspace, paths)
+        .map_err(|e| anyhow::anyhow!("--context: {e}"))?;
+    for skipped in &outcome.skipped {
+        eprintln!("chatcli: --context skipped {skipped}");
+    }
+    Ok(())
+}
+
+/// `chatcli` alone: the TUI, which needs a terminal on both ends; `/config` reports `overrides`.
+async fn run_tui(start: SessionStart, overrides: Overrides) -> anyhow::Result<ExitCode> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!("the TUI needs a terminal; use `chatcli exec PROMPT` for scripts and pipes");
+    }
+    let SessionStart {
+        config,
+        local,
+        catalog,
+        session_id,
+        resumed,
+    } = start;
+    let provider = session::build_provider(&config, DEMO_CHUNK_DELAY)?;
+    let mut options = session::agent_options(
+        &config,
+        provider.as_ref(),
+        &catalog,
+        session_id,
+        ApprovalPolicy::Ask,
+    );
+    options.resume = resumed;
+    session::apply_local_server(
+        &mut options,
+        &config,
+        provider.as_ref(),
+        &catalog,
+        local.as_ref(),
+    );
+    options.mcp = Some(session::start_mcp(&config, false)?);
+    let notify =
+        chatcli::ui::notify::Notify::parse(config.env.get("CHATCLI_NOTIFY").unwrap_or_default())
+            .map_err(|e| anyhow::anyhow!(e))?;
+    let mut report = config.report(&overrides);
+    report.push(session::pricing_report_line(
+        provider.model(),
+        &options.pricing_rule,
+    ));
+    let setup = tui::Setup {
+        notify,
+        history_path: Some(config.home.join("history.jsonl")),
+        config_report: report,
+        models: session::models::catalog_list(provider.name(), &catalog),
+        lister: Some(model_lister(
+            &config,
+            &catalog,
+            local.as_ref(),
+            provider.as_ref(),
+        )),
+        switch: Some(provider_switch(config, catalog, local)),
+    };
+    let ended = tui::run(provider, options, setup).await;
+    // Every group a run_command of this session started dies with the session.
+    chatcli::process::kill_all_groups();
+    ended?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How `/model` reads a provider's list: from the provider, or the local server it runs on.
+fn model_lister(
+    config: &Config,
+    catalog: &Catalog,
+    local: Option<&LocalServer>,
+    provider: &dyn Provider,
+) -> tui::Lister {
+    let home = config.home.clone();
+    let catalog = catalog.clone();
+    // What the server said of itself holds for the endpoint it was asked at.
+    let local_list = local
+        .is_some_and(|l| l.server.is_some())
+        .then(|| provider.model_list())
+        .flatten();
+    Arc::new(move |provider| {
+        let home = home.clone();
+        let catalog = catalog.clone();
+        let is_local = provider.name() == "ollama"
+            || (local_list.is_some() && provider.model_list() == local_list);
+        Box::pin(async move {
+            session::models::model_list(&home, provider.as_ref(), &catalog, false, is_local).await
+        })
+    })
+}
+
+/// How `/provider` and `/model ID` start a new provider from the session's config.
+fn provider_switch(config: Config, catalog: Catalog, local: Option<LocalServer>) -> tui::Switch {
+    Arc::new(move |kind: Option<String>, model: Option<String>| {
+        let mut next = config.clone();
+        if let Some(kind) = kind {
+            next.provider = ProviderKind::parse(&kind).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "unknown provider \"{kind}\" (expected one of: {})",
+                    ProviderKind::accepted()
+                )
+            })?;
+            next.provider_explicit = true;
+            next.model = None;
+            next.base_url = None;
+        }
+        if model.is_some() {
+            next.model = model;
+        }
+        let provider = session::build_provider(&next, DEMO_CHUNK_DELAY)?;
+        let mut options = session::agent_options(
+            &next,
+            provider.as_ref(),
+            &catalog,
+            String::new(),
+            ApprovalPolicy::Ask,
+        );
+        // The same server as at the start: what it said of itself still holds.
+        if next.provider == config.provider && next.base_url == config.base_url {
+            session::apply_local_server(
+                &mut options,
+                &next,
+                provider.as_ref(),
+                &catalog,
+                local.as_ref(),
+            );
+        }
+        Ok((provider, options))
+    })
 }

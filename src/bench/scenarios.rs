@@ -287,250 +287,293 @@ pub(super) fn read(file: &str) -> (&'static str, Value) {
     ("read_file", json!({ "file": file }))
 }
 
-/// The scripted turns of a scenario, as prompts (each a list of turns ending in an answer).
-pub fn script(name: &str, size: Size, web_base: &str) -> Vec<(String, Vec<Turn>)> {
-    match name {
-        "lookup" => vec![(
-            "who won the last Flamengo game".into(),
-            vec![
-                Turn::calls(vec![(
-                    "web_search",
-                    json!({"query": "Flamengo last game result"}),
-                )]),
-                Turn::calls(vec![(
-                    "web_fetch",
-                    json!({"url": format!("{web_base}/match-report")}),
-                )]),
-                Turn::answer(
-                    "Flamengo won the last game, 2 x 1 against Palmeiras at the Maracanã.",
-                ),
-            ],
-        )],
-        "coder" => {
-            let lexer = || Source::File("src/lexer.rs".into());
-            vec![(
-                "rename parser_item_3 to parse_entry and eval_item_2 to eval_entry, run the tests, then document lexer_item_12"
-                    .into(),
-                vec![
-                    Turn::calls(vec![("list_directory", json!({}))]),
-                    Turn::calls(vec![(
-                        "search_files",
-                        json!({"term": "fn parser_item_3", "glob": "*.rs"}),
-                    )]),
-                    Turn::calls(vec![read("src/parser.rs")]),
-                    Turn::calls(vec![read("src/eval.rs")]),
-                    Turn::calls(vec![read("src/lexer.rs"), read("src/util.rs")]),
-                    Turn::calls(vec![(
-                        "patch_file",
-                        json!({"file": "src/parser.rs", "search": "pub fn parser_item_3(", "replace": "pub fn parse_entry("}),
-                    )])
-                    .needs(&signature("parser_item_3"), Source::File("src/parser.rs".into())),
-                    Turn::calls(vec![(
-                        "patch_file",
-                        json!({"file": "src/eval.rs", "search": "pub fn eval_item_2(", "replace": "pub fn eval_entry("}),
-                    )])
-                    .needs(&signature("eval_item_2"), Source::File("src/eval.rs".into())),
-                    Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
-                    Turn::calls(vec![read("src/render.rs")]),
-                    Turn::calls(vec![(
-                        "search_files",
-                        json!({"term": "eval_entry", "glob": "*.rs"}),
-                    )]),
-                    // Six turns after it was read, lexer_item_12 is needed again.
-                    Turn::calls(vec![(
-                        "patch_file",
-                        json!({"file": "src/lexer.rs", "search": "/// Handles lexer item 12.\n", "replace": "/// Handles lexer item 12: the entry token.\n"}),
-                    )])
-                    .needs(&signature("lexer_item_12"), lexer())
-                    .needs(&key_line("lexer", 12), lexer()),
-                    Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
-                    Turn::answer(
-                        "Renamed `parser_item_3` to `parse_entry` and `eval_item_2` to `eval_entry`, documented `lexer_item_12`; the 12 tests pass.",
-                    ),
-                ],
-            )]
-        }
-        "edit" => {
-            let eval = || Source::File("src/eval.rs".into());
-            let tests = || {
-                Turn::calls(vec![(
-                    "run_command",
-                    json!({"cmd": "sh run_edit_tests.sh"}),
-                )])
-            };
-            vec![(
-                "make eval_item_4 call the parser's entry point (rename parser_item_3 to parse_entry) and get run_edit_tests.sh green"
-                    .into(),
-                vec![
-                    Turn::calls(vec![read("src/eval.rs")]),
-                    Turn::calls(vec![read("src/parser.rs")]),
-                    Turn::calls(vec![(
-                        "search_files",
-                        json!({"term": "parser_item_3", "glob": "*.rs"}),
-                    )]),
-                    Turn::calls(vec![(
-                        "patch_file",
-                        json!({"file": "src/parser.rs", "search": "pub fn parser_item_3(", "replace": "pub fn parse_entry("}),
-                    )])
-                    .needs(&signature("parser_item_3"), Source::File("src/parser.rs".into())),
-                    tests(),
-                    Turn::calls(vec![(
-                        "patch_file",
-                        json!({"file": "src/eval.rs", "search": key_line("eval", 4), "replace": format!("{} let _ = crate::parser::parse_entry;", key_line("eval", 4))}),
-                    )])
-                    .needs(&signature("eval_item_4"), eval())
-                    .needs(&key_line("eval", 4), eval()),
-                    tests(),
-                    Turn::calls(vec![(
-                        "patch_file",
-                        json!({"file": "src/eval.rs", "search": "pub fn eval_item_2(", "replace": "pub fn eval_entry("}),
-                    )])
-                    .needs(&signature("eval_item_2"), eval()),
-                    tests(),
-                    Turn::calls(vec![read("src/util.rs")]),
-                    Turn::calls(vec![(
-                        "patch_file",
-                        json!({"file": "src/util.rs", "search": key_line("util", 1), "replace": format!("{} let _ = crate::eval::eval_entry;", key_line("util", 1))}),
-                    )])
-                    .needs(&key_line("util", 1), Source::File("src/util.rs".into())),
-                    tests(),
-                    Turn::answer(
-                        "`eval_item_4` now calls `parse_entry`, `eval_item_2` is `eval_entry` and `util_item_1` uses it; run_edit_tests.sh passes (121 tests).",
-                    ),
-                ],
-            )]
-        }
-        "research" => {
-            let mut turns: Vec<Turn> = REPORTS
-                .iter()
-                .map(|(path, _, _)| {
-                    Turn::calls(vec![(
-                        "web_fetch",
-                        json!({"url": format!("{web_base}{path}")}),
-                    )])
-                })
-                .collect();
-            let mut answer = Turn::answer(
-                "Santos: Wilton Pereira Sampaio; Gremio: Raphael Claus; Internacional: Anderson Daronco.",
-            );
-            for (path, team, referee) in REPORTS {
-                answer = answer.needs(
-                    &referee_passage(team, referee),
-                    Source::Web(format!("{web_base}{path}")),
-                );
-            }
-            turns.push(answer);
-            vec![(
-                "who refereed Flamengo's last three games? read the match reports".into(),
-                turns,
-            )]
-        }
-        "stagnation" => {
-            let ab = Turn::calls(vec![read("src/lexer.rs"), read("src/util.rs")]);
-            let ba = Turn::calls(vec![read("src/util.rs"), read("src/lexer.rs")]);
-            let turns = (0..60)
-                .map(|i| if i % 2 == 0 { ab.clone() } else { ba.clone() })
-                .collect();
-            vec![("find where tokens are normalised".into(), turns)]
-        }
-        "memory" => {
-            let answer = |text: &str, fact: &str, query: &str| {
-                Turn::answer(text).needs(fact, Source::Memory(query.into()))
-            };
-            vec![
-                (
-                    "how do we deploy the staging environment?".into(),
-                    vec![answer(
-                        "With the Helm charts in deploy/charts.",
-                        "Deploy staging with the Helm charts",
-                        "staging deploy",
-                    )],
-                ),
-                (
-                    "thanks, and which test runner do we prefer?".into(),
-                    vec![answer(
-                        "cargo nextest.",
-                        "prefers cargo nextest",
-                        "test runner",
-                    )],
-                ),
-                (
-                    "where do the database credentials live?".into(),
-                    vec![answer(
-                        "In Vault, rotated every Monday.",
-                        "password rotates every Monday via Vault",
-                        "database credentials vault",
-                    )],
-                ),
-                (
-                    "ok, summarise what you know about our CI".into(),
-                    vec![answer(
-                        "CI runs nextest and clippy on every push.",
-                        "CI runs nextest and clippy",
-                        "CI pipeline",
-                    )],
-                ),
-                (
-                    "and our code review rules?".into(),
-                    vec![answer(
-                        "Small pull requests, one approval.",
-                        "Pull requests stay small",
-                        "code review",
-                    )],
-                ),
-            ]
-        }
-        "long" => {
-            let files = ["lexer", "parser", "eval", "util", "render", "store"];
-            let mut prompts = Vec::new();
-            let per_prompt = 10;
-            let mut turn = 0;
-            while turn < size.long_turns {
-                let mut turns = Vec::new();
-                for _ in 0..per_prompt.min(size.long_turns - turn) {
-                    let f = files[turn % files.len()];
-                    let t = match turn % 5 {
-                        0 | 1 => Turn::calls(vec![read(&format!("src/{f}.rs"))]),
-                        2 => {
-                            let patch = Turn::calls(vec![(
-                                "patch_file",
-                                json!({"file": format!("src/{f}.rs"), "search": format!("pub fn {f}_item_{turn}("), "replace": format!("pub fn {f}_step_{turn}(")}),
-                            )]);
-                            // A model patches only what it has seen.
-                            let sig = signature(&format!("{f}_item_{turn}"));
-                            if module_source(f, size).contains(&sig) {
-                                patch.needs(&sig, Source::File(format!("src/{f}.rs")))
-                            } else {
-                                patch
-                            }
-                        }
-                        3 => Turn::calls(vec![(
-                            "search_files",
-                            json!({"term": format!("{f}_item_1"), "glob": "*.rs"}),
-                        )]),
-                        _ => Turn::calls(vec![(
-                            "read_file",
-                            json!({"file": format!("src/{f}.rs"), "start": 1, "end": 40 + turn}),
-                        )]),
-                    };
-                    turns.push(t);
-                    turn += 1;
-                }
-                turns.push(Turn::answer("Done with this batch of edits."));
-                prompts.push((
-                    format!("continue the cleanup, part {}", prompts.len() + 1),
-                    turns,
-                ));
-            }
-            prompts
-        }
-        "session6" | "session11" | "session25" => vec![(
-            "read through this crate and tell me what each source file and the README keep".into(),
-            super::sessions::session_turns(name),
-        )],
-        FANOUT => super::sessions::fanout_prompts(),
-        _ => Vec::new(),
+/// The scripted turns of a scenario, as prompts (each a list of turns ending in an answer);
+/// none for a scenario without a script here (`orchestrated` has its own, [`orchestrated`]).
+pub fn script(name: &str, size: Size, web_base: &str) -> Vec<Prompt> {
+    SCRIPTS
+        .iter()
+        .find(|(scenario, _)| *scenario == name)
+        .map(|(_, script)| script(size, web_base))
+        .unwrap_or_default()
+}
+
+/// Builds a scenario's prompts from the run's size and the local web server's base URL.
+type Script = fn(Size, &str) -> Vec<Prompt>;
+
+/// Each scripted scenario's script, by name.
+const SCRIPTS: &[(&str, Script)] = &[
+    ("lookup", |_, web_base| lookup(web_base)),
+    ("coder", |_, _| coder()),
+    ("edit", |_, _| edit()),
+    ("research", |_, web_base| research(web_base)),
+    ("stagnation", |_, _| stagnation()),
+    ("memory", |_, _| memory()),
+    ("long", |size, _| long(size)),
+    ("session6", |_, _| peer_session("session6")),
+    ("session11", |_, _| peer_session("session11")),
+    ("session25", |_, _| peer_session("session25")),
+    (FANOUT, |_, _| super::sessions::fanout_prompts()),
+];
+
+/// `lookup`: one search, one fetch of the match report, the answer.
+fn lookup(web_base: &str) -> Vec<Prompt> {
+    vec![(
+        "who won the last Flamengo game".into(),
+        vec![
+            Turn::calls(vec![(
+                "web_search",
+                json!({"query": "Flamengo last game result"}),
+            )]),
+            Turn::calls(vec![(
+                "web_fetch",
+                json!({"url": format!("{web_base}/match-report")}),
+            )]),
+            Turn::answer("Flamengo won the last game, 2 x 1 against Palmeiras at the Maracanã."),
+        ],
+    )]
+}
+
+/// `coder`: renames, a test run, and a function needed again six turns after it was read.
+fn coder() -> Vec<Prompt> {
+    let lexer = || Source::File("src/lexer.rs".into());
+    vec![(
+        "rename parser_item_3 to parse_entry and eval_item_2 to eval_entry, run the tests, then document lexer_item_12"
+            .into(),
+        vec![
+            Turn::calls(vec![("list_directory", json!({}))]),
+            Turn::calls(vec![(
+                "search_files",
+                json!({"term": "fn parser_item_3", "glob": "*.rs"}),
+            )]),
+            Turn::calls(vec![read("src/parser.rs")]),
+            Turn::calls(vec![read("src/eval.rs")]),
+            Turn::calls(vec![read("src/lexer.rs"), read("src/util.rs")]),
+            Turn::calls(vec![(
+                "patch_file",
+                json!({"file": "src/parser.rs", "search": "pub fn parser_item_3(", "replace": "pub fn parse_entry("}),
+            )])
+            .needs(&signature("parser_item_3"), Source::File("src/parser.rs".into())),
+            Turn::calls(vec![(
+                "patch_file",
+                json!({"file": "src/eval.rs", "search": "pub fn eval_item_2(", "replace": "pub fn eval_entry("}),
+            )])
+            .needs(&signature("eval_item_2"), Source::File("src/eval.rs".into())),
+            Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
+            Turn::calls(vec![read("src/render.rs")]),
+            Turn::calls(vec![(
+                "search_files",
+                json!({"term": "eval_entry", "glob": "*.rs"}),
+            )]),
+            // Six turns after it was read, lexer_item_12 is needed again.
+            Turn::calls(vec![(
+                "patch_file",
+                json!({"file": "src/lexer.rs", "search": "/// Handles lexer item 12.\n", "replace": "/// Handles lexer item 12: the entry token.\n"}),
+            )])
+            .needs(&signature("lexer_item_12"), lexer())
+            .needs(&key_line("lexer", 12), lexer()),
+            Turn::calls(vec![("run_command", json!({"cmd": "sh run_tests.sh"}))]),
+            Turn::answer(
+                "Renamed `parser_item_3` to `parse_entry` and `eval_item_2` to `eval_entry`, documented `lexer_item_12`; the 12 tests pass.",
+            ),
+        ],
+    )]
+}
+
+/// `edit`: three fixes across three files, the failing test run after each until it is green.
+fn edit() -> Vec<Prompt> {
+    let eval = || Source::File("src/eval.rs".into());
+    let tests = || {
+        Turn::calls(vec![(
+            "run_command",
+            json!({"cmd": "sh run_edit_tests.sh"}),
+        )])
+    };
+    vec![(
+        "make eval_item_4 call the parser's entry point (rename parser_item_3 to parse_entry) and get run_edit_tests.sh green"
+            .into(),
+        vec![
+            Turn::calls(vec![read("src/eval.rs")]),
+            Turn::calls(vec![read("src/parser.rs")]),
+            Turn::calls(vec![(
+                "search_files",
+                json!({"term": "parser_item_3", "glob": "*.rs"}),
+            )]),
+            Turn::calls(vec![(
+                "patch_file",
+                json!({"file": "src/parser.rs", "search": "pub fn parser_item_3(", "replace": "pub fn parse_entry("}),
+            )])
+            .needs(&signature("parser_item_3"), Source::File("src/parser.rs".into())),
+            tests(),
+            Turn::calls(vec![(
+                "patch_file",
+                json!({"file": "src/eval.rs", "search": key_line("eval", 4), "replace": format!("{} let _ = crate::parser::parse_entry;", key_line("eval", 4))}),
+            )])
+            .needs(&signature("eval_item_4"), eval())
+            .needs(&key_line("eval", 4), eval()),
+            tests(),
+            Turn::calls(vec![(
+                "patch_file",
+                json!({"file": "src/eval.rs", "search": "pub fn eval_item_2(", "replace": "pub fn eval_entry("}),
+            )])
+            .needs(&signature("eval_item_2"), eval()),
+            tests(),
+            Turn::calls(vec![read("src/util.rs")]),
+            Turn::calls(vec![(
+                "patch_file",
+                json!({"file": "src/util.rs", "search": key_line("util", 1), "replace": format!("{} let _ = crate::eval::eval_entry;", key_line("util", 1))}),
+            )])
+            .needs(&key_line("util", 1), Source::File("src/util.rs".into())),
+            tests(),
+            Turn::answer(
+                "`eval_item_4` now calls `parse_entry`, `eval_item_2` is `eval_entry` and `util_item_1` uses it; run_edit_tests.sh passes (121 tests).",
+            ),
+        ],
+    )]
+}
+
+/// `research`: three long match reports, each with the referee's name deep inside.
+fn research(web_base: &str) -> Vec<Prompt> {
+    let mut turns: Vec<Turn> = REPORTS
+        .iter()
+        .map(|(path, _, _)| {
+            Turn::calls(vec![(
+                "web_fetch",
+                json!({"url": format!("{web_base}{path}")}),
+            )])
+        })
+        .collect();
+    let mut answer = Turn::answer(
+        "Santos: Wilton Pereira Sampaio; Gremio: Raphael Claus; Internacional: Anderson Daronco.",
+    );
+    for (path, team, referee) in REPORTS {
+        answer = answer.needs(
+            &referee_passage(team, referee),
+            Source::Web(format!("{web_base}{path}")),
+        );
     }
+    turns.push(answer);
+    vec![(
+        "who refereed Flamengo's last three games? read the match reports".into(),
+        turns,
+    )]
+}
+
+/// `stagnation`: the same two reads, swapped, turn after turn until the guard stops the loop.
+fn stagnation() -> Vec<Prompt> {
+    let ab = Turn::calls(vec![read("src/lexer.rs"), read("src/util.rs")]);
+    let ba = Turn::calls(vec![read("src/util.rs"), read("src/lexer.rs")]);
+    let turns = (0..60)
+        .map(|i| if i % 2 == 0 { ab.clone() } else { ba.clone() })
+        .collect();
+    vec![("find where tokens are normalised".into(), turns)]
+}
+
+/// `memory`: five questions, each answered from one fact of the memory store.
+fn memory() -> Vec<Prompt> {
+    let answer = |text: &str, fact: &str, query: &str| {
+        Turn::answer(text).needs(fact, Source::Memory(query.into()))
+    };
+    vec![
+        (
+            "how do we deploy the staging environment?".into(),
+            vec![answer(
+                "With the Helm charts in deploy/charts.",
+                "Deploy staging with the Helm charts",
+                "staging deploy",
+            )],
+        ),
+        (
+            "thanks, and which test runner do we prefer?".into(),
+            vec![answer(
+                "cargo nextest.",
+                "prefers cargo nextest",
+                "test runner",
+            )],
+        ),
+        (
+            "where do the database credentials live?".into(),
+            vec![answer(
+                "In Vault, rotated every Monday.",
+                "password rotates every Monday via Vault",
+                "database credentials vault",
+            )],
+        ),
+        (
+            "ok, summarise what you know about our CI".into(),
+            vec![answer(
+                "CI runs nextest and clippy on every push.",
+                "CI runs nextest and clippy",
+                "CI pipeline",
+            )],
+        ),
+        (
+            "and our code review rules?".into(),
+            vec![answer(
+                "Small pull requests, one approval.",
+                "Pull requests stay small",
+                "code review",
+            )],
+        ),
+    ]
+}
+
+/// `long`: `size.long_turns` tool turns over the six modules, in prompts of ten.
+fn long(size: Size) -> Vec<Prompt> {
+    let per_prompt = 10;
+    let mut prompts = Vec::new();
+    let mut turn = 0;
+    while turn < size.long_turns {
+        let mut turns = Vec::new();
+        for _ in 0..per_prompt.min(size.long_turns - turn) {
+            turns.push(long_turn(turn, size));
+            turn += 1;
+        }
+        turns.push(Turn::answer("Done with this batch of edits."));
+        prompts.push((
+            format!("continue the cleanup, part {}", prompts.len() + 1),
+            turns,
+        ));
+    }
+    prompts
+}
+
+/// The `long` scenario's turn number `turn`: a read, a patch, a search or a partial read, in
+/// a cycle of five over the six modules.
+fn long_turn(turn: usize, size: Size) -> Turn {
+    let files = ["lexer", "parser", "eval", "util", "render", "store"];
+    let f = files[turn % files.len()];
+    match turn % 5 {
+        0 | 1 => Turn::calls(vec![read(&format!("src/{f}.rs"))]),
+        2 => {
+            let patch = Turn::calls(vec![(
+                "patch_file",
+                json!({"file": format!("src/{f}.rs"), "search": format!("pub fn {f}_item_{turn}("), "replace": format!("pub fn {f}_step_{turn}(")}),
+            )]);
+            // A model patches only what it has seen.
+            let sig = signature(&format!("{f}_item_{turn}"));
+            if module_source(f, size).contains(&sig) {
+                patch.needs(&sig, Source::File(format!("src/{f}.rs")))
+            } else {
+                patch
+            }
+        }
+        3 => Turn::calls(vec![(
+            "search_files",
+            json!({"term": format!("{f}_item_1"), "glob": "*.rs"}),
+        )]),
+        _ => Turn::calls(vec![(
+            "read_file",
+            json!({"file": format!("src/{f}.rs"), "start": 1, "end": 40 + turn}),
+        )]),
+    }
+}
+
+/// `session6`, `session11`, `session25`: one prompt over the peer session's numbered files.
+fn peer_session(name: &str) -> Vec<Prompt> {
+    vec![(
+        "read through this crate and tell me what each source file and the README keep".into(),
+        super::sessions::session_turns(name),
+    )]
 }
 
 /// A prompt (or a specialist's lane key) and the turns that answer it.
