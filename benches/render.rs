@@ -10,13 +10,12 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tokio::sync::mpsc;
 
 use chatcli::protocol::{AgentEvent, Mode, UsageFigures};
 use chatcli::ui::App;
 
 fn history_app(messages: usize) -> App {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = App::new(tx, Mode::Agent, "demo (offline)".into(), "demo".into());
     for i in 0..messages / 2 {
         app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });

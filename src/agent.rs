@@ -56,7 +56,8 @@ pub use options::{
 
 /// The two ends of a running agent task.
 pub struct AgentHandle {
-    pub ops: mpsc::UnboundedSender<Op>,
+    /// Bounded (`protocol::OPS_CAPACITY`).
+    pub ops: crate::protocol::OpSender,
     /// Bounded (`outbox::EVENT_CAPACITY`); text deltas merge while it is full.
     pub events: mpsc::Receiver<AgentEvent>,
     pub join: JoinHandle<()>,
@@ -64,7 +65,7 @@ pub struct AgentHandle {
 
 /// Starts the agent task.
 pub fn spawn(provider: Arc<dyn Provider>, options: AgentOptions) -> AgentHandle {
-    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (ops_tx, ops_rx) = crate::protocol::op_channel();
     let (events_tx, events_rx) = outbox::channel();
     let (answers_tx, answers_rx) = mpsc::unbounded_channel();
     let agent = Agent::new(provider, options, events_tx, answers_rx);
@@ -163,7 +164,7 @@ impl Agent {
     /// hangs up; ops that arrive while a prompt runs wait in `queued` unless the prompt takes them.
     async fn run(
         mut self,
-        mut ops: mpsc::UnboundedReceiver<Op>,
+        mut ops: mpsc::Receiver<Op>,
         answers: mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
     ) {
         self.announce_start();
@@ -191,7 +192,7 @@ impl Agent {
     async fn handle_op(
         &mut self,
         op: Op,
-        ops: &mut mpsc::UnboundedReceiver<Op>,
+        ops: &mut mpsc::Receiver<Op>,
         answers: &mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
         queued: &mut VecDeque<Op>,
     ) -> bool {
@@ -302,7 +303,7 @@ impl Agent {
         &mut self,
         text: String,
         mode: Mode,
-        ops: &mut mpsc::UnboundedReceiver<Op>,
+        ops: &mut mpsc::Receiver<Op>,
         answers: &mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
         queued: &mut VecDeque<Op>,
     ) -> bool {

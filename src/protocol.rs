@@ -150,6 +150,43 @@ impl FromStr for Permission {
     }
 }
 
+/// Ops a front end may have waiting for the agent before it is told the agent is not keeping
+/// up: far more than a person types between two turns of the agent's loop.
+pub const OPS_CAPACITY: usize = 256;
+
+/// The front end's end of the ops channel: bounded, so a front end that floods the agent (or
+/// a stuck agent) is an error it sees, never memory that grows without end.
+#[derive(Debug, Clone)]
+pub struct OpSender(tokio::sync::mpsc::Sender<Op>);
+
+/// Why an op was not delivered.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OpError {
+    /// `OPS_CAPACITY` ops are already waiting.
+    #[error("the agent is not keeping up: {OPS_CAPACITY} requests are already waiting")]
+    Full,
+    /// The agent task has ended.
+    #[error("the agent task has ended")]
+    Closed,
+}
+
+impl OpSender {
+    /// Hands `op` to the agent without waiting.
+    pub fn send(&self, op: Op) -> Result<(), OpError> {
+        use tokio::sync::mpsc::error::TrySendError;
+        self.0.try_send(op).map_err(|e| match e {
+            TrySendError::Full(_) => OpError::Full,
+            TrySendError::Closed(_) => OpError::Closed,
+        })
+    }
+}
+
+/// A new ops channel: the front end's sender and the agent's receiver.
+pub fn op_channel() -> (OpSender, tokio::sync::mpsc::Receiver<Op>) {
+    let (tx, rx) = tokio::sync::mpsc::channel(OPS_CAPACITY);
+    (OpSender(tx), rx)
+}
+
 /// From the user to the agent task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -636,6 +673,17 @@ impl<'de> Deserialize<'de> for AgentEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ops_channel_is_bounded_and_says_so() {
+        let (tx, rx) = op_channel();
+        for _ in 0..OPS_CAPACITY {
+            assert_eq!(tx.send(Op::Interrupt), Ok(()));
+        }
+        assert_eq!(tx.send(Op::Interrupt), Err(OpError::Full));
+        drop(rx);
+        assert_eq!(tx.send(Op::Interrupt), Err(OpError::Closed));
+    }
     use pretty_assertions::assert_eq;
 
     #[test]

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 use ratatui::layout::Rect;
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::approval::{ApprovalKey, PendingApproval};
 use super::cache::CacheView;
@@ -80,7 +79,7 @@ pub struct App {
     pub show_chart: bool,
     /// Lines of F1's help scrolled off the top.
     pub help_scroll: usize,
-    ops: UnboundedSender<Op>,
+    ops: crate::protocol::OpSender,
     running: bool,
     quit_armed: Option<Instant>,
     quit: bool,
@@ -151,7 +150,12 @@ pub struct App {
 
 impl App {
     /// A fresh UI for a session; `ops` reaches the agent task.
-    pub fn new(ops: UnboundedSender<Op>, mode: Mode, provider: String, model: String) -> Self {
+    pub fn new(
+        ops: crate::protocol::OpSender,
+        mode: Mode,
+        provider: String,
+        model: String,
+    ) -> Self {
         App {
             chat: ChatPane::default(),
             tools: ToolPanel::default(),
@@ -381,9 +385,11 @@ impl App {
         }
     }
 
-    fn send(&self, op: Op) {
+    fn send(&mut self, op: Op) {
         // A closed channel means the agent task ended; the UI sees that through its events.
-        let _ = self.ops.send(op);
+        if let Err(e @ crate::protocol::OpError::Full) = self.ops.send(op) {
+            self.notice_error(format!("not sent: {e}; try again in a moment"));
+        }
     }
 
     fn notice(&mut self, text: impl Into<String>) {

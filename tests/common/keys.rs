@@ -7,8 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 
 /// A UI for `provider` · `model` whose ops the test receives.
-pub fn app_for(mode: Mode, provider: &str, model: &str) -> (App, mpsc::UnboundedReceiver<Op>) {
-    let (tx, rx) = mpsc::unbounded_channel();
+pub fn app_for(mode: Mode, provider: &str, model: &str) -> (App, mpsc::Receiver<Op>) {
+    let (tx, rx) = chatcli::protocol::op_channel();
     (App::new(tx, mode, provider.into(), model.into()), rx)
 }
 
@@ -30,7 +30,7 @@ pub fn type_text(app: &mut App, text: &str) {
 }
 
 /// Every op sent so far.
-pub fn drain(ops: &mut mpsc::UnboundedReceiver<Op>) -> Vec<Op> {
+pub fn drain(ops: &mut mpsc::Receiver<Op>) -> Vec<Op> {
     let mut out = Vec::new();
     while let Ok(op) = ops.try_recv() {
         out.push(op);

@@ -5,7 +5,6 @@ use std::time::Duration;
 use chatcli::protocol::{AgentEvent, Mode, Op};
 use chatcli::ui::App;
 use pretty_assertions::assert_eq;
-use tokio::sync::mpsc;
 
 use crate::common::{demo_agent, events_until, kind};
 
@@ -93,7 +92,7 @@ async fn a_tool_round_trip_emits_the_documented_sequence_and_moves_the_meters() 
     );
 
     // The status bar shows the sums of those events.
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = App::new(tx, Mode::Agent, String::new(), String::new());
     for event in events.iter().cloned() {
         app.handle_agent_event(event);

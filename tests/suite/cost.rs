@@ -163,7 +163,7 @@ async fn the_budget_stops_new_requests_once_spent() {
 }
 
 fn app() -> chatcli::ui::App {
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     chatcli::ui::App::new(
         tx,
         Mode::Agent,

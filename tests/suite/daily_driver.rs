@@ -17,7 +17,7 @@ use crate::common::keys::{app_for, ctrl, drain, key, type_text};
 use crate::common::scripted::{Scripted, respond};
 use crate::common::{events_until, options, screen_at};
 
-fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<Op>) {
+fn app(mode: Mode) -> (App, mpsc::Receiver<Op>) {
     app_for(mode, "anthropic", "claude-sonnet-4-5")
 }
 

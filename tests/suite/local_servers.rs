@@ -440,7 +440,7 @@ async fn an_unknown_model_on_a_loopback_server_is_named_by_it_gets_its_window_an
 #[test]
 fn a_streaming_call_shows_in_the_tool_panel_with_its_bytes_and_the_meter_counts_it() {
     use crate::common::{draw, screen_text};
-    let (tx, _ops) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _ops) = chatcli::protocol::op_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "openai".into(), "smol".into());
     app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
     app.handle_agent_event(AgentEvent::ToolCallStarted {

@@ -583,7 +583,7 @@ fn usage(input: u64, output: u64) -> AgentEvent {
 #[test]
 fn the_tool_panel_shows_each_specialist_with_its_calls_nested_and_cost_breaks_down_per_agent() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let (tx, _ops) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _ops) = chatcli::protocol::op_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "anthropic".into(), "claude".into());
     let call = |id: &str, name: &str, args: serde_json::Value| AgentEvent::ToolCall {
         id: id.into(),
@@ -766,7 +766,7 @@ async fn the_session_log_keeps_specialist_events_and_resume_shows_and_bills_them
         "only the dispatch result mentions the specialist's answer"
     );
 
-    let (tx, _ops) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _ops) = chatcli::protocol::op_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "scripted".into(), "m".into());
     app.replay(resumed.events.clone());
     let screen = crate::common::screen_at(&mut app, 100, 24);
@@ -791,7 +791,7 @@ async fn the_session_log_keeps_specialist_events_and_resume_shows_and_bills_them
 #[test]
 fn a_specialists_approval_names_it_and_the_answer_goes_back_with_the_bare_id() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let (tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut ops) = chatcli::protocol::op_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Coder, "anthropic".into(), "claude".into());
     app.handle_agent_event(
         AgentEvent::Prompt {

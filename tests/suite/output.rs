@@ -9,7 +9,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 use ratatui::style::Color;
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use crate::common::{draw_at, screen_text, settle_approval, style_at};
 
@@ -55,7 +54,7 @@ const DIFF: &str = "The change:
 
 /// An app whose transcript is one answer with `text`.
 fn answered(text: &str) -> App {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = App::new(tx, Mode::Agent, "demo (offline)".into(), "demo".into());
     app.no_color = false;
     app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
@@ -167,7 +166,7 @@ fn a_git_diff_result_is_coloured_in_the_transcript_pager() {
 
 #[test]
 fn the_approval_dialog_colours_a_patch_diff() {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = App::new(tx, Mode::Coder, "demo (offline)".into(), "demo".into());
     app.no_color = false;
     app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });

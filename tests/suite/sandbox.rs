@@ -346,7 +346,7 @@ async fn a_session_without_landlock_says_so_once() {
 }
 
 fn tui(sandbox: SandboxSettings) -> chatcli::ui::App {
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo".into(), "demo".into());
     app.set_sandbox(sandbox);
     app

@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 
 use crate::common::{demo_agent, draw, events_until, screen_text, settle_approval};
 
-fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<chatcli::protocol::Op>) {
-    let (tx, rx) = mpsc::unbounded_channel();
+fn app(mode: Mode) -> (App, mpsc::Receiver<chatcli::protocol::Op>) {
+    let (tx, rx) = chatcli::protocol::op_channel();
     (
         App::new(tx, mode, "demo (offline)".into(), "demo".into()),
         rx,
@@ -591,7 +591,7 @@ fn model(
 /// Enter switches; an id no list knows is switched to with a warning.
 #[test]
 fn the_model_picker_filters_and_switches() {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = App::new(
         tx,
         Mode::Agent,
@@ -667,7 +667,7 @@ fn an_estimated_price_is_marked_in_the_meter() {
         price_estimated: estimated,
     };
     for (estimated, marked) in [(true, true), (false, false)] {
-        let (tx, _rx) = mpsc::unbounded_channel();
+        let (tx, _rx) = chatcli::protocol::op_channel();
         let mut app = App::new(
             tx,
             Mode::Agent,

@@ -499,7 +499,7 @@ async fn the_saved_files_browser_and_its_pager() {
         .map(|i| format!("line {i} of the saved page\n"))
         .collect();
     std::fs::write(&saved, &body).expect("write");
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo (offline)".into(), "demo".into());
     app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
     app.handle_agent_event(AgentEvent::ToolCall {

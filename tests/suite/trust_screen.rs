@@ -17,7 +17,7 @@ use crate::common::keys::{app_for, ctrl, drain, key, type_text};
 use crate::common::scripted::{Scripted, respond};
 use crate::common::{draw, events_until, options, screen_text, settle_approval};
 
-fn app(mode: Mode) -> (App, mpsc::UnboundedReceiver<Op>) {
+fn app(mode: Mode) -> (App, mpsc::Receiver<Op>) {
     app_for(mode, "demo (offline)", "demo")
 }
 
