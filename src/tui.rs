@@ -82,153 +82,277 @@ pub async fn run(
     Ok(())
 }
 
+/// The UI loop until the user quits: terminal input, the agent's events, frames when asked for,
+/// model lists as they are read, and SIGTERM/SIGHUP. Returns the exit summary.
 async fn event_loop(
-    mut provider: Arc<dyn Provider>,
-    mut options: AgentOptions,
+    provider: Arc<dyn Provider>,
+    options: AgentOptions,
     setup: &Setup,
     enhanced: bool,
 ) -> anyhow::Result<String> {
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    let mut models = setup.models.clone();
-    let (mut handle, mut app) = start_session(&provider, options.clone(), setup, &models);
     // The provider's model list arrives when it is read; one from a provider left since is dropped.
     let (models_tx, mut models_rx) = tokio::sync::mpsc::unbounded_channel::<(u64, ModelList)>();
-    let mut listing = 0u64;
-    let list_models = |provider: &Arc<dyn Provider>, generation: u64| {
-        if let Some(lister) = &setup.lister {
-            let read = lister(Arc::clone(provider));
-            let tx = models_tx.clone();
-            tokio::spawn(async move {
-                let _ = tx.send((generation, read.await));
-            });
-        }
-    };
-    list_models(&provider, listing);
+    let mut session = LiveSession::start(provider, options, setup, models_tx);
     let mut terminal_events = EventStream::new();
     let mut signals = Signals::new();
-
-    let mut next_frame: Option<Instant> = Some(Instant::now());
-    let mut last_frame = Instant::now() - FRAME_INTERVAL;
-    let request = |next: &mut Option<Instant>, at: Instant, last: Instant| {
-        let at = at.max(last + FRAME_INTERVAL);
-        *next = Some(next.map_or(at, |n| n.min(at)));
-    };
-
-    while !app.should_quit() {
-        // `/resume` picked a session: end this agent and go on with that one.
-        if let Some(path) = app.take_resume_request() {
-            match crate::session_log::load(&path) {
-                Ok(resumed) => {
-                    let _ = handle.ops.send(Op::Shutdown);
-                    options.session_id = resumed.id.clone();
-                    options.resume = Some(resumed);
-                    (handle, app) = start_session(&provider, options.clone(), setup, &models);
-                }
-                Err(e) => app.notice_error(format!("cannot resume {}: {e}", path.display())),
-            }
-            request(&mut next_frame, Instant::now(), last_frame);
-        }
-        // `/new`: end this agent (its log stays resumable) and start a fresh session.
-        if app.take_new_session_request() {
-            let _ = handle.ops.send(Op::Shutdown);
-            let old = options.session_id.clone();
-            options.session_id = crate::session::new_session_id();
-            options.resume = None;
-            (handle, app) = start_session(&provider, options.clone(), setup, &models);
-            app.notice_done(format!(
-                "new session; the previous one is resumable with chatcli --resume {old}"
-            ));
-            request(&mut next_frame, Instant::now(), last_frame);
-        }
-        // `/provider NAME`, `/model ID`: the same session (its log, history and screen) goes on
-        // with another provider or model, through the resume path.
-        if let Some((kind, model)) = app.take_switch_request() {
-            match switch_session(&options, setup, kind, model) {
-                Ok((next_provider, next_options)) => {
-                    let _ = handle.ops.send(Op::Shutdown);
-                    let _ =
-                        tokio::time::timeout(Duration::from_millis(500), &mut handle.join).await;
-                    let other_endpoint = next_provider.model_list() != provider.model_list();
-                    provider = next_provider;
-                    options = next_options;
-                    if other_endpoint {
-                        listing += 1;
-                        list_models(&provider, listing);
-                    }
-                    (handle, app) = start_session(&provider, options.clone(), setup, &models);
-                    app.notice_done(format!(
-                        "now on {} · {}: the conversation goes on; this provider's prompt cache starts cold",
-                        provider.label(),
-                        provider.model()
-                    ));
-                }
-                Err(e) => app.notice_error(format!("cannot switch: {e}")),
-            }
-            request(&mut next_frame, Instant::now(), last_frame);
+    let mut frames = FrameClock::new();
+    while !session.app.should_quit() {
+        if session.take_session_request().await {
+            frames.request();
         }
         // `/copy`: OSC 52 goes to the terminal itself, between frames.
-        if let Some(bytes) = app.take_terminal_write() {
+        if let Some(bytes) = session.app.take_terminal_write() {
             use std::io::Write;
             let mut out = std::io::stdout();
             let _ = out.write_all(bytes.as_bytes()).and_then(|()| out.flush());
         }
-        // Ctrl+X: the draft in $VISUAL/$EDITOR, with the terminal handed over meanwhile.
-        if let Some(draft) = app.take_editor_request() {
-            leave(enhanced);
-            let edited = crate::ui::editor::edit(&draft);
-            enter()?;
-            terminal.clear()?;
-            match edited {
-                Ok(text) => app.editor_done(text),
-                Err(e) => app.notice_error(e.to_string()),
-            }
-            request(&mut next_frame, Instant::now(), last_frame);
+        if let Some(draft) = session.app.take_editor_request() {
+            edit_draft(&mut terminal, &mut session.app, &draft, enhanced)?;
+            frames.request();
         }
-        let deadline = next_frame.map(tokio::time::Instant::from_std);
+        let deadline = frames.next.map(tokio::time::Instant::from_std);
         tokio::select! {
             event = terminal_events.next() => match event {
                 Some(Ok(event)) => {
-                    app.handle_terminal_event(event);
-                    request(&mut next_frame, Instant::now(), last_frame);
+                    session.app.handle_terminal_event(event);
+                    frames.request();
                 }
                 Some(Err(e)) => return Err(e.into()),
                 None => break,
             },
-            event = handle.events.recv() => match event {
+            event = session.handle.events.recv() => match event {
                 Some(event) => {
-                    app.handle_agent_event(event);
-                    request(&mut next_frame, Instant::now(), last_frame);
+                    session.app.handle_agent_event(event);
+                    frames.request();
                 }
                 None => break,
             },
-            _ = sleep_until_opt(deadline) => {
-                next_frame = None;
-                app.settle_at(Instant::now());
-                terminal.draw(|frame| app.render(frame))?;
-                last_frame = Instant::now();
-                if app.is_busy() {
-                    app.tick();
-                    request(&mut next_frame, last_frame + SPINNER_INTERVAL, last_frame);
-                }
-                if let Some(at) = app.take_wake() {
-                    request(&mut next_frame, at, last_frame);
-                }
-            }
+            _ = sleep_until_opt(deadline) => draw_frame(&mut terminal, &mut session.app, &mut frames)?,
             Some((generation, list)) = models_rx.recv() => {
-                if generation == listing {
-                    models = list;
-                    app.models = models.clone();
-                    request(&mut next_frame, Instant::now(), last_frame);
+                if session.take_models(generation, list) {
+                    frames.request();
                 }
             }
             _ = signals.recv() => break,
         }
     }
-    let _ = handle.ops.send(Op::Shutdown);
+    let _ = session.handle.ops.send(Op::Shutdown);
     // Give the agent a moment to finish cleanly; it must not hold the terminal hostage.
-    let _ = tokio::time::timeout(Duration::from_millis(500), &mut handle.join).await;
-    Ok(app.exit_summary(&options.session_id))
+    let _ = tokio::time::timeout(Duration::from_millis(500), &mut session.handle.join).await;
+    Ok(session.app.exit_summary(&session.options.session_id))
+}
+
+/// When the next frame is drawn: requests merge into the earliest, and no two frames are closer
+/// than `FRAME_INTERVAL`.
+struct FrameClock {
+    /// The next frame's time; `None` while nothing asked for one.
+    next: Option<Instant>,
+    last: Instant,
+}
+
+impl FrameClock {
+    /// A frame due now.
+    fn new() -> Self {
+        FrameClock {
+            next: Some(Instant::now()),
+            last: Instant::now() - FRAME_INTERVAL,
+        }
+    }
+
+    /// Asks for a frame as soon as may be.
+    fn request(&mut self) {
+        self.request_at(Instant::now());
+    }
+
+    /// Asks for a frame at `at`, or as soon after as may be.
+    fn request_at(&mut self, at: Instant) {
+        let at = at.max(self.last + FRAME_INTERVAL);
+        self.next = Some(self.next.map_or(at, |n| n.min(at)));
+    }
+}
+
+/// Draws a frame, then asks for the next one the screen needs (the spinner's step, a wake-up).
+fn draw_frame(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    app: &mut App,
+    frames: &mut FrameClock,
+) -> io::Result<()> {
+    frames.next = None;
+    app.settle_at(Instant::now());
+    terminal.draw(|frame| app.render(frame))?;
+    frames.last = Instant::now();
+    if app.is_busy() {
+        app.tick();
+        frames.request_at(frames.last + SPINNER_INTERVAL);
+    }
+    if let Some(at) = app.take_wake() {
+        frames.request_at(at);
+    }
+    Ok(())
+}
+
+/// Ctrl+X: the draft in $VISUAL/$EDITOR, with the terminal handed over meanwhile.
+fn edit_draft(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    app: &mut App,
+    draft: &str,
+    enhanced: bool,
+) -> io::Result<()> {
+    leave(enhanced);
+    let edited = crate::ui::editor::edit(draft);
+    enter()?;
+    terminal.clear()?;
+    match edited {
+        Ok(text) => app.editor_done(text),
+        Err(e) => app.notice_error(e.to_string()),
+    }
+    Ok(())
+}
+
+/// The session on screen: its agent, the `App` showing it, and what starting another needs.
+struct LiveSession<'a> {
+    provider: Arc<dyn Provider>,
+    options: AgentOptions,
+    setup: &'a Setup,
+    handle: agent::AgentHandle,
+    app: App,
+    /// The models `/model` offers, kept across the sessions this front end starts.
+    models: ModelList,
+    /// Which reading of the model list is current: one from a provider left since is dropped.
+    listing: u64,
+    models_tx: tokio::sync::mpsc::UnboundedSender<(u64, ModelList)>,
+}
+
+impl<'a> LiveSession<'a> {
+    /// The first session, and the reading of its provider's model list.
+    fn start(
+        provider: Arc<dyn Provider>,
+        options: AgentOptions,
+        setup: &'a Setup,
+        models_tx: tokio::sync::mpsc::UnboundedSender<(u64, ModelList)>,
+    ) -> Self {
+        let models = setup.models.clone();
+        let (handle, app) = start_session(&provider, options.clone(), setup, &models);
+        let session = LiveSession {
+            provider,
+            options,
+            setup,
+            handle,
+            app,
+            models,
+            listing: 0,
+            models_tx,
+        };
+        session.list_models();
+        session
+    }
+
+    /// Reads the provider's model list in the background, tagged with the current `listing`.
+    fn list_models(&self) {
+        if let Some(lister) = &self.setup.lister {
+            let read = lister(Arc::clone(&self.provider));
+            let tx = self.models_tx.clone();
+            let generation = self.listing;
+            tokio::spawn(async move {
+                let _ = tx.send((generation, read.await));
+            });
+        }
+    }
+
+    /// A model list read in the background; whether it is the current provider's (and shown).
+    fn take_models(&mut self, generation: u64, list: ModelList) -> bool {
+        if generation != self.listing {
+            return false;
+        }
+        self.models = list;
+        self.app.models = self.models.clone();
+        true
+    }
+
+    /// Acts on what the user asked of the session (`/resume`, `/new`, `/provider`, `/model`);
+    /// returns whether anything was asked, so the screen is redrawn.
+    async fn take_session_request(&mut self) -> bool {
+        let mut asked = false;
+        if let Some(path) = self.app.take_resume_request() {
+            self.resume(&path);
+            asked = true;
+        }
+        if self.app.take_new_session_request() {
+            self.new_session();
+            asked = true;
+        }
+        if let Some((kind, model)) = self.app.take_switch_request() {
+            self.switch(kind, model).await;
+            asked = true;
+        }
+        asked
+    }
+
+    /// `/resume` picked a session: end this agent and go on with that one.
+    fn resume(&mut self, path: &std::path::Path) {
+        match crate::session_log::load(path) {
+            Ok(resumed) => {
+                let _ = self.handle.ops.send(Op::Shutdown);
+                self.options.session_id = resumed.id.clone();
+                self.options.resume = Some(resumed);
+                self.restart();
+            }
+            Err(e) => self
+                .app
+                .notice_error(format!("cannot resume {}: {e}", path.display())),
+        }
+    }
+
+    /// `/new`: end this agent (its log stays resumable) and start a fresh session.
+    fn new_session(&mut self) {
+        let _ = self.handle.ops.send(Op::Shutdown);
+        let old = self.options.session_id.clone();
+        self.options.session_id = crate::session::new_session_id();
+        self.options.resume = None;
+        self.restart();
+        self.app.notice_done(format!(
+            "new session; the previous one is resumable with chatcli --resume {old}"
+        ));
+    }
+
+    /// `/provider NAME`, `/model ID`: the same session (its log, history and screen) goes on
+    /// with another provider or model, through the resume path.
+    async fn switch(&mut self, kind: Option<String>, model: Option<String>) {
+        let (provider, options) = match switch_session(&self.options, self.setup, kind, model) {
+            Ok(next) => next,
+            Err(e) => {
+                self.app.notice_error(format!("cannot switch: {e}"));
+                return;
+            }
+        };
+        let _ = self.handle.ops.send(Op::Shutdown);
+        let _ = tokio::time::timeout(Duration::from_millis(500), &mut self.handle.join).await;
+        let other_endpoint = provider.model_list() != self.provider.model_list();
+        self.provider = provider;
+        self.options = options;
+        if other_endpoint {
+            self.listing += 1;
+            self.list_models();
+        }
+        self.restart();
+        self.app.notice_done(format!(
+            "now on {} · {}: the conversation goes on; this provider's prompt cache starts cold",
+            self.provider.label(),
+            self.provider.model()
+        ));
+    }
+
+    /// A new agent and `App` for the current provider and options.
+    fn restart(&mut self) {
+        (self.handle, self.app) = start_session(
+            &self.provider,
+            self.options.clone(),
+            self.setup,
+            &self.models,
+        );
+    }
 }
 
 /// The provider and options for the same session on another provider or model, its log read

@@ -98,20 +98,31 @@ impl CostBook {
         if let Some(p) = pricing {
             self.saved_usd += p.cache_savings(usage);
         }
-        self.cost_usd = match (self.cost_usd, cost) {
-            (Some(total), Some(c)) => Some(total + c),
-            _ => None,
-        };
+        self.cost_usd = add_cost(self.cost_usd, cost);
         self.known_cost_usd += cost.unwrap_or(0.0);
-        let unpriced_warning = match (cost, self.budget_usd) {
-            (None, Some(_)) if !self.unpriced.iter().any(|m| m == model) => {
-                self.unpriced.push(model.to_string());
-                Some(format!(
-                    "the session budget cannot count {model}: it has no known price (add it to CHATCLI_HOME/pricing.toml); the budget goes on counting the requests it can price"
-                ))
-            }
-            _ => None,
+        let unpriced_warning = match cost {
+            None => self.unpriced_warning(model),
+            Some(_) => None,
         };
+        self.book_model(model, usage, cost);
+        self.book_agent(agent, usage, cost);
+        let warning = self.budget_warning();
+        (cost, unpriced_warning.into_iter().chain(warning).collect())
+    }
+
+    /// The warning, once per model, that the budget cannot count a model without a price.
+    fn unpriced_warning(&mut self, model: &str) -> Option<String> {
+        if self.budget_usd.is_none() || self.unpriced.iter().any(|m| m == model) {
+            return None;
+        }
+        self.unpriced.push(model.to_string());
+        Some(format!(
+            "the session budget cannot count {model}: it has no known price (add it to CHATCLI_HOME/pricing.toml); the budget goes on counting the requests it can price"
+        ))
+    }
+
+    /// Adds a request to `model`'s line of the bill.
+    fn book_model(&mut self, model: &str, usage: &UsageRecord, cost: Option<f64>) {
         let entry = match self.by_model.iter().position(|m| m.model == model) {
             Some(i) => &mut self.by_model[i],
             None => {
@@ -129,10 +140,11 @@ impl CostBook {
         entry.output_tokens += usage.output;
         entry.cache_read_tokens += usage.cache_read;
         entry.cache_creation_tokens += usage.cache_write();
-        entry.cost_usd = match (entry.cost_usd, cost) {
-            (Some(total), Some(c)) => Some(total + c),
-            _ => None,
-        };
+        entry.cost_usd = add_cost(entry.cost_usd, cost);
+    }
+
+    /// Adds a request to `agent`'s share of the bill.
+    fn book_agent(&mut self, agent: &str, usage: &UsageRecord, cost: Option<f64>) {
         let share = match self.by_agent.iter().position(|a| a.agent == agent) {
             Some(i) => &mut self.by_agent[i],
             None => {
@@ -148,12 +160,13 @@ impl CostBook {
         share.requests += 1;
         share.input_tokens += usage.total_input();
         share.output_tokens += usage.output;
-        share.cost_usd = match (share.cost_usd, cost) {
-            (Some(total), Some(c)) => Some(total + c),
-            _ => None,
-        };
+        share.cost_usd = add_cost(share.cost_usd, cost);
+    }
+
+    /// The warning, once per budget, that `BUDGET_WARNING` of it is spent.
+    fn budget_warning(&mut self) -> Option<String> {
         let spent = self.known_cost_usd;
-        let warning = match self.budget_usd {
+        match self.budget_usd {
             Some(budget) if !self.warned && spent >= budget * BUDGET_WARNING && spent < budget => {
                 self.warned = true;
                 Some(format!(
@@ -162,8 +175,7 @@ impl CostBook {
                 ))
             }
             _ => None,
-        };
-        (cost, unpriced_warning.into_iter().chain(warning).collect())
+        }
     }
 
     /// `Some(message)` when the budget is spent and no new request may start.
@@ -181,6 +193,14 @@ impl CostBook {
     pub fn set_budget(&mut self, budget: Option<f64>) {
         self.budget_usd = budget;
         self.warned = false;
+    }
+}
+
+/// A running total plus one more cost: unknown once either is.
+fn add_cost(total: Option<f64>, cost: Option<f64>) -> Option<f64> {
+    match (total, cost) {
+        (Some(total), Some(c)) => Some(total + c),
+        _ => None,
     }
 }
 

@@ -32,6 +32,33 @@ pub(super) fn open_memory(
     }
 }
 
+/// What `/context add` or `/context refresh` says: the files `verb` (attached, re-read) with their
+/// tokens, the new total against the cap, and what was skipped.
+fn describe_attached(
+    verb: &str,
+    outcome: &prompt::attachments::Outcome,
+    total: u64,
+    max: u64,
+) -> String {
+    let files: Vec<String> = outcome
+        .files
+        .iter()
+        .map(|(path, tokens)| format!("{path} ({tokens} tokens)"))
+        .collect();
+    let mut text = format!(
+        "{verb} {}; attachments now {total} of {max} tokens, sent with the cached prefix",
+        if files.is_empty() {
+            "nothing".to_string()
+        } else {
+            files.join(", ")
+        }
+    );
+    if !outcome.skipped.is_empty() {
+        text.push_str(&format!("; skipped {}", outcome.skipped.join(", ")));
+    }
+    text
+}
+
 impl Agent {
     /// `/config memory`: the active mode and the store's size.
     pub(super) fn memory_status(&self) -> String {
@@ -442,27 +469,6 @@ impl Agent {
         action: crate::protocol::ContextAction,
     ) -> String {
         use crate::protocol::ContextAction;
-        use prompt::attachments::Outcome;
-        let cwd = self.tools.ctx.workspace.clone();
-        let describe = |verb: &str, outcome: &Outcome, total: u64, max: u64| {
-            let files: Vec<String> = outcome
-                .files
-                .iter()
-                .map(|(path, tokens)| format!("{path} ({tokens} tokens)"))
-                .collect();
-            let mut text = format!(
-                "{verb} {}; attachments now {total} of {max} tokens, sent with the cached prefix",
-                if files.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    files.join(", ")
-                }
-            );
-            if !outcome.skipped.is_empty() {
-                text.push_str(&format!("; skipped {}", outcome.skipped.join(", ")));
-            }
-            text
-        };
         match action {
             ContextAction::List => {
                 self.refresh_bootstrap().await;
@@ -481,45 +487,51 @@ impl Agent {
                 }
             }
             ContextAction::Add { paths } => {
-                let mut attachments = self.stack.attachments.clone();
-                let result = tokio::task::spawn_blocking(move || {
-                    attachments.add(&cwd, &paths).map(|o| (attachments, o))
+                self.change_attachments("/context add", "attached", move |a, cwd| {
+                    a.add(cwd, &paths)
                 })
-                .await;
-                match result {
-                    Ok(Ok((attachments, outcome))) => {
-                        self.stack.attachments = attachments;
-                        describe(
-                            "attached",
-                            &outcome,
-                            self.stack.attachments.total_tokens(),
-                            self.stack.attachments.max_tokens(),
-                        )
-                    }
-                    Ok(Err(e)) => format!("/context add refused: {e}"),
-                    Err(e) => format!("/context add failed: {e}"),
-                }
+                .await
             }
             ContextAction::Refresh => {
-                let mut attachments = self.stack.attachments.clone();
-                let result = tokio::task::spawn_blocking(move || {
-                    attachments.refresh(&cwd).map(|o| (attachments, o))
-                })
-                .await;
-                match result {
-                    Ok(Ok((attachments, outcome))) => {
-                        self.stack.attachments = attachments;
-                        describe(
-                            "re-read",
-                            &outcome,
-                            self.stack.attachments.total_tokens(),
-                            self.stack.attachments.max_tokens(),
-                        )
-                    }
-                    Ok(Err(e)) => format!("/context refresh refused: {e}"),
-                    Err(e) => format!("/context refresh failed: {e}"),
-                }
+                self.change_attachments("/context refresh", "re-read", |a, cwd| a.refresh(cwd))
+                    .await
             }
+        }
+    }
+
+    /// Applies `change` to a copy of the attachments off the async thread (it reads files): on
+    /// success the copy replaces them and the answer says what was `verb`, else why `command`
+    /// did nothing.
+    async fn change_attachments(
+        &mut self,
+        command: &str,
+        verb: &str,
+        change: impl FnOnce(
+            &mut prompt::attachments::Attachments,
+            &std::path::Path,
+        )
+            -> Result<prompt::attachments::Outcome, prompt::attachments::AttachError>
+        + Send
+        + 'static,
+    ) -> String {
+        let cwd = self.tools.ctx.workspace.clone();
+        let mut attachments = self.stack.attachments.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            change(&mut attachments, &cwd).map(|o| (attachments, o))
+        })
+        .await;
+        match result {
+            Ok(Ok((attachments, outcome))) => {
+                self.stack.attachments = attachments;
+                describe_attached(
+                    verb,
+                    &outcome,
+                    self.stack.attachments.total_tokens(),
+                    self.stack.attachments.max_tokens(),
+                )
+            }
+            Ok(Err(e)) => format!("{command} refused: {e}"),
+            Err(e) => format!("{command} failed: {e}"),
         }
     }
 

@@ -324,6 +324,32 @@ impl super::Agent {
 
     /// `/rewind`: back to before prompt `prompt`, its files restored.
     pub(super) fn rewind(&mut self, prompt: usize) {
+        let Some(start) = self.rewind_start(prompt) else {
+            return;
+        };
+        self.emit(crate::protocol::AgentEvent::Rewound { prompt });
+        let dropped = self.thread.history.len().saturating_sub(start);
+        self.cut_history(prompt, start);
+        let (files, before_resume) = {
+            let mut snapshots = lock(&self.thread.snapshots);
+            (
+                snapshots.restore_since(prompt),
+                snapshots.before_this_run(prompt),
+            )
+        };
+        let message = rewind_report(
+            &self.tools.ctx.workspace,
+            prompt,
+            dropped,
+            &files,
+            before_resume,
+        );
+        self.emit(crate::protocol::AgentEvent::Notice { message });
+    }
+
+    /// Where prompt `prompt` starts in the history; `None`, said in a notice, when `/rewind`
+    /// cannot reach it (compacted) or it has no turn here.
+    fn rewind_start(&mut self, prompt: usize) -> Option<usize> {
         if prompt < self.thread.folded_prompts {
             self.emit(crate::protocol::AgentEvent::Notice {
                 message: format!(
@@ -332,25 +358,28 @@ impl super::Agent {
                     self.thread.folded_prompts + 1
                 ),
             });
-            return;
+            return None;
         }
-        let Some(start) = self
+        let start = self
             .thread
             .prompt_starts
             .iter()
             .skip(prompt)
-            .find_map(|s| *s)
-        else {
+            .find_map(|s| *s);
+        if start.is_none() {
             self.emit(crate::protocol::AgentEvent::Notice {
                 message: format!(
                     "nothing to rewind: prompt {} has no turn in this conversation",
                     prompt + 1
                 ),
             });
-            return;
-        };
-        self.emit(crate::protocol::AgentEvent::Rewound { prompt });
-        let dropped = self.thread.history.len().saturating_sub(start);
+        }
+        start
+    }
+
+    /// Cuts the history at `start`, where prompt `prompt` began (a compaction summary there
+    /// stays), resets the log to it, and forgets what the cut messages carried.
+    fn cut_history(&mut self, prompt: usize, start: usize) {
         // The compaction summary rides at the front of the first kept message: rewinding to
         // that message keeps the summary (the next prompt merges into it).
         let summary = self
@@ -377,49 +406,47 @@ impl super::Agent {
         // The volatile blocks rode in the dropped messages: send them again.
         self.stack.volatile = crate::prompt::VolatileTracker::default();
         self.stack.skills.forget_sent();
-        let (files, before_resume) = {
-            let mut snapshots = lock(&self.thread.snapshots);
-            (
-                snapshots.restore_since(prompt),
-                snapshots.before_this_run(prompt),
-            )
-        };
-        let workspace = self.tools.ctx.workspace.clone();
-        let show = |p: &PathBuf| {
-            p.strip_prefix(&workspace)
-                .unwrap_or(p)
-                .display()
-                .to_string()
-        };
-        let mut message = format!(
-            "rewound to before prompt {} ({dropped} messages dropped)",
-            prompt + 1
-        );
-        if !files.restored.is_empty() {
-            let names: Vec<String> = files.restored.iter().map(show).collect();
-            message.push_str(&format!("; restored {}", names.join(", ")));
-        }
-        if !files.removed.is_empty() {
-            let names: Vec<String> = files.removed.iter().map(show).collect();
-            message.push_str(&format!("; removed {} (created since)", names.join(", ")));
-        }
-        for (path, why) in &files.failed {
-            message.push_str(&format!("; could not restore {}: {why}", show(path)));
-        }
-        for (path, diff) in &files.changed {
-            message.push_str(&format!(
-                "; left {} as it is: it changed since chatcli wrote it\n{diff}\n",
-                show(path)
-            ));
-        }
-        if before_resume {
-            message.push_str(
-                "; files written before this session was resumed are not restored (snapshots last one run)",
-            );
-        }
-        message.push_str("; commands run since are not undone");
-        self.emit(crate::protocol::AgentEvent::Notice { message });
     }
+}
+
+/// What `/rewind` tells the user: how much of the conversation went, and what became of each
+/// file (paths relative to `workspace`).
+fn rewind_report(
+    workspace: &Path,
+    prompt: usize,
+    dropped: usize,
+    files: &Restored,
+    before_resume: bool,
+) -> String {
+    let show = |p: &PathBuf| p.strip_prefix(workspace).unwrap_or(p).display().to_string();
+    let mut message = format!(
+        "rewound to before prompt {} ({dropped} messages dropped)",
+        prompt + 1
+    );
+    if !files.restored.is_empty() {
+        let names: Vec<String> = files.restored.iter().map(show).collect();
+        message.push_str(&format!("; restored {}", names.join(", ")));
+    }
+    if !files.removed.is_empty() {
+        let names: Vec<String> = files.removed.iter().map(show).collect();
+        message.push_str(&format!("; removed {} (created since)", names.join(", ")));
+    }
+    for (path, why) in &files.failed {
+        message.push_str(&format!("; could not restore {}: {why}", show(path)));
+    }
+    for (path, diff) in &files.changed {
+        message.push_str(&format!(
+            "; left {} as it is: it changed since chatcli wrote it\n{diff}\n",
+            show(path)
+        ));
+    }
+    if before_resume {
+        message.push_str(
+            "; files written before this session was resumed are not restored (snapshots last one run)",
+        );
+    }
+    message.push_str("; commands run since are not undone");
+    message
 }
 
 #[cfg(test)]

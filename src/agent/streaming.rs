@@ -163,6 +163,39 @@ struct Unfinished {
     output_bytes: usize,
 }
 
+/// One response while it streams: what it says so far and what is known of its cost.
+struct Streamed {
+    response: Response,
+    /// The calls that began streaming.
+    receiving: Receiving,
+    unfinished: Unfinished,
+    /// The request's blocks, for the cache ledger once the usage arrives.
+    blocks: Option<Vec<ledger::Block>>,
+    /// The `max_tokens` asked for: output that reaches it is at the limit.
+    limit: u64,
+    /// A call a small model writes as text is run, not shown: its block is held back.
+    hold: super::text_calls::Holdback,
+}
+
+impl Streamed {
+    /// Nothing received yet of the response to `request`.
+    fn for_request(request: &ModelRequest) -> Self {
+        Streamed {
+            blocks: Some(ledger::request_blocks(request)),
+            unfinished: Unfinished {
+                request_bytes: serde_json::to_vec(request).map_or(0, |b| b.len()),
+                ..Unfinished::default()
+            },
+            limit: u64::from(request.max_output_tokens),
+            hold: super::text_calls::Holdback::new(
+                request.tools.iter().map(|t| t.name.clone()).collect(),
+            ),
+            response: Response::default(),
+            receiving: Receiving::default(),
+        }
+    }
+}
+
 impl Agent {
     /// Streams a response, sending the request again after a retryable failure that came before
     /// any output (429, 529, 5xx, a dropped connection): exponential backoff with jitter, or the
@@ -228,143 +261,171 @@ impl Agent {
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
-        let blocks = ledger::request_blocks(&request);
-        let mut blocks = Some(blocks);
-        let mut unfinished = Unfinished {
-            request_bytes: serde_json::to_vec(&request).map_or(0, |b| b.len()),
-            ..Unfinished::default()
-        };
-        let limit = u64::from(request.max_output_tokens);
-        // A call a small model writes as text is run, not shown: its block is held back.
-        let mut hold = super::text_calls::Holdback::new(
-            request.tools.iter().map(|t| t.name.clone()).collect(),
-        );
+        let mut streamed = Streamed::for_request(&request);
         let mut stream = self.provider.stream(request);
-        let mut response = Response::default();
-        let mut receiving = Receiving::default();
         loop {
             let next = tokio::select! {
-                _ = cancel.cancelled() => {
-                    // Calls that were never run must not enter the history without results.
-                    response.tool_calls.clear();
-                    self.close_unfinished(&mut receiving, CutBy::Interrupted);
-                    response.interrupted = true;
-                    self.book_unfinished(turn, unfinished);
-                    self.release_held(&mut hold);
-                    return (response, None);
-                }
+                _ = cancel.cancelled() => return self.end_interrupted(streamed, turn),
                 next = stream.next() => next,
             };
             let event = match next {
-                None if response.stop.is_some() => {
-                    self.keep_cut_off(&mut receiving, &mut response);
-                    self.release_held(&mut hold);
-                    return (response, None);
-                }
+                None if streamed.response.stop.is_some() => return self.end_complete(streamed),
                 None => {
-                    response.tool_calls.clear();
-                    self.close_unfinished(&mut receiving, CutBy::DroppedStream);
-                    self.book_unfinished(turn, unfinished);
                     let error = ProviderError::Truncated {
                         provider: self.provider.name().to_string(),
                     };
-                    self.release_held(&mut hold);
-                    return (response, Some(error));
+                    return self.end_dropped(streamed, turn, error);
                 }
-                Some(Err(error)) => {
-                    response.tool_calls.clear();
-                    self.close_unfinished(&mut receiving, CutBy::DroppedStream);
-                    self.book_unfinished(turn, unfinished);
-                    self.release_held(&mut hold);
-                    return (response, Some(error));
-                }
+                Some(Err(error)) => return self.end_dropped(streamed, turn, error),
                 Some(Ok(event)) => event,
             };
-            unfinished.started = true;
-            match event {
-                ProviderEvent::TextDelta(text) => {
-                    unfinished.output_bytes += text.len();
-                    response.text.push_str(&text);
-                    let shown = hold.push(&text);
-                    if !shown.is_empty() {
-                        self.emit(AgentEvent::TextDelta { text: shown });
-                    }
-                }
-                ProviderEvent::ReasoningDelta(text) => {
-                    unfinished.output_bytes += text.len();
-                    self.emit(AgentEvent::ReasoningDelta { text });
-                }
-                ProviderEvent::ReasoningBlock { text, signature } => {
-                    response
-                        .reasoning
-                        .push(ContentBlock::Thinking { text, signature });
-                }
-                ProviderEvent::ToolCallStarted { index, id, name } => {
-                    unfinished.output_bytes += name.len();
-                    let repeated = receiving
-                        .open(index)
-                        .is_some_and(|c| id.is_empty() || c.raw_id.is_empty() || c.raw_id == id);
-                    if !repeated {
-                        let unique = self.thread.call_ids.unique(id.clone());
-                        self.emit(AgentEvent::ToolCallStarted {
-                            id: unique.clone(),
-                            name: name.clone(),
-                        });
-                        receiving.calls.push(Incoming {
-                            index,
-                            raw_id: id,
-                            id: unique,
-                            name,
-                            arguments: String::new(),
-                            done: false,
-                            reported: Instant::now(),
-                        });
-                    }
-                }
-                ProviderEvent::ToolCallArgs { index, fragment } => {
-                    unfinished.output_bytes += fragment.len();
-                    if let Some(call) = receiving.open(index) {
-                        call.arguments.push_str(&fragment);
-                        if call.reported.elapsed() >= PROGRESS_EVERY {
-                            call.reported = Instant::now();
-                            let event = AgentEvent::ToolCallProgress {
-                                id: call.id.clone(),
-                                bytes: call.arguments.len() as u64,
-                            };
-                            self.emit(event);
-                        }
-                    }
-                }
-                ProviderEvent::PartialUsage(usage) => unfinished.partial = Some(usage),
-                ProviderEvent::ToolCall { id, name, args } => {
-                    // Gemini, Ollama and some compatible servers send no ids (or `call_1` on
-                    // every response); results are matched by id, so each must be unique.
-                    let id = match receiving.complete(&id) {
-                        Some(started) => started,
-                        None => self.thread.call_ids.unique(id),
-                    };
-                    response.tool_calls.push((id, name, args));
-                }
-                ProviderEvent::Usage(usage) => {
-                    response.at_limit = usage.output >= limit;
-                    unfinished.booked = true;
-                    self.record_usage(turn, usage);
-                    if let Some(miss) = blocks
-                        .take()
-                        .and_then(|b| self.accounts.ledger.record(b, &usage))
-                    {
-                        self.emit(AgentEvent::CacheMiss {
-                            block: miss.block,
-                            rewritten_tokens: miss.rewritten_tokens,
-                            expected_read: miss.expected_read,
-                            actual_read: miss.actual_read,
-                        });
-                    }
-                }
-                ProviderEvent::Notice(message) => self.emit(AgentEvent::Notice { message }),
-                ProviderEvent::Stop(reason) => response.stop = Some(reason),
-            }
+            streamed.unfinished.started = true;
+            self.take_event(&mut streamed, turn, event);
         }
+    }
+
+    /// Folds one provider event into the response, telling the front end what it shows.
+    fn take_event(&mut self, streamed: &mut Streamed, turn: u32, event: ProviderEvent) {
+        match event {
+            ProviderEvent::TextDelta(text) => {
+                streamed.unfinished.output_bytes += text.len();
+                streamed.response.text.push_str(&text);
+                let shown = streamed.hold.push(&text);
+                if !shown.is_empty() {
+                    self.emit(AgentEvent::TextDelta { text: shown });
+                }
+            }
+            ProviderEvent::ReasoningDelta(text) => {
+                streamed.unfinished.output_bytes += text.len();
+                self.emit(AgentEvent::ReasoningDelta { text });
+            }
+            ProviderEvent::ReasoningBlock { text, signature } => {
+                streamed
+                    .response
+                    .reasoning
+                    .push(ContentBlock::Thinking { text, signature });
+            }
+            ProviderEvent::ToolCallStarted { index, id, name } => {
+                streamed.unfinished.output_bytes += name.len();
+                self.start_call(&mut streamed.receiving, index, id, name);
+            }
+            ProviderEvent::ToolCallArgs { index, fragment } => {
+                streamed.unfinished.output_bytes += fragment.len();
+                self.continue_call(&mut streamed.receiving, index, &fragment);
+            }
+            ProviderEvent::PartialUsage(usage) => streamed.unfinished.partial = Some(usage),
+            ProviderEvent::ToolCall { id, name, args } => {
+                // Gemini, Ollama and some compatible servers send no ids (or `call_1` on
+                // every response); results are matched by id, so each must be unique.
+                let id = match streamed.receiving.complete(&id) {
+                    Some(started) => started,
+                    None => self.thread.call_ids.unique(id),
+                };
+                streamed.response.tool_calls.push((id, name, args));
+            }
+            ProviderEvent::Usage(usage) => self.take_usage(streamed, turn, usage),
+            ProviderEvent::Notice(message) => self.emit(AgentEvent::Notice { message }),
+            ProviderEvent::Stop(reason) => streamed.response.stop = Some(reason),
+        }
+    }
+
+    /// A call whose name arrived: announced under a session-unique id, unless it is the open
+    /// call at this index said again.
+    fn start_call(&mut self, receiving: &mut Receiving, index: usize, id: String, name: String) {
+        let repeated = receiving
+            .open(index)
+            .is_some_and(|c| id.is_empty() || c.raw_id.is_empty() || c.raw_id == id);
+        if repeated {
+            return;
+        }
+        let unique = self.thread.call_ids.unique(id.clone());
+        self.emit(AgentEvent::ToolCallStarted {
+            id: unique.clone(),
+            name: name.clone(),
+        });
+        receiving.calls.push(Incoming {
+            index,
+            raw_id: id,
+            id: unique,
+            name,
+            arguments: String::new(),
+            done: false,
+            reported: Instant::now(),
+        });
+    }
+
+    /// More of an open call's arguments; their byte count is reported every `PROGRESS_EVERY`.
+    fn continue_call(&mut self, receiving: &mut Receiving, index: usize, fragment: &str) {
+        let Some(call) = receiving.open(index) else {
+            return;
+        };
+        call.arguments.push_str(fragment);
+        if call.reported.elapsed() >= PROGRESS_EVERY {
+            call.reported = Instant::now();
+            let event = AgentEvent::ToolCallProgress {
+                id: call.id.clone(),
+                bytes: call.arguments.len() as u64,
+            };
+            self.emit(event);
+        }
+    }
+
+    /// The response's final usage: booked, and checked against the cache ledger (a miss is
+    /// reported with the block that caused it).
+    fn take_usage(&mut self, streamed: &mut Streamed, turn: u32, usage: UsageRecord) {
+        streamed.response.at_limit = usage.output >= streamed.limit;
+        streamed.unfinished.booked = true;
+        self.record_usage(turn, usage);
+        if let Some(miss) = streamed
+            .blocks
+            .take()
+            .and_then(|b| self.accounts.ledger.record(b, &usage))
+        {
+            self.emit(AgentEvent::CacheMiss {
+                block: miss.block,
+                rewritten_tokens: miss.rewritten_tokens,
+                expected_read: miss.expected_read,
+                actual_read: miss.actual_read,
+            });
+        }
+    }
+
+    /// The stream ended after a stop reason: the response is kept, calls cut off mid-stream
+    /// with it.
+    fn end_complete(&mut self, mut streamed: Streamed) -> (Response, Option<ProviderError>) {
+        self.keep_cut_off(&mut streamed.receiving, &mut streamed.response);
+        self.release_held(&mut streamed.hold);
+        (streamed.response, None)
+    }
+
+    /// The user interrupted: no call of the response runs, what it cost so far is booked.
+    fn end_interrupted(
+        &mut self,
+        mut streamed: Streamed,
+        turn: u32,
+    ) -> (Response, Option<ProviderError>) {
+        // Calls that were never run must not enter the history without results.
+        streamed.response.tool_calls.clear();
+        self.close_unfinished(&mut streamed.receiving, CutBy::Interrupted);
+        streamed.response.interrupted = true;
+        self.book_unfinished(turn, streamed.unfinished);
+        self.release_held(&mut streamed.hold);
+        (streamed.response, None)
+    }
+
+    /// The stream failed or ended without a stop reason: no call of the response runs, what it
+    /// cost so far is booked, and `error` says why.
+    fn end_dropped(
+        &mut self,
+        mut streamed: Streamed,
+        turn: u32,
+        error: ProviderError,
+    ) -> (Response, Option<ProviderError>) {
+        streamed.response.tool_calls.clear();
+        self.close_unfinished(&mut streamed.receiving, CutBy::DroppedStream);
+        self.book_unfinished(turn, streamed.unfinished);
+        self.release_held(&mut streamed.hold);
+        (streamed.response, Some(error))
     }
 
     /// A response that finished with calls still streaming (the output limit hit mid-call on a

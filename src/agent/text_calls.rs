@@ -30,58 +30,74 @@ const HERMES_OPEN: &str = "<tool_call>";
 const HERMES_CLOSE: &str = "</tool_call>";
 const MISTRAL: &str = "[TOOL_CALLS]";
 
-/// The calls written in `text`, for the offered `tools`.
+/// The calls written in `text`, for the offered `tools`: the first shape present decides.
 pub fn extract(text: &str, tools: &[&str]) -> Extracted {
+    if text.contains(HERMES_OPEN) {
+        return extract_hermes(text, tools);
+    }
+    if let Some((before, body)) = text.split_once(MISTRAL) {
+        return extract_mistral(text, before, body, tools);
+    }
+    extract_fenced(text, tools)
+}
+
+/// Hermes blocks, one or several; an unclosed last block runs to the end.
+fn extract_hermes(text: &str, tools: &[&str]) -> Extracted {
     let mut out = Extracted::default();
     let mut kept = String::new();
     let mut rest = text;
-    // Hermes blocks, one or several; an unclosed last block runs to the end.
-    if rest.contains(HERMES_OPEN) {
-        while let Some((before, after)) = rest.split_once(HERMES_OPEN) {
-            kept.push_str(before);
-            let (body, next) = after.split_once(HERMES_CLOSE).unwrap_or((after, ""));
-            match parse_call(body.trim(), tools) {
-                Ok(call) => out.calls.push(call),
-                Err(why) => {
-                    out.malformed.get_or_insert(why);
-                    // The block as written stays in the answer: open tag, body, close tag.
-                    kept.push_str(HERMES_OPEN);
-                    kept.push_str(body);
-                    if after.len() > body.len() {
-                        kept.push_str(HERMES_CLOSE);
-                    }
+    while let Some((before, after)) = rest.split_once(HERMES_OPEN) {
+        kept.push_str(before);
+        let (body, next) = after.split_once(HERMES_CLOSE).unwrap_or((after, ""));
+        match parse_call(body.trim(), tools) {
+            Ok(call) => out.calls.push(call),
+            Err(why) => {
+                out.malformed.get_or_insert(why);
+                // The block as written stays in the answer: open tag, body, close tag.
+                kept.push_str(HERMES_OPEN);
+                kept.push_str(body);
+                if after.len() > body.len() {
+                    kept.push_str(HERMES_CLOSE);
                 }
             }
-            rest = next;
         }
-        kept.push_str(rest);
-        out.text = kept.trim().to_string();
-        return out;
+        rest = next;
     }
-    if let Some((before, body)) = text.split_once(MISTRAL) {
-        let body = body.trim();
-        match serde_json::from_str::<Value>(body)
-            .map_err(|_| "the [TOOL_CALLS] list is not valid JSON".to_string())
-            .and_then(|v| match v {
-                Value::Array(items) => items
-                    .into_iter()
-                    .map(|item| call_of(item, tools))
-                    .collect::<Result<Vec<_>, _>>(),
-                item @ Value::Object(_) => call_of(item, tools).map(|c| vec![c]),
-                _ => Err("[TOOL_CALLS] must be followed by a list of calls".to_string()),
-            }) {
-            Ok(calls) => {
-                out.calls = calls;
-                out.text = before.trim().to_string();
-            }
-            Err(why) => {
-                out.malformed = Some(why);
-                out.text = text.trim().to_string();
-            }
+    kept.push_str(rest);
+    out.text = kept.trim().to_string();
+    out
+}
+
+/// Mistral's `[TOOL_CALLS]` list (or one object), `body` being all that follows the marker and
+/// `before` what precedes it.
+fn extract_mistral(text: &str, before: &str, body: &str, tools: &[&str]) -> Extracted {
+    let mut out = Extracted::default();
+    let body = body.trim();
+    match serde_json::from_str::<Value>(body)
+        .map_err(|_| "the [TOOL_CALLS] list is not valid JSON".to_string())
+        .and_then(|v| match v {
+            Value::Array(items) => items
+                .into_iter()
+                .map(|item| call_of(item, tools))
+                .collect::<Result<Vec<_>, _>>(),
+            item @ Value::Object(_) => call_of(item, tools).map(|c| vec![c]),
+            _ => Err("[TOOL_CALLS] must be followed by a list of calls".to_string()),
+        }) {
+        Ok(calls) => {
+            out.calls = calls;
+            out.text = before.trim().to_string();
         }
-        return out;
+        Err(why) => {
+            out.malformed = Some(why);
+            out.text = text.trim().to_string();
+        }
     }
-    // A fenced JSON block that is exactly one call. Any other fenced JSON is just an answer.
+    out
+}
+
+/// A fenced JSON block that is exactly one call. Any other fenced JSON is just an answer.
+fn extract_fenced(text: &str, tools: &[&str]) -> Extracted {
+    let mut out = Extracted::default();
     let mut search = 0;
     while let Some(found) = text.get(search..).and_then(|t| t.find("```json")) {
         let open = search + found;

@@ -34,11 +34,7 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
         .model
         .clone()
         .unwrap_or_else(|| default_model.to_string());
-    let mut http = Http::default();
-    http.max_request_bytes = config.max_request_bytes;
-    http.prompt_cache = config.prompt_cache;
-    http.response_timeout = Duration::from_secs(config.response_timeout_secs);
-    http.first_byte_timeout = config.first_byte_timeout();
+    let http = http_client(config);
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Demo => Arc::new(DemoProvider::new(demo_delay)),
         ProviderKind::Anthropic | ProviderKind::Minimax => {
@@ -68,16 +64,8 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
         | ProviderKind::Moonshot
         | ProviderKind::OpenRouter
         | ProviderKind::GithubModels => {
-            let preset = match kind {
-                ProviderKind::Xai => Preset::XAI,
-                ProviderKind::Zai => Preset::ZAI,
-                ProviderKind::Moonshot => Preset::MOONSHOT,
-                ProviderKind::OpenRouter => Preset::OPENROUTER,
-                ProviderKind::GithubModels => Preset::GITHUB_MODELS,
-                _ => Preset::OPENAI,
-            };
             let key = api_key(config, kind)?;
-            Arc::new(OpenAiChat::new(http, preset, base_url, key, model))
+            Arc::new(OpenAiChat::new(http, preset(kind), base_url, key, model))
         }
         ProviderKind::GoogleAi => {
             let key = api_key(config, kind)?;
@@ -92,86 +80,127 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
                 .unwrap_or_else(|| default_url.to_string());
             Arc::new(Ollama::new(http, &host, model))
         }
-        ProviderKind::Bedrock => {
-            let env = &config.env;
-            let region = env
-                .get("AWS_REGION")
-                .or_else(|| env.get("AWS_DEFAULT_REGION"))
-                .unwrap_or("us-east-1")
-                .to_string();
-            let endpoint = config
-                .base_url
-                .clone()
-                .unwrap_or_else(|| bedrock::endpoint_for(&region));
-            let auth = match (
-                env.get("AWS_BEARER_TOKEN_BEDROCK"),
-                env.get("AWS_ACCESS_KEY_ID"),
-                env.get("AWS_SECRET_ACCESS_KEY"),
-            ) {
-                (Some(token), _, _) => bedrock::Auth::Bearer(token.trim().to_string()),
-                (None, Some(access), Some(secret)) => bedrock::Auth::SigV4 {
-                    access_key: access.trim().to_string(),
-                    secret_key: secret.trim().to_string(),
-                    session_token: env.get("AWS_SESSION_TOKEN").map(|t| t.trim().to_string()),
-                },
-                _ => {
-                    return Err(ProviderError::Setup(
-                        "provider `bedrock` needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN if temporary), or AWS_BEARER_TOKEN_BEDROCK".into(),
-                    ));
-                }
-            };
-            Arc::new(bedrock::Bedrock::new(http, endpoint, region, auth, model))
-        }
-        ProviderKind::Copilot => {
-            let oauth = config
-                .env
-                .get("GITHUB_COPILOT_TOKEN")
-                .map(str::to_string)
-                .or_else(|| crate::provider::copilot::stored_token(&config.home))
-                .ok_or_else(|| {
-                    ProviderError::Setup(
-                        "provider `copilot` needs a GitHub token: run `chatcli auth copilot`, or set GITHUB_COPILOT_TOKEN".into(),
-                    )
-                })?;
-            let github_api = config
-                .base_url
-                .clone()
-                .unwrap_or_else(|| crate::provider::copilot::GITHUB_API.to_string());
-            Arc::new(crate::provider::copilot::Copilot::new(
-                http, github_api, oauth, model,
-            ))
-        }
-        ProviderKind::StackSpot => {
-            let env = &config.env;
-            let var = |names: &[&str]| {
-                names
-                    .iter()
-                    .find_map(|n| env.get(n))
-                    .map(|v| v.trim().to_string())
-            };
-            let missing =
-                |what: &str| ProviderError::Setup(format!("provider `stackspot` needs {what}"));
-            let settings = crate::provider::stackspot::Settings {
-                idm: config
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| crate::provider::stackspot::IDM.to_string()),
-                inference: config
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| crate::provider::stackspot::INFERENCE.to_string()),
-                realm: var(&["STACKSPOT_REALM"]).ok_or_else(|| missing("STACKSPOT_REALM"))?,
-                client_id: var(&["STACKSPOT_CLIENT_ID", "CLIENT_ID"])
-                    .ok_or_else(|| missing("STACKSPOT_CLIENT_ID (or CLIENT_ID)"))?,
-                client_secret: var(&["STACKSPOT_CLIENT_SECRET", "CLIENT_KEY"])
-                    .ok_or_else(|| missing("STACKSPOT_CLIENT_SECRET (or CLIENT_KEY)"))?,
-                agent_id: var(&["STACKSPOT_AGENT_ID"])
-                    .ok_or_else(|| missing("STACKSPOT_AGENT_ID"))?,
-            };
-            Arc::new(crate::provider::stackspot::StackSpot::new(http, settings))
-        }
+        ProviderKind::Bedrock => Arc::new(bedrock_client(config, http, model)?),
+        ProviderKind::Copilot => Arc::new(copilot_client(config, http, model)?),
+        ProviderKind::StackSpot => Arc::new(crate::provider::stackspot::StackSpot::new(
+            http,
+            stackspot_settings(config)?,
+        )),
     };
     Ok(provider)
+}
+
+/// The HTTP settings every client shares: request cap, prompt cache, timeouts.
+fn http_client(config: &Config) -> Http {
+    let mut http = Http::default();
+    http.max_request_bytes = config.max_request_bytes;
+    http.prompt_cache = config.prompt_cache;
+    http.response_timeout = Duration::from_secs(config.response_timeout_secs);
+    http.first_byte_timeout = config.first_byte_timeout();
+    http
+}
+
+/// The Chat Completions preset of an OpenAI-compatible provider name.
+fn preset(kind: ProviderKind) -> Preset {
+    match kind {
+        ProviderKind::Xai => Preset::XAI,
+        ProviderKind::Zai => Preset::ZAI,
+        ProviderKind::Moonshot => Preset::MOONSHOT,
+        ProviderKind::OpenRouter => Preset::OPENROUTER,
+        ProviderKind::GithubModels => Preset::GITHUB_MODELS,
+        _ => Preset::OPENAI,
+    }
+}
+
+/// Bedrock: the region and endpoint from the AWS variables, a bearer token or SigV4 keys.
+fn bedrock_client(
+    config: &Config,
+    http: Http,
+    model: String,
+) -> Result<bedrock::Bedrock, ProviderError> {
+    let env = &config.env;
+    let region = env
+        .get("AWS_REGION")
+        .or_else(|| env.get("AWS_DEFAULT_REGION"))
+        .unwrap_or("us-east-1")
+        .to_string();
+    let endpoint = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| bedrock::endpoint_for(&region));
+    let auth = match (
+        env.get("AWS_BEARER_TOKEN_BEDROCK"),
+        env.get("AWS_ACCESS_KEY_ID"),
+        env.get("AWS_SECRET_ACCESS_KEY"),
+    ) {
+        (Some(token), _, _) => bedrock::Auth::Bearer(token.trim().to_string()),
+        (None, Some(access), Some(secret)) => bedrock::Auth::SigV4 {
+            access_key: access.trim().to_string(),
+            secret_key: secret.trim().to_string(),
+            session_token: env.get("AWS_SESSION_TOKEN").map(|t| t.trim().to_string()),
+        },
+        _ => {
+            return Err(ProviderError::Setup(
+                "provider `bedrock` needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN if temporary), or AWS_BEARER_TOKEN_BEDROCK".into(),
+            ));
+        }
+    };
+    Ok(bedrock::Bedrock::new(http, endpoint, region, auth, model))
+}
+
+/// Copilot: the GitHub token from the environment or `chatcli auth copilot`'s store.
+fn copilot_client(
+    config: &Config,
+    http: Http,
+    model: String,
+) -> Result<crate::provider::copilot::Copilot, ProviderError> {
+    let oauth = config
+        .env
+        .get("GITHUB_COPILOT_TOKEN")
+        .map(str::to_string)
+        .or_else(|| crate::provider::copilot::stored_token(&config.home))
+        .ok_or_else(|| {
+            ProviderError::Setup(
+                "provider `copilot` needs a GitHub token: run `chatcli auth copilot`, or set GITHUB_COPILOT_TOKEN".into(),
+            )
+        })?;
+    let github_api = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| crate::provider::copilot::GITHUB_API.to_string());
+    Ok(crate::provider::copilot::Copilot::new(
+        http, github_api, oauth, model,
+    ))
+}
+
+/// StackSpot: its realm, client and agent from the environment, each named when missing.
+fn stackspot_settings(
+    config: &Config,
+) -> Result<crate::provider::stackspot::Settings, ProviderError> {
+    let env = &config.env;
+    let var = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| env.get(n))
+            .map(|v| v.trim().to_string())
+    };
+    let missing = |what: &str| ProviderError::Setup(format!("provider `stackspot` needs {what}"));
+    Ok(crate::provider::stackspot::Settings {
+        idm: config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| crate::provider::stackspot::IDM.to_string()),
+        inference: config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| crate::provider::stackspot::INFERENCE.to_string()),
+        realm: var(&["STACKSPOT_REALM"]).ok_or_else(|| missing("STACKSPOT_REALM"))?,
+        client_id: var(&["STACKSPOT_CLIENT_ID", "CLIENT_ID"])
+            .ok_or_else(|| missing("STACKSPOT_CLIENT_ID (or CLIENT_ID)"))?,
+        client_secret: var(&["STACKSPOT_CLIENT_SECRET", "CLIENT_KEY"])
+            .ok_or_else(|| missing("STACKSPOT_CLIENT_SECRET (or CLIENT_KEY)"))?,
+        agent_id: var(&["STACKSPOT_AGENT_ID"]).ok_or_else(|| missing("STACKSPOT_AGENT_ID"))?,
+    })
 }
 
 /// The embedding endpoint memory recall uses with this config: the provider's own where it has
