@@ -218,7 +218,7 @@ async fn event_loop(
             Some((generation, list)) = models_rx.recv() => {
                 if generation == listing {
                     models = list;
-                    app.models = models.clone();
+                    app.session.models = models.clone();
                     request(&mut next_frame, Instant::now(), last_frame);
                 }
             }
@@ -276,14 +276,14 @@ fn start_session(
     let handle = agent::spawn(Arc::clone(provider), options);
     let mut app = App::new(handle.ops.clone(), mode, label, model);
     app.set_sandbox(sandbox);
-    app.notify = setup.notify;
-    app.sessions_dir = sessions_dir;
+    app.attention.notify = setup.notify;
+    app.session.sessions_dir = sessions_dir;
     if let Some(path) = &setup.history_path {
-        app.history = crate::ui::history::PromptHistory::load(path, secrets);
+        app.input.history = crate::ui::history::PromptHistory::load(path, secrets);
     }
-    app.files_index = crate::ui::popup::FileIndex::new(&workspace);
-    app.config_report = setup.config_report.clone();
-    app.models = models.clone();
+    app.input.files_index = crate::ui::popup::FileIndex::new(&workspace);
+    app.overlays.config_report = setup.config_report.clone();
+    app.session.models = models.clone();
     app.status.workspace = crate::ui::status::workspace_label(&workspace);
     if let Some((events, skipped)) = replay {
         app.replay(events);
