@@ -267,7 +267,7 @@ impl<'a> LiveSession<'a> {
             return false;
         }
         self.models = list;
-        self.app.models = self.models.clone();
+        self.app.session.models = self.models.clone();
         true
     }
 
@@ -400,14 +400,14 @@ fn start_session(
     let handle = agent::spawn(Arc::clone(provider), options);
     let mut app = App::new(handle.ops.clone(), mode, label, model);
     app.set_sandbox(sandbox);
-    app.notify = setup.notify;
-    app.sessions_dir = sessions_dir;
+    app.attention.notify = setup.notify;
+    app.session.sessions_dir = sessions_dir;
     if let Some(path) = &setup.history_path {
-        app.history = crate::ui::history::PromptHistory::load(path, secrets);
+        app.input.history = crate::ui::history::PromptHistory::load(path, secrets);
     }
-    app.files_index = crate::ui::popup::FileIndex::new(&workspace);
-    app.config_report = setup.config_report.clone();
-    app.models = models.clone();
+    app.input.files_index = crate::ui::popup::FileIndex::new(&workspace);
+    app.overlays.config_report = setup.config_report.clone();
+    app.session.models = models.clone();
     app.status.workspace = crate::ui::status::workspace_label(&workspace);
     if let Some((events, skipped)) = replay {
         app.replay(events);

@@ -11,141 +11,65 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
-use ratatui::layout::Rect;
 
-use super::approval::{ApprovalKey, PendingApproval};
-use super::cache::CacheView;
+use super::approval::ApprovalKey;
 use super::chat::{CellKind, ChatPane, ToolLine, ToolOutcome};
-use super::commands;
-use super::composer::Composer;
-use super::cost::CostView;
-use super::files::{FilesView, Pager, SavedFile};
-use super::history::PromptHistory;
-use super::popup::{FileIndex, Popup};
+use super::cost::CacheChart;
+use super::notify::Attention;
 use super::status::StatusBar;
 use super::tool_panel::ToolPanel;
-use super::transcript::{RecordOutcome, Transcript};
 use crate::protocol::{AgentEvent, Mode, Op};
 
 mod agents;
 mod events;
 mod input;
 mod layout;
+mod overlays;
+mod records;
+mod requests;
+mod session;
 mod submit;
+
+pub use input::PromptInput;
+pub use layout::Screen;
+pub use overlays::{Overlay, Overlays};
+pub use records::CallRecords;
+pub use requests::Requests;
+pub use session::SessionContext;
+
+use overlays::{OverlayContext, OverlayKey};
 
 /// How long a second Ctrl+C still quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
 /// How long a status notice stays.
 const NOTICE_TIME: Duration = Duration::from_secs(3);
 
-/// An overlay drawn over the panes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overlay {
-    Help,
-    Files,
-    /// A tool call waits for approval (see `App::pending_approval`).
-    Approval,
-    /// `/cache`: the prompt-cache report.
-    Cache,
-    /// `/cost`: the session's bill.
-    Cost,
-    /// `/resume`: the recent sessions.
-    Resume,
-    /// Ctrl+T: the full results of tool calls (of the picked one, when a call is picked).
-    Transcript,
-    /// `/rewind`: this session's prompts, to return to before one.
-    Rewind,
-    /// `/config`: every effective setting and where it came from.
-    Config,
-    /// `/model`: the models it can switch to.
-    Models,
-}
-
-/// The whole UI state.
+/// The whole UI state, as parts that own their own.
 pub struct App {
     pub chat: ChatPane,
     pub tools: ToolPanel,
     pub status: StatusBar,
-    pub composer: Composer,
-    pub overlay: Option<Overlay>,
-    pub pending_approval: Option<PendingApproval>,
-    /// Slash commands added at run time: the MCP servers' prompts (`/SERVER:PROMPT`).
-    pub dynamic_commands: Vec<commands::DynamicCommand>,
-    pub cache_view: Option<CacheView>,
-    pub cost_view: Option<CostView>,
-    /// Every request's usage, for the cache chart.
-    pub requests: Vec<crate::protocol::UsageFigures>,
-    /// Whether the cache chart is shown under the tool panel (Ctrl+G).
-    pub show_chart: bool,
-    /// Lines of F1's help scrolled off the top.
-    pub help_scroll: usize,
+    /// The cache chart under the tool panel.
+    pub chart: CacheChart,
+    /// The composer with its popups, history, search and queue.
+    pub input: PromptInput,
+    /// The overlays and what each keeps.
+    pub overlays: Overlays,
+    /// Every tool call's full record and the files their outputs were saved to.
+    pub records: CallRecords,
+    /// What the front end and the agent told the UI about the session.
+    pub session: SessionContext,
+    /// Focus, and how to notify while unfocused.
+    pub attention: Attention,
+    /// The areas of the last frame and how the screen is drawn.
+    pub screen: Screen,
+    /// What waits for the front end.
+    requests: Requests,
     ops: crate::protocol::OpSender,
+    /// Whether a turn runs.
     running: bool,
+    /// When Ctrl+C was pressed with nothing to clear or interrupt: a second one soon quits.
     quit_armed: Option<Instant>,
-    quit: bool,
-    pub saved_files: Vec<SavedFile>,
-    pub files_view: FilesView,
-    /// Every tool call's full record, for the transcript pager.
-    pub transcript: Transcript,
-    /// The transcript pager, while open.
-    pub transcript_view: Option<Pager>,
-    /// What each running call was about (its URL or path), for the saved-files list.
-    call_sources: std::collections::HashMap<String, String>,
-    /// The areas of the last frame, to route mouse events.
-    chat_area: Rect,
-    panel_area: Rect,
-    /// When the next frame is wanted, if later than now (notice expiry).
-    wake_at: Option<Instant>,
-    /// Where session logs are, for `/resume`.
-    pub sessions_dir: Option<std::path::PathBuf>,
-    /// The sessions `/resume` lists, and which is selected.
-    pub resume_picker: Option<(Vec<crate::session_log::SessionInfo>, usize)>,
-    resume_request: Option<std::path::PathBuf>,
-    /// Earlier prompts for Up/Down and Ctrl+R.
-    pub history: PromptHistory,
-    /// Ctrl+R: the search being typed and the entry it found (how far back, text).
-    pub history_search: Option<(String, Option<(usize, String)>)>,
-    /// The command palette or the mention picker, while open.
-    pub popup: Option<Popup>,
-    /// The composer text at which the user closed the popup (it stays closed until it changes).
-    popup_closed_at: Option<String>,
-    /// The workspace's files, for the mention picker.
-    pub files_index: FileIndex,
-    /// Prompts typed while a turn ran, sent in order when it ends: (shown text, full text, mode).
-    pub queue: Vec<(String, String, Mode)>,
-    /// Ctrl+B: the tool panel drawn over the chat when the screen is too narrow for it.
-    pub panel_overlay: bool,
-    /// When Esc was last pressed, to swallow an escape sequence the terminal split (`[5~`).
-    esc_at: Option<Instant>,
-    /// Inside such a split sequence: the characters seen after `[`.
-    esc_sequence: Option<String>,
-    /// Ctrl+X: the draft to open in `$VISUAL`/`$EDITOR`, taken by the front end.
-    editor_request: Option<String>,
-    /// Bytes for the terminal itself (an OSC 52 clipboard write, a notification), sent between
-    /// frames.
-    terminal_write: Option<String>,
-    /// Whether the terminal has the focus (focus events; assumed until told otherwise).
-    pub focused: bool,
-    /// How to notify when a turn ends or an approval waits while unfocused.
-    pub notify: crate::ui::notify::Notify,
-    /// `/new`: start a fresh session, taken by the front end.
-    new_session_request: bool,
-    /// `/rewind`: the prompts of this session and which is selected.
-    pub rewind_picker: Option<(Vec<String>, usize)>,
-    /// What `/config` shows, given by the front end (settings and where each came from).
-    pub config_report: Vec<String>,
-    /// The working directory's name and git branch, for the status bar.
-    pub workspace_label: String,
-    /// The models `/model` lists.
-    pub models: crate::session::models::ModelList,
-    /// The `/model` picker's filter and selection.
-    pub model_picker: crate::ui::models::ModelPicker,
-    /// `/provider NAME` or `/model ID`: (provider, model) to switch to, taken by the front end.
-    switch_request: Option<(Option<String>, Option<String>)>,
-    /// Draw without colours (`NO_COLOR`); read once when the app starts.
-    pub no_color: bool,
-    /// The OS sandbox commands run under, for `/sandbox` and the approval dialog.
-    pub sandbox: Option<crate::sandbox::SandboxSettings>,
 }
 
 impl App {
@@ -160,52 +84,17 @@ impl App {
             chat: ChatPane::default(),
             tools: ToolPanel::default(),
             status: StatusBar::new(mode, provider, model),
-            composer: Composer::default(),
-            overlay: None,
-            pending_approval: None,
-            dynamic_commands: Vec::new(),
-            cache_view: None,
-            cost_view: None,
-            requests: Vec::new(),
-            show_chart: true,
-            help_scroll: 0,
+            chart: CacheChart::default(),
+            input: PromptInput::default(),
+            overlays: Overlays::default(),
+            records: CallRecords::default(),
+            session: SessionContext::default(),
+            attention: Attention::default(),
+            screen: Screen::default(),
+            requests: Requests::default(),
             ops,
             running: false,
             quit_armed: None,
-            quit: false,
-            saved_files: Vec::new(),
-            files_view: FilesView::default(),
-            transcript: Transcript::default(),
-            transcript_view: None,
-            call_sources: Default::default(),
-            chat_area: Rect::default(),
-            panel_area: Rect::default(),
-            wake_at: None,
-            sessions_dir: None,
-            resume_picker: None,
-            resume_request: None,
-            history: PromptHistory::default(),
-            history_search: None,
-            popup: None,
-            popup_closed_at: None,
-            files_index: FileIndex::default(),
-            queue: Vec::new(),
-            panel_overlay: false,
-            esc_at: None,
-            esc_sequence: None,
-            editor_request: None,
-            terminal_write: None,
-            focused: true,
-            notify: Default::default(),
-            new_session_request: false,
-            rewind_picker: None,
-            config_report: Vec::new(),
-            workspace_label: String::new(),
-            models: Default::default(),
-            model_picker: Default::default(),
-            switch_request: None,
-            no_color: super::theme::no_color_requested(),
-            sandbox: None,
         }
     }
 
@@ -218,50 +107,44 @@ impl App {
         } else {
             String::new()
         };
-        self.sandbox = Some(sandbox);
+        self.session.sandbox = Some(sandbox);
     }
 
     /// The provider and/or model `/provider` or `/model` asked for, taken once.
     pub fn take_switch_request(&mut self) -> Option<(Option<String>, Option<String>)> {
-        self.switch_request.take()
+        self.requests.switch.take()
     }
 
     /// The draft Ctrl+X asked to edit in an external editor, taken once.
     pub fn take_terminal_write(&mut self) -> Option<String> {
-        self.terminal_write.take()
+        self.requests.terminal_write.take()
     }
 
     /// Queues `bytes` for the terminal after what is already queued.
     pub(crate) fn write_terminal(&mut self, bytes: String) {
-        self.terminal_write
-            .get_or_insert_with(String::new)
-            .push_str(&bytes);
+        self.requests.write_terminal(bytes);
     }
 
     /// Gets the user's attention for `message` when the terminal is not focused.
     pub(crate) fn notify_unfocused(&mut self, message: &str) {
-        if self.focused {
-            return;
-        }
-        if let Some(bytes) = self.notify.sequence(message) {
+        if let Some(bytes) = self.attention.sequence(message) {
             self.write_terminal(bytes);
         }
     }
 
     /// The draft to open in the editor, taken once.
     pub fn take_editor_request(&mut self) -> Option<String> {
-        self.editor_request.take()
+        self.requests.editor.take()
     }
 
     /// Puts back what the external editor saved.
     pub fn editor_done(&mut self, text: String) {
-        self.composer.set_text(text.trim_end_matches('\n'));
-        self.refresh_popup();
+        self.input.set_text(text.trim_end_matches('\n'));
     }
 
     /// Whether `/new` asked for a fresh session, taken once.
     pub fn take_new_session_request(&mut self) -> bool {
-        std::mem::take(&mut self.new_session_request)
+        std::mem::take(&mut self.requests.new_session)
     }
 
     /// What the front end prints on the normal screen when the TUI ends.
@@ -280,7 +163,7 @@ impl App {
 
     /// Whether the user asked to quit.
     pub fn should_quit(&self) -> bool {
-        self.quit
+        self.requests.quit
     }
 
     /// Whether a prompt is running (the spinner wants frames).
@@ -290,18 +173,18 @@ impl App {
 
     /// The session `/resume` picked, taken once.
     pub fn take_resume_request(&mut self) -> Option<std::path::PathBuf> {
-        self.resume_request.take()
+        self.requests.resume.take()
     }
 
     /// Asks the session to go on with model `id`, warning when no list chatcli has knows it.
     pub(crate) fn switch_model(&mut self, id: String) {
-        let entries = &self.models.entries;
+        let entries = &self.session.models.entries;
         if !entries.is_empty() && !entries.iter().any(|m| m.id == id) {
             self.chat.push(CellKind::Notice(format!(
                 "{id} is not a model chatcli knows (see /model): switching anyway; the provider answers whether it serves it, and its price and window are estimated"
             )));
         }
-        self.switch_request = Some((None, Some(id)));
+        self.requests.switch = Some((None, Some(id)));
     }
 
     /// Shows an error line in the transcript.
@@ -337,7 +220,7 @@ impl App {
 
     /// A later instant at which a frame is wanted, taken once.
     pub fn take_wake(&mut self) -> Option<Instant> {
-        self.wake_at.take()
+        self.requests.wake.take()
     }
 
     /// Advances the spinner and the running rows' clock.
@@ -354,7 +237,7 @@ impl App {
 
     /// Decides a held approval key at `now` (nothing followed it: it was pressed on its own).
     pub fn settle_at(&mut self, now: Instant) {
-        if let Some(pending) = self.pending_approval.as_mut() {
+        if let Some(pending) = self.overlays.approval.as_mut() {
             let outcome = pending.tick(now);
             self.approval_outcome(outcome);
         }
@@ -364,10 +247,9 @@ impl App {
     fn approval_outcome(&mut self, outcome: ApprovalKey) {
         match outcome {
             ApprovalKey::Answer(decision) => {
-                let Some(pending) = self.pending_approval.take() else {
+                let Some(pending) = self.overlays.take_approval() else {
                     return;
                 };
-                self.overlay = None;
                 self.tools
                     .answered(pending.panel_key.as_deref().unwrap_or(&pending.id));
                 self.send(Op::Approve {
@@ -378,7 +260,7 @@ impl App {
             ApprovalKey::Typed(keys) => {
                 for key in keys {
                     // Typing, not a command: an Enter never came this way, so nothing is sent.
-                    let _ = self.composer.handle_key(key);
+                    let _ = self.input.composer.handle_key(key);
                 }
             }
             ApprovalKey::Stay => {}
@@ -395,30 +277,30 @@ impl App {
     fn notice(&mut self, text: impl Into<String>) {
         let until = Instant::now() + NOTICE_TIME;
         self.status.notice = Some((text.into(), until));
-        self.wake_at = Some(until);
+        self.requests.wake = Some(until);
     }
 
     /// Handles a terminal event.
     pub fn handle_terminal_event(&mut self, event: Event) {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
-            Event::Paste(text) if self.overlay.is_none() => self.composer.paste(&text),
-            Event::FocusGained => self.focused = true,
-            Event::FocusLost => self.focused = false,
+            Event::Paste(text) if self.overlays.open.is_none() => self.input.composer.paste(&text),
+            Event::FocusGained => self.attention.focused = true,
+            Event::FocusLost => self.attention.focused = false,
             Event::Mouse(mouse) => {
-                let over_panel = rect_contains(self.panel_area, mouse.column, mouse.row);
+                let over_panel = self.screen.over_panel(mouse.column, mouse.row);
                 match mouse.kind {
                     MouseEventKind::ScrollUp if over_panel => self.tools.scroll_up(1),
                     MouseEventKind::ScrollDown if over_panel => self.tools.scroll_down(1),
                     MouseEventKind::ScrollUp => self.chat.scroll_up(3),
                     MouseEventKind::ScrollDown => self.chat.scroll_down(3),
                     MouseEventKind::Down(crossterm::event::MouseButton::Left)
-                        if over_panel && self.overlay.is_none() =>
+                        if over_panel && self.overlays.open.is_none() =>
                     {
                         // A click on a saved body's line opens it.
                         let saved = self
                             .tools
-                            .entry_at(self.panel_area, mouse.row)
+                            .entry_at(self.screen.panel_area, mouse.row)
                             .and_then(|e| e.saved_path.clone());
                         if let Some(path) = saved {
                             self.open_saved(&path);
@@ -431,132 +313,81 @@ impl App {
         }
     }
 
-    /// Handles a key press.
+    /// Handles a key press: Ctrl+C first, then the approval dialog, an open overlay, a picked
+    /// call, and last the main screen.
     pub fn handle_key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         // Ctrl+C first, matched by the CONTROL bit being present (crossterm may add ALT).
         if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
             self.ctrl_c();
-            return;
-        }
-        if let Some(pending) = self.pending_approval.as_mut() {
+        } else if let Some(pending) = self.overlays.approval.as_mut() {
             // While a call waits, the dialog hears keys first; what was typing goes to the
             // composer (the sentence the user was writing stays whole), never to an answer.
-            let now = Instant::now();
-            let outcome = pending.handle_key(key, now);
+            let outcome = pending.handle_key(key, Instant::now());
             let wake = pending.wake_at();
             self.approval_outcome(outcome);
             if let Some(at) = wake {
-                self.wake_at = Some(at);
+                self.requests.wake = Some(at);
             }
-            return;
+        } else if self.overlays.open.is_some() {
+            self.overlay_key(key);
+        } else if !self.picked_call_key(key) {
+            self.main_key(key);
         }
-        if self.overlay == Some(Overlay::Transcript) {
-            let page = self.page();
-            let open = self
-                .transcript_view
-                .as_mut()
-                .is_some_and(|pager| pager.handle_key(key, page));
-            if !open {
-                self.transcript_view = None;
-                self.overlay = None;
+    }
+
+    /// A key for the open overlay, and what its answer asks of the rest.
+    fn overlay_key(&mut self, key: KeyEvent) {
+        let around = OverlayContext {
+            chat_height: self.screen.chat_area.height,
+            saved_files: &self.records.saved_files,
+            models: &self.session.models,
+            dynamic_commands: &self.session.dynamic_commands,
+            provider: &self.status.provider,
+            model: &self.status.model,
+        };
+        match self.overlays.handle_key(key, &around) {
+            OverlayKey::Stay => {}
+            OverlayKey::Resume(path) => self.requests.resume = Some(path),
+            OverlayKey::Rewind { prompt, text } => {
+                self.send(Op::Rewind { prompt });
+                // The chat goes back to before that prompt; its text returns for editing.
+                self.chat.cut_before_prompt(prompt);
+                self.input.composer.set_text(&text);
             }
-            return;
+            OverlayKey::Model(id) => self.switch_model(id),
+            // Typing over a read-only overlay closes it and goes on in the composer.
+            OverlayKey::TypeThrough => self.main_key(key),
         }
-        if self.overlay == Some(Overlay::Resume) {
-            if let Some((sessions, selected)) = self.resume_picker.as_mut() {
-                match key.code {
-                    KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
-                    KeyCode::Down | KeyCode::Char('j') => {
-                        *selected = (*selected + 1).min(sessions.len().saturating_sub(1))
-                    }
-                    KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
-                    KeyCode::Enter => {
-                        if let Some(session) = sessions.get(*selected) {
-                            self.resume_request = Some(session.path.clone());
-                        }
-                        self.overlay = None;
-                    }
-                    _ => {}
-                }
-            } else {
-                self.overlay = None;
+    }
+
+    /// Keys while a call is picked (Ctrl+↑/↓): Enter opens it, Ctrl+T pages it, Esc lets go,
+    /// and any other key but scrolling lets go and goes on. Returns whether the key was used.
+    fn picked_call_key(&mut self, key: KeyEvent) -> bool {
+        let Some(id) = self.tools.selected_entry().map(|e| e.id.clone()) else {
+            return false;
+        };
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Enter => {
+                self.open_call(&id);
+                return true;
             }
-            return;
-        }
-        if self.overlay == Some(Overlay::Rewind) {
-            self.rewind_key(key);
-            return;
-        }
-        if self.overlay == Some(Overlay::Models) {
-            use crate::ui::models::PickerKey;
-            let provider = &self.status.provider;
-            match self
-                .model_picker
-                .handle_key(key, &self.models.entries, provider)
-            {
-                PickerKey::Stay => {}
-                PickerKey::Close => self.overlay = None,
-                PickerKey::Choose(id) => {
-                    self.overlay = None;
-                    self.switch_model(id);
-                }
+            KeyCode::Char('t') if ctrl => {
+                self.pick_none();
+                self.open_transcript(Some(&id));
+                return true;
             }
-            return;
-        }
-        if self.overlay == Some(Overlay::Files) {
-            let page = (self.chat_area.height as usize).saturating_sub(4).max(1);
-            if !self.files_view.handle_key(key, &self.saved_files, page) {
-                self.overlay = None;
+            KeyCode::Esc => {
+                self.pick_none();
+                return true;
             }
-            return;
+            KeyCode::Up | KeyCode::Down if ctrl => {}
+            // Reading a long open record keeps the call picked, to fold it after.
+            KeyCode::PageUp | KeyCode::PageDown | KeyCode::End => {}
+            _ => self.pick_none(),
         }
-        if let Some(overlay) = self.overlay {
-            let page = self.page();
-            match key.code {
-                KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
-                KeyCode::F(1) if overlay == Overlay::Help => self.overlay = None,
-                KeyCode::Down if overlay == Overlay::Help => self.help_scroll += 1,
-                KeyCode::Up if overlay == Overlay::Help => {
-                    self.help_scroll = self.help_scroll.saturating_sub(1)
-                }
-                KeyCode::PageDown if overlay == Overlay::Help => self.help_scroll += page,
-                KeyCode::PageUp if overlay == Overlay::Help => {
-                    self.help_scroll = self.help_scroll.saturating_sub(page)
-                }
-                KeyCode::Home if overlay == Overlay::Help => self.help_scroll = 0,
-                KeyCode::End if overlay == Overlay::Help => self.help_scroll = usize::MAX / 2,
-                // Typing over a read-only overlay closes it and goes on in the composer.
-                KeyCode::Char(_) if !ctrl => {
-                    self.overlay = None;
-                    self.main_key(key);
-                }
-                _ => {}
-            }
-            return;
-        }
-        if let Some(id) = self.tools.selected_entry().map(|e| e.id.clone()) {
-            match key.code {
-                KeyCode::Enter => {
-                    self.open_call(&id);
-                    return;
-                }
-                KeyCode::Char('t') if ctrl => {
-                    self.pick_none();
-                    self.open_transcript(Some(&id));
-                    return;
-                }
-                KeyCode::Esc => {
-                    self.pick_none();
-                    return;
-                }
-                KeyCode::Up | KeyCode::Down if ctrl => {}
-                // Reading a long open record keeps the call picked, to fold it after.
-                KeyCode::PageUp | KeyCode::PageDown | KeyCode::End => {}
-                _ => self.pick_none(),
-            }
-        }
-        self.main_key(key);
+        false
     }
 
     /// Ctrl+↑/↓: picks the previous (`-1`) or next call, in the panel and on its chat line.
@@ -575,7 +406,7 @@ impl App {
     /// Enter on a picked call: its full record opens (or folds) under its line in the chat; a
     /// call with no line there (a specialist's) opens in the pager.
     fn open_call(&mut self, id: &str) {
-        match self.transcript.detail(id) {
+        match self.records.transcript.detail(id) {
             Some(detail) if self.chat.shows_call(id) => {
                 self.chat.toggle_call(id, detail);
             }
@@ -588,35 +419,26 @@ impl App {
 
     /// Opens the transcript pager on one call, or on every call of the session.
     fn open_transcript(&mut self, id: Option<&str>) {
-        self.transcript_view = Some(self.transcript.pager(id));
-        self.overlay = Some(Overlay::Transcript);
-    }
-
-    fn open_files(&mut self) {
-        self.files_view = FilesView::default();
-        self.overlay = Some(Overlay::Files);
+        self.overlays
+            .open_transcript(self.records.transcript.pager(id));
     }
 
     /// Opens a saved file straight in the pager.
     pub fn open_saved(&mut self, path: &str) {
-        self.files_view = FilesView {
-            selected: 0,
-            pager: Some(Pager::open(path)),
-        };
-        self.overlay = Some(Overlay::Files);
+        self.overlays.open_saved(path);
     }
 
+    /// Rows of a page of the chat.
     fn page(&self) -> usize {
-        (self.chat_area.height as usize).saturating_sub(2).max(1)
+        (self.screen.chat_area.height as usize)
+            .saturating_sub(2)
+            .max(1)
     }
 
     fn ctrl_c(&mut self) {
         // A draft goes first: Ctrl+C clears what is typed before it interrupts or quits.
-        if self.overlay.is_none() && (!self.composer.is_empty() || self.history_search.is_some()) {
-            self.composer.clear();
-            self.history_search = None;
-            self.popup = None;
-            self.history.stop_walking();
+        if self.overlays.open.is_none() && self.input.has_draft() {
+            self.input.clear_draft();
             return;
         }
         if self.running {
@@ -624,11 +446,11 @@ impl App {
             self.notice("interrupting…");
             return;
         }
-        if self.overlay.take().is_some() {
+        if self.overlays.open.take().is_some() {
             return;
         }
         match self.quit_armed {
-            Some(at) if at.elapsed() <= QUIT_WINDOW => self.quit = true,
+            Some(at) if at.elapsed() <= QUIT_WINDOW => self.requests.quit = true,
             _ => {
                 self.quit_armed = Some(Instant::now());
                 self.notice("press Ctrl+C again to quit");
@@ -646,8 +468,4 @@ impl App {
 fn is_empty_answer(cell: &CellKind) -> bool {
     matches!(cell, CellKind::Assistant { text, reasoning, tool_calls, usage: None }
         if text.trim().is_empty() && reasoning.trim().is_empty() && tool_calls.is_empty())
-}
-
-fn rect_contains(rect: Rect, x: u16, y: u16) -> bool {
-    x >= rect.x && x < rect.x + rect.width && y >= rect.y && y < rect.y + rect.height
 }

@@ -274,23 +274,7 @@ pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
     pending.page = visible.max(1);
     let below = body.len() - visible - pending.scroll;
 
-    let who = match &pending.agent {
-        Some(agent) => format!("The {agent} agent wants to run "),
-        None => "The model wants to run ".to_string(),
-    };
-    let mut lines = vec![
-        Line::from(vec![
-            Span::raw(who),
-            Span::styled(
-                pending.name.clone(),
-                Style::new()
-                    .fg(Color::LightYellow)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(":"),
-        ]),
-        Line::default(),
-    ];
+    let mut lines = vec![title_line(pending), Line::default()];
     lines.extend(body.into_iter().skip(pending.scroll).take(visible));
     lines.push(Line::default());
     let dim = Style::new().fg(Color::DarkGray);
@@ -301,6 +285,39 @@ pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
     } else {
         Line::default()
     });
+    lines.extend(wrap_spans(&keys_line(pending), inner_width.max(1), 0));
+    lines.push(Line::styled(
+        "typing goes to your prompt, not to this dialog",
+        dim,
+    ));
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect = centered(area, width, height);
+    Clear.render(rect, buf);
+    Paragraph::new(lines)
+        .block(overlay_frame(" Approve tool call? ", Color::LightYellow))
+        .render(rect, buf);
+}
+
+/// "The model wants to run NAME:" (or the specialist that asks).
+fn title_line(pending: &PendingApproval) -> Line<'static> {
+    let who = match &pending.agent {
+        Some(agent) => format!("The {agent} agent wants to run "),
+        None => "The model wants to run ".to_string(),
+    };
+    Line::from(vec![
+        Span::raw(who),
+        Span::styled(
+            pending.name.clone(),
+            Style::new()
+                .fg(Color::LightYellow)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(":"),
+    ])
+}
+
+/// The keys that answer, before wrapping; after a first `a` only the confirmation.
+fn keys_line(pending: &PendingApproval) -> Vec<Span<'static>> {
     let key = |k: &'static str| {
         Span::styled(
             k,
@@ -309,7 +326,7 @@ pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
                 .add_modifier(Modifier::BOLD),
         )
     };
-    let keys_line: Vec<Span<'static>> = if pending.confirm_always {
+    if pending.confirm_always {
         vec![
             Span::raw("Press "),
             key("[a]"),
@@ -333,16 +350,5 @@ pub fn render(pending: &mut PendingApproval, area: Rect, buf: &mut Buffer) {
             key("Esc"),
             Span::raw(" deny"),
         ]
-    };
-    lines.extend(wrap_spans(&keys_line, inner_width.max(1), 0));
-    lines.push(Line::styled(
-        "typing goes to your prompt, not to this dialog",
-        dim,
-    ));
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = centered(area, width, height);
-    Clear.render(rect, buf);
-    Paragraph::new(lines)
-        .block(overlay_frame(" Approve tool call? ", Color::LightYellow))
-        .render(rect, buf);
+    }
 }

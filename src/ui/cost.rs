@@ -128,6 +128,31 @@ pub fn render_summary(view: Option<&CostView>, area: Rect, buf: &mut Buffer) {
         .render(rect, buf);
 }
 
+/// The cache chart beside the tool panel: every request's usage, and whether it is shown
+/// (Ctrl+G).
+#[derive(Debug, Clone)]
+pub struct CacheChart {
+    /// Every request's usage, oldest first.
+    pub requests: Vec<UsageFigures>,
+    /// Whether the chart is drawn under the tool panel.
+    pub shown: bool,
+}
+
+impl Default for CacheChart {
+    fn default() -> Self {
+        CacheChart {
+            requests: Vec::new(),
+            shown: true,
+        }
+    }
+}
+
+impl Widget for &CacheChart {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        render_chart(&self.requests, area, buf);
+    }
+}
+
 /// Draws the per-request cache chart in `area`.
 pub fn render_chart(requests: &[UsageFigures], area: Rect, buf: &mut Buffer) {
     let block = Block::new()

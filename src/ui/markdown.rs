@@ -240,249 +240,314 @@ struct TableBuild {
 pub fn parse(source: &str, base: Style) -> Vec<Block> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    let mut out: Vec<Block> = Vec::new();
-    let mut current: Vec<Span<'static>> = Vec::new();
-    let mut styles: Vec<Style> = vec![base];
-    let mut lists: Vec<List> = Vec::new();
-    let mut quote = 0usize;
-    let mut code: Option<(String, String)> = None;
-    let mut table: Option<TableBuild> = None;
-    let mut prefix_len = 0usize;
-    let mut pending_blank = false;
-    let mut link_url: Option<String> = None;
-
-    let style = |styles: &Vec<Style>| styles.last().copied().unwrap_or(base);
-    let container = |quote: usize, lists: &Vec<List>| {
-        format!("{}{}", "▌ ".repeat(quote), "  ".repeat(lists.len()))
-    };
-
-    macro_rules! flush {
-        () => {
-            if !current.is_empty() {
-                out.push(Block::Prose(LogicalLine {
-                    spans: std::mem::take(&mut current),
-                    indent: prefix_len,
-                }));
-            }
-        };
-    }
-    macro_rules! blank_if_pending {
-        () => {
-            if pending_blank && !out.is_empty() {
-                out.push(Block::Prose(LogicalLine {
-                    spans: Vec::new(),
-                    indent: 0,
-                }));
-            }
-            pending_blank = false;
-        };
-    }
-    macro_rules! start_block {
-        ($prefix:expr, $len:expr) => {{
-            blank_if_pending!();
-            let quote_prefix = "▌ ".repeat(quote);
-            let mut p = quote_prefix.clone();
-            p.push_str($prefix);
-            prefix_len = quote * 2 + $len;
-            if !p.is_empty() {
-                current.push(Span::styled(p, DIM));
-            }
-        }};
-    }
-
+    let mut blocks = BlockBuilder::new(base);
     for event in Parser::new_ext(source, options) {
         match event {
-            Event::Start(tag) => match tag {
-                Tag::Paragraph if current.is_empty() => {
-                    let indent = " ".repeat(lists.len() * 2);
-                    start_block!(&indent, indent.len());
+            Event::Start(tag) => blocks.start(tag),
+            Event::End(end) => blocks.end(end),
+            inline => blocks.inline(inline),
+        }
+    }
+    blocks.flush();
+    blocks.out
+}
+
+/// The state of `parse` between events: the blocks made so far, the prose line being built, and
+/// the containers (quotes, lists, a code block or table) it is inside.
+struct BlockBuilder {
+    base: Style,
+    out: Vec<Block>,
+    current: Vec<Span<'static>>,
+    styles: Vec<Style>,
+    lists: Vec<List>,
+    quote: usize,
+    code: Option<(String, String)>,
+    table: Option<TableBuild>,
+    prefix_len: usize,
+    pending_blank: bool,
+    link_url: Option<String>,
+}
+
+impl BlockBuilder {
+    fn new(base: Style) -> Self {
+        BlockBuilder {
+            base,
+            out: Vec::new(),
+            current: Vec::new(),
+            styles: vec![base],
+            lists: Vec::new(),
+            quote: 0,
+            code: None,
+            table: None,
+            prefix_len: 0,
+            pending_blank: false,
+            link_url: None,
+        }
+    }
+
+    /// The inline style in effect.
+    fn style(&self) -> Style {
+        self.styles.last().copied().unwrap_or(self.base)
+    }
+
+    /// What stands before each line of a code block or table here (quote bars, list indent).
+    fn container(&self) -> String {
+        format!(
+            "{}{}",
+            "▌ ".repeat(self.quote),
+            "  ".repeat(self.lists.len())
+        )
+    }
+
+    /// Ends the prose line being built, if any.
+    fn flush(&mut self) {
+        if !self.current.is_empty() {
+            self.out.push(Block::Prose(LogicalLine {
+                spans: std::mem::take(&mut self.current),
+                indent: self.prefix_len,
+            }));
+        }
+    }
+
+    /// The blank line owed between two blocks, once something comes after it.
+    fn blank_if_pending(&mut self) {
+        if self.pending_blank && !self.out.is_empty() {
+            self.out.push(Block::Prose(LogicalLine {
+                spans: Vec::new(),
+                indent: 0,
+            }));
+        }
+        self.pending_blank = false;
+    }
+
+    /// Starts a prose line with the quote bars and `prefix`; its continuation lines are indented
+    /// by the bars and `len` columns.
+    fn start_block(&mut self, prefix: &str, len: usize) {
+        self.blank_if_pending();
+        let mut p = "▌ ".repeat(self.quote);
+        p.push_str(prefix);
+        self.prefix_len = self.quote * 2 + len;
+        if !p.is_empty() {
+            self.current.push(Span::styled(p, DIM));
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph if self.current.is_empty() => {
+                let indent = " ".repeat(self.lists.len() * 2);
+                self.start_block(&indent, indent.len());
+            }
+            Tag::Heading { level, .. } => {
+                self.flush();
+                self.start_block("", 0);
+                let marker = match level {
+                    HeadingLevel::H1 => "# ",
+                    HeadingLevel::H2 => "## ",
+                    _ => "### ",
+                };
+                self.current.push(Span::styled(marker, DIM));
+                self.styles.push(
+                    self.style()
+                        .add_modifier(Modifier::BOLD)
+                        .fg(Color::LightCyan),
+                );
+            }
+            Tag::BlockQuote(_) => {
+                self.flush();
+                self.quote += 1;
+            }
+            Tag::CodeBlock(kind) => {
+                self.flush();
+                self.blank_if_pending();
+                let lang = match &kind {
+                    CodeBlockKind::Fenced(info) => highlight::fence_language(info).to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some((lang, String::new()));
+            }
+            Tag::List(start) => {
+                self.flush();
+                if self.lists.is_empty() {
+                    self.pending_blank = self.pending_blank || !self.out.is_empty();
                 }
-                Tag::Heading { level, .. } => {
-                    flush!();
-                    start_block!("", 0);
-                    let marker = match level {
-                        HeadingLevel::H1 => "# ",
-                        HeadingLevel::H2 => "## ",
-                        _ => "### ",
-                    };
-                    current.push(Span::styled(marker, DIM));
-                    styles.push(
-                        style(&styles)
-                            .add_modifier(Modifier::BOLD)
-                            .fg(Color::LightCyan),
-                    );
-                }
-                Tag::BlockQuote(_) => {
-                    flush!();
-                    quote += 1;
-                }
-                Tag::CodeBlock(kind) => {
-                    flush!();
-                    blank_if_pending!();
-                    let lang = match &kind {
-                        CodeBlockKind::Fenced(info) => highlight::fence_language(info).to_string(),
-                        CodeBlockKind::Indented => String::new(),
-                    };
-                    code = Some((lang, String::new()));
-                }
-                Tag::List(start) => {
-                    flush!();
-                    if lists.is_empty() {
-                        pending_blank = pending_blank || !out.is_empty();
-                    }
-                    lists.push(List { next: start });
-                }
-                Tag::Item => {
-                    flush!();
-                    let depth = lists.len().saturating_sub(1);
-                    let marker = match lists.last_mut() {
-                        Some(List { next: Some(n) }) => {
-                            let m = format!("{n}. ");
-                            *n += 1;
-                            m
-                        }
-                        _ => "• ".to_string(),
-                    };
-                    let prefix = format!("{}{marker}", "  ".repeat(depth));
-                    let len = prefix.chars().count();
-                    start_block!(&prefix, len);
-                }
-                Tag::Emphasis => styles.push(style(&styles).add_modifier(Modifier::ITALIC)),
-                Tag::Strong => styles.push(style(&styles).add_modifier(Modifier::BOLD)),
-                Tag::Strikethrough => {
-                    styles.push(style(&styles).add_modifier(Modifier::CROSSED_OUT))
-                }
-                Tag::Link { dest_url, .. } => {
-                    link_url = Some(dest_url.to_string());
-                    styles.push(
-                        style(&styles)
-                            .fg(Color::LightBlue)
-                            .add_modifier(Modifier::UNDERLINED),
-                    );
-                }
-                Tag::Table(aligns) => {
-                    flush!();
-                    blank_if_pending!();
-                    table = Some(TableBuild {
-                        table: Table {
-                            prefix: container(quote, &lists),
-                            aligns,
-                            header: Vec::new(),
-                            rows: Vec::new(),
-                        },
-                        row: Vec::new(),
-                    });
-                }
-                Tag::TableCell => current.clear(),
-                _ => {}
-            },
-            Event::End(end) => match end {
-                TagEnd::Paragraph => {
-                    flush!();
-                    pending_blank = true;
-                }
-                TagEnd::Heading(_) => {
-                    styles.pop();
-                    flush!();
-                    pending_blank = true;
-                }
-                TagEnd::BlockQuote(_) => {
-                    flush!();
-                    quote = quote.saturating_sub(1);
-                    pending_blank = true;
-                }
-                TagEnd::CodeBlock => {
-                    if let Some((lang, text)) = code.take() {
-                        out.push(Block::Code(CodeBlock {
-                            prefix: container(quote, &lists),
-                            lines: highlight::highlight(&lang, &text),
-                            lang,
-                        }));
-                    }
-                    pending_blank = true;
-                }
-                TagEnd::List(_) => {
-                    flush!();
-                    lists.pop();
-                    pending_blank = lists.is_empty();
-                }
-                TagEnd::Item => flush!(),
-                TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
-                    styles.pop();
-                }
-                TagEnd::Link => {
-                    styles.pop();
-                    if let Some(url) = link_url.take()
-                        && !current.iter().any(|s| s.content.contains(url.as_str()))
-                    {
-                        current.push(Span::styled(format!(" ({url})"), DIM));
-                    }
-                }
-                TagEnd::TableCell => {
-                    if let Some(build) = table.as_mut() {
-                        build.row.push(std::mem::take(&mut current));
-                    }
-                }
-                TagEnd::TableHead => {
-                    if let Some(build) = table.as_mut() {
-                        build.table.header = std::mem::take(&mut build.row);
-                    }
-                }
-                TagEnd::TableRow => {
-                    if let Some(build) = table.as_mut() {
-                        let row = std::mem::take(&mut build.row);
-                        build.table.rows.push(row);
-                    }
-                }
-                TagEnd::Table => {
-                    if let Some(build) = table.take() {
-                        out.push(Block::Table(build.table));
-                    }
-                    pending_blank = true;
-                }
-                _ => {}
-            },
-            Event::Text(text) => match code.as_mut() {
-                Some((_, body)) => body.push_str(&text),
-                None => current.push(Span::styled(text.to_string(), style(&styles))),
-            },
-            Event::Code(code) => current.push(Span::styled(
-                code.to_string(),
-                style(&styles).fg(Color::Cyan),
-            )),
-            Event::SoftBreak => current.push(Span::styled(" ", style(&styles))),
-            Event::HardBreak => flush!(),
-            Event::Rule => {
-                flush!();
-                if !out.is_empty() {
-                    out.push(Block::Prose(LogicalLine {
-                        spans: Vec::new(),
-                        indent: 0,
+                self.lists.push(List { next: start });
+            }
+            Tag::Item => self.start_item(),
+            Tag::Emphasis => self
+                .styles
+                .push(self.style().add_modifier(Modifier::ITALIC)),
+            Tag::Strong => self.styles.push(self.style().add_modifier(Modifier::BOLD)),
+            Tag::Strikethrough => self
+                .styles
+                .push(self.style().add_modifier(Modifier::CROSSED_OUT)),
+            Tag::Link { dest_url, .. } => {
+                self.link_url = Some(dest_url.to_string());
+                self.styles.push(
+                    self.style()
+                        .fg(Color::LightBlue)
+                        .add_modifier(Modifier::UNDERLINED),
+                );
+            }
+            Tag::Table(aligns) => {
+                self.flush();
+                self.blank_if_pending();
+                self.table = Some(TableBuild {
+                    table: Table {
+                        prefix: self.container(),
+                        aligns,
+                        header: Vec::new(),
+                        rows: Vec::new(),
+                    },
+                    row: Vec::new(),
+                });
+            }
+            Tag::TableCell => self.current.clear(),
+            _ => {}
+        }
+    }
+
+    /// A list item: its bullet or number, indented by the lists around it.
+    fn start_item(&mut self) {
+        self.flush();
+        let depth = self.lists.len().saturating_sub(1);
+        let marker = match self.lists.last_mut() {
+            Some(List { next: Some(n) }) => {
+                let m = format!("{n}. ");
+                *n += 1;
+                m
+            }
+            _ => "• ".to_string(),
+        };
+        let prefix = format!("{}{marker}", "  ".repeat(depth));
+        let len = prefix.chars().count();
+        self.start_block(&prefix, len);
+    }
+
+    fn end(&mut self, end: TagEnd) {
+        match end {
+            TagEnd::Paragraph => {
+                self.flush();
+                self.pending_blank = true;
+            }
+            TagEnd::Heading(_) => {
+                self.styles.pop();
+                self.flush();
+                self.pending_blank = true;
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush();
+                self.quote = self.quote.saturating_sub(1);
+                self.pending_blank = true;
+            }
+            TagEnd::CodeBlock => {
+                if let Some((lang, text)) = self.code.take() {
+                    self.out.push(Block::Code(CodeBlock {
+                        prefix: self.container(),
+                        lines: highlight::highlight(&lang, &text),
+                        lang,
                     }));
                 }
-                out.push(Block::Prose(LogicalLine {
-                    spans: vec![Span::styled("────────────", DIM)],
-                    indent: 0,
-                }));
-                pending_blank = true;
+                self.pending_blank = true;
             }
-            Event::TaskListMarker(done) => current.push(Span::styled(
-                if done { "[x] " } else { "[ ] " },
-                style(&styles),
-            )),
-            Event::Html(html) | Event::InlineHtml(html) => {
-                current.push(Span::styled(html.trim_end().to_string(), style(&styles)))
+            TagEnd::List(_) => {
+                self.flush();
+                self.lists.pop();
+                self.pending_blank = self.lists.is_empty();
             }
-            Event::FootnoteReference(r) => {
-                current.push(Span::styled(format!("[{r}]"), style(&styles)))
+            TagEnd::Item => self.flush(),
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
+                self.styles.pop();
             }
-            Event::InlineMath(m) | Event::DisplayMath(m) => {
-                current.push(Span::styled(m.to_string(), style(&styles)))
+            TagEnd::Link => {
+                self.styles.pop();
+                if let Some(url) = self.link_url.take()
+                    && !self
+                        .current
+                        .iter()
+                        .any(|s| s.content.contains(url.as_str()))
+                {
+                    self.current.push(Span::styled(format!(" ({url})"), DIM));
+                }
+            }
+            TagEnd::TableCell | TagEnd::TableHead | TagEnd::TableRow | TagEnd::Table => {
+                self.end_table_part(end)
+            }
+            _ => {}
+        }
+    }
+
+    /// The end of a table's cell, header, row, or of the table itself.
+    fn end_table_part(&mut self, end: TagEnd) {
+        match end {
+            TagEnd::TableCell => {
+                if let Some(build) = self.table.as_mut() {
+                    build.row.push(std::mem::take(&mut self.current));
+                }
+            }
+            TagEnd::TableHead => {
+                if let Some(build) = self.table.as_mut() {
+                    build.table.header = std::mem::take(&mut build.row);
+                }
+            }
+            TagEnd::TableRow => {
+                if let Some(build) = self.table.as_mut() {
+                    let row = std::mem::take(&mut build.row);
+                    build.table.rows.push(row);
+                }
+            }
+            _ => {
+                if let Some(build) = self.table.take() {
+                    self.out.push(Block::Table(build.table));
+                }
+                self.pending_blank = true;
             }
         }
     }
-    flush!();
-    out
+
+    /// Any event that is not a tag's start or end: text, code spans, breaks, rules, markers.
+    fn inline(&mut self, event: Event<'_>) {
+        let style = self.style();
+        match event {
+            Event::Start(_) | Event::End(_) => {}
+            Event::Text(text) => match self.code.as_mut() {
+                Some((_, body)) => body.push_str(&text),
+                None => self.current.push(Span::styled(text.to_string(), style)),
+            },
+            Event::Code(code) => self
+                .current
+                .push(Span::styled(code.to_string(), style.fg(Color::Cyan))),
+            Event::SoftBreak => self.current.push(Span::styled(" ", style)),
+            Event::HardBreak => self.flush(),
+            Event::Rule => self.rule(),
+            Event::TaskListMarker(done) => self
+                .current
+                .push(Span::styled(if done { "[x] " } else { "[ ] " }, style)),
+            Event::Html(html) | Event::InlineHtml(html) => self
+                .current
+                .push(Span::styled(html.trim_end().to_string(), style)),
+            Event::FootnoteReference(r) => self.current.push(Span::styled(format!("[{r}]"), style)),
+            Event::InlineMath(m) | Event::DisplayMath(m) => {
+                self.current.push(Span::styled(m.to_string(), style))
+            }
+        }
+    }
+
+    /// A thematic break: a short dim rule with a blank line before it.
+    fn rule(&mut self) {
+        self.flush();
+        if !self.out.is_empty() {
+            self.out.push(Block::Prose(LogicalLine {
+                spans: Vec::new(),
+                indent: 0,
+            }));
+        }
+        self.out.push(Block::Prose(LogicalLine {
+            spans: vec![Span::styled("────────────", DIM)],
+            indent: 0,
+        }));
+        self.pending_blank = true;
+    }
 }
 
 #[cfg(test)]

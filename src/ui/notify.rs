@@ -45,6 +45,34 @@ impl Notify {
     }
 }
 
+/// Whether the user is looking, and how to call them when not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attention {
+    /// Whether the terminal has the focus (focus events; assumed until told otherwise).
+    pub focused: bool,
+    /// How to notify when a turn ends or an approval waits while unfocused.
+    pub notify: Notify,
+}
+
+impl Default for Attention {
+    fn default() -> Self {
+        Attention {
+            focused: true,
+            notify: Notify::default(),
+        }
+    }
+}
+
+impl Attention {
+    /// The bytes that notify `message`; `None` while focused or when off.
+    pub fn sequence(&self, message: &str) -> Option<String> {
+        if self.focused {
+            return None;
+        }
+        self.notify.sequence(message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -228,7 +228,7 @@ pub fn count_markers(value: &serde_json::Value) -> usize {
 
 /// Ages the open approval dialog past its type-ahead guard, as if the user had looked at it.
 pub fn settle_approval(app: &mut App) {
-    if let Some(pending) = app.pending_approval.as_mut() {
+    if let Some(pending) = app.overlays.approval.as_mut() {
         pending.shown_at = std::time::Instant::now().checked_sub(std::time::Duration::from_secs(1));
     }
 }
@@ -236,7 +236,7 @@ pub fn settle_approval(app: &mut App) {
 /// Presses `key` on the open approval dialog as a user answering does: on its own, then
 /// nothing for longer than the burst gap (so the held answer stands).
 pub fn press_alone(app: &mut App, key: crossterm::event::KeyEvent) {
-    if let Some(pending) = app.pending_approval.as_mut() {
+    if let Some(pending) = app.overlays.approval.as_mut() {
         pending.last_key_at = None;
     }
     app.handle_key(key);

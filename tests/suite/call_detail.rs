@@ -170,7 +170,7 @@ fn esc_lets_go_and_ctrl_t_pages_through_the_picked_call_alone() {
     app.handle_key(key(KeyCode::Char('h')));
     let screen = screen_at(&mut app, 100, 30);
     assert!(!screen.contains("Enter: open it here"), "{screen}");
-    assert_eq!(app.composer.text(), "h");
+    assert_eq!(app.input.composer.text(), "h");
 }
 
 #[test]

@@ -47,8 +47,8 @@ fn the_palette_completes_with_tab_and_runs_with_enter() {
     let (mut app, mut ops) = app(Mode::Agent);
     type_text(&mut app, "/cos");
     app.handle_key(key(KeyCode::Tab));
-    assert_eq!(app.composer.text(), "/cost ");
-    app.composer.clear();
+    assert_eq!(app.input.composer.text(), "/cost ");
+    app.input.composer.clear();
     type_text(&mut app, "/co");
     app.handle_key(key(KeyCode::Down));
     app.handle_key(key(KeyCode::Down));
@@ -65,14 +65,14 @@ fn the_mention_picker_lists_workspace_files_and_inserts_one() {
         std::fs::write(dir.path().join(f), "x").expect("write");
     }
     let (mut app, _ops) = app(Mode::Coder);
-    app.files_index = chatcli::ui::popup::FileIndex::new(dir.path());
+    app.input.files_index = chatcli::ui::popup::FileIndex::new(dir.path());
     type_text(&mut app, "explain @uiap");
     let screen = screen_at(&mut app, 80, 24);
     assert!(screen.contains("@src/ui/app.rs"), "{screen}");
     snapshot_sizes("mention_picker", &mut app);
     app.handle_key(key(KeyCode::Enter));
-    assert_eq!(app.composer.text(), "explain @src/ui/app.rs ");
-    assert!(app.popup.is_none());
+    assert_eq!(app.input.composer.text(), "explain @src/ui/app.rs ");
+    assert!(app.input.popup.is_none());
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn enter_while_a_turn_runs_queues_and_esc_removes_the_newest() {
     // Esc interrupts first; the queue is kept.
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(drain(&mut ops), vec![Op::Interrupt]);
-    assert_eq!(app.queue.len(), 2, "the queue is kept");
+    assert_eq!(app.input.queue.len(), 2, "the queue is kept");
     app.handle_agent_event(AgentEvent::TurnFinished {
         text: String::new(),
         stop_reason: "interrupted".into(),
@@ -107,7 +107,11 @@ fn enter_while_a_turn_runs_queues_and_esc_removes_the_newest() {
     );
     // Nothing runs now: Esc drops the newest queued prompt.
     app.handle_key(key(KeyCode::Esc));
-    assert_eq!(app.queue.len(), 1, "Esc removed the newest queued prompt");
+    assert_eq!(
+        app.input.queue.len(),
+        1,
+        "Esc removed the newest queued prompt"
+    );
     // Enter on an empty prompt sends the next one.
     app.handle_key(key(KeyCode::Enter));
     assert_eq!(
@@ -117,7 +121,7 @@ fn enter_while_a_turn_runs_queues_and_esc_removes_the_newest() {
             mode: Mode::Agent
         }]
     );
-    assert!(app.queue.is_empty());
+    assert!(app.input.queue.is_empty());
 }
 
 #[test]
@@ -125,7 +129,7 @@ fn ctrl_c_clears_a_draft_before_it_interrupts_or_quits() {
     let (mut app, mut ops) = app(Mode::Agent);
     type_text(&mut app, "half a thought");
     app.handle_key(ctrl('c'));
-    assert!(app.composer.is_empty());
+    assert!(app.input.composer.is_empty());
     assert!(!app.should_quit());
     app.handle_key(ctrl('c'));
     app.handle_key(ctrl('c'));
@@ -148,7 +152,7 @@ fn up_and_down_walk_history_keeping_the_draft_and_ctrl_r_searches() {
     let path = dir.path().join("history.jsonl");
     std::fs::write(&path, "{\"text\":\"from an earlier session\"}\n").expect("write");
     let (mut app, _ops) = app(Mode::Agent);
-    app.history = chatcli::ui::history::PromptHistory::load(&path, Default::default());
+    app.input.history = chatcli::ui::history::PromptHistory::load(&path, Default::default());
     for prompt in ["explain the parser", "fix the lexer"] {
         type_text(&mut app, prompt);
         app.handle_key(key(KeyCode::Enter));
@@ -159,20 +163,20 @@ fn up_and_down_walk_history_keeping_the_draft_and_ctrl_r_searches() {
     }
     type_text(&mut app, "draft");
     app.handle_key(key(KeyCode::Up));
-    assert_eq!(app.composer.text(), "fix the lexer");
+    assert_eq!(app.input.composer.text(), "fix the lexer");
     app.handle_key(key(KeyCode::Up));
     app.handle_key(key(KeyCode::Up));
-    assert_eq!(app.composer.text(), "from an earlier session");
+    assert_eq!(app.input.composer.text(), "from an earlier session");
     app.handle_key(key(KeyCode::Down));
     app.handle_key(key(KeyCode::Down));
     app.handle_key(key(KeyCode::Down));
-    assert_eq!(app.composer.text(), "draft", "the draft comes back");
+    assert_eq!(app.input.composer.text(), "draft", "the draft comes back");
     app.handle_key(ctrl('r'));
     type_text(&mut app, "pars");
     let screen = screen_at(&mut app, 80, 24);
     assert!(screen.contains("explain the parser"), "{screen}");
     app.handle_key(key(KeyCode::Enter));
-    assert_eq!(app.composer.text(), "explain the parser");
+    assert_eq!(app.input.composer.text(), "explain the parser");
     let saved = std::fs::read_to_string(&path).expect("read");
     assert!(saved.contains("fix the lexer"), "persisted: {saved}");
 }
@@ -184,10 +188,10 @@ fn the_cursor_moves_by_grapheme_in_the_app() {
     app.handle_key(key(KeyCode::Left));
     app.handle_key(key(KeyCode::Left));
     app.handle_key(key(KeyCode::Backspace));
-    assert_eq!(app.composer.text(), "👨‍👩‍👧b");
+    assert_eq!(app.input.composer.text(), "👨‍👩‍👧b");
     app.handle_key(key(KeyCode::Right));
     app.handle_key(key(KeyCode::Char('!')));
-    assert_eq!(app.composer.text(), "👨‍👩‍👧!b");
+    assert_eq!(app.input.composer.text(), "👨‍👩‍👧!b");
 }
 
 #[test]
@@ -200,7 +204,11 @@ fn esc_then_page_up_never_types_an_escape_sequence() {
     screen_at(&mut app, 80, 24);
     app.handle_key(key(KeyCode::Esc));
     type_text(&mut app, "[5~");
-    assert!(app.composer.is_empty(), "got {:?}", app.composer.text());
+    assert!(
+        app.input.composer.is_empty(),
+        "got {:?}",
+        app.input.composer.text()
+    );
     assert!(!app.chat.following(), "the sequence scrolled up as PageUp");
 }
 
@@ -420,7 +428,7 @@ async fn rewind_returns_to_before_a_prompt_and_restores_the_file() {
     let sent = drain(&mut ops);
     assert_eq!(sent, vec![Op::Rewind { prompt: 0 }]);
     assert_eq!(
-        ui.composer.text(),
+        ui.input.composer.text(),
         "edit a.txt once",
         "the prompt returns for editing"
     );

@@ -535,11 +535,12 @@ fn would_export(app: &chatcli::ui::App, key: &KeyEvent) -> bool {
         return false;
     }
     let chosen = app
+        .input
         .popup
         .as_ref()
         .and_then(|p| p.chosen())
         .map(|item| item.insert.clone());
-    [Some(app.composer.text()), chosen]
+    [Some(app.input.composer.text()), chosen]
         .into_iter()
         .flatten()
         .any(|text| matches!(parse(&text), Some(Slash::Command { name: "export", .. })))

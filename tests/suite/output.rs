@@ -56,7 +56,7 @@ const DIFF: &str = "The change:
 fn answered(text: &str) -> App {
     let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = App::new(tx, Mode::Agent, "demo (offline)".into(), "demo".into());
-    app.no_color = false;
+    app.screen.no_color = false;
     app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
     app.handle_agent_event(AgentEvent::TextDelta { text: text.into() });
     app
@@ -168,7 +168,7 @@ fn a_git_diff_result_is_coloured_in_the_transcript_pager() {
 fn the_approval_dialog_colours_a_patch_diff() {
     let (tx, _rx) = chatcli::protocol::op_channel();
     let mut app = App::new(tx, Mode::Coder, "demo (offline)".into(), "demo".into());
-    app.no_color = false;
+    app.screen.no_color = false;
     app.handle_agent_event(AgentEvent::TurnStarted { turn: 1 });
     let args = json!({"path": "x.rs", "search": "old", "replace": "new"});
     app.handle_agent_event(AgentEvent::ToolCall {
@@ -202,7 +202,7 @@ fn no_color_leaves_every_cell_without_colour() {
             .count()
     };
     assert!(coloured(&mut app) > 0, "colours are drawn by default");
-    app.no_color = true;
+    app.screen.no_color = true;
     assert_eq!(coloured(&mut app), 0);
     // The text is the same, without colour.
     let screen = screen_text(&draw_at(&mut app, 120, 60));

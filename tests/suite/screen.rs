@@ -413,7 +413,7 @@ fn transient_notices_count_down_and_end_with_the_work() {
 }
 
 fn type_line(app: &mut App, text: &str) {
-    app.composer.set_text(text);
+    app.input.composer.set_text(text);
     app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
 }
 
@@ -470,7 +470,7 @@ fn an_unfocused_terminal_is_notified_when_a_turn_ends_or_an_approval_waits() {
         stop_reason: "end_turn".into(),
     });
     assert_eq!(app.take_terminal_write().as_deref(), Some("\x07"));
-    app.notify = chatcli::ui::notify::Notify::Osc9;
+    app.attention.notify = chatcli::ui::notify::Notify::Osc9;
     app.handle_agent_event(AgentEvent::ApprovalRequest {
         id: "c1".into(),
         name: "run_command".into(),
@@ -482,7 +482,7 @@ fn an_unfocused_terminal_is_notified_when_a_turn_ends_or_an_approval_waits() {
         Some("\x1b]9;chatcli: run_command waits for your approval\x07")
     );
     app.handle_terminal_event(Event::FocusGained);
-    app.notify = chatcli::ui::notify::Notify::Off;
+    app.attention.notify = chatcli::ui::notify::Notify::Off;
     app.handle_terminal_event(Event::FocusLost);
     app.handle_agent_event(AgentEvent::TurnFinished {
         text: String::new(),
@@ -598,7 +598,7 @@ fn the_model_picker_filters_and_switches() {
         "anthropic".into(),
         "claude-sonnet-4-5".into(),
     );
-    app.models = chatcli::session::models::ModelList {
+    app.session.models = chatcli::session::models::ModelList {
         entries: vec![
             model(
                 "claude-sonnet-4-7",
@@ -614,7 +614,7 @@ fn the_model_picker_filters_and_switches() {
         ],
         note: "2 models listed by anthropic now, with the catalog".into(),
     };
-    app.composer.set_text("/model");
+    app.input.composer.set_text("/model");
     app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     for (width, height) in [(80, 24), (200, 60)] {
         let screen = crate::common::screen_at(&mut app, width, height);
@@ -644,7 +644,7 @@ fn the_model_picker_filters_and_switches() {
         app.take_switch_request(),
         Some((None, Some("claude-haiku-4-5".to_string())))
     );
-    app.composer.set_text("/model claude-sonnet-9");
+    app.input.composer.set_text("/model claude-sonnet-9");
     app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     let screen = screen_text(&draw(&mut app));
     assert!(screen.contains("is not a model chatcli knows"), "{screen}");

@@ -159,7 +159,7 @@ fn a_stray_key_never_answers_or_loses_the_dialog() {
     let screen = screen_text(&draw(&mut app));
     assert!(screen.contains("Approve tool call?"), "{screen}");
     assert_eq!(
-        app.composer.text(),
+        app.input.composer.text(),
         "x",
         "the stray letter waits in the composer"
     );
@@ -203,7 +203,7 @@ fn type_ahead_never_answers_and_is_kept_in_the_composer() {
         "no letter of the sentence answered the dialog"
     );
     assert_eq!(
-        app.composer.text(),
+        app.input.composer.text(),
         "anany please check the output carefully, yes any day now",
         "every key typed is kept, in order"
     );
@@ -337,7 +337,7 @@ fn a_mode_command_with_text_switches_and_sends_it() {
             }
         ]
     );
-    assert!(app.composer.is_empty());
+    assert!(app.input.composer.is_empty());
 }
 
 #[test]
@@ -359,7 +359,7 @@ fn a_path_is_a_prompt_and_an_unknown_command_keeps_the_text() {
     type_text(&mut app, "/frobnicate the widgets");
     app.handle_key(key(KeyCode::Enter));
     assert!(drain(&mut ops).is_empty());
-    assert_eq!(app.composer.text(), "/frobnicate the widgets");
+    assert_eq!(app.input.composer.text(), "/frobnicate the widgets");
     let screen = screen_text(&draw(&mut app));
     assert!(screen.contains("unknown command /frobnicate"), "{screen}");
 }

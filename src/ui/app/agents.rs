@@ -7,6 +7,7 @@
 //! specialist's call as `TASK:AGENT/ID`; the agent still gets the bare id back in `Op::Approve`.
 
 use super::*;
+use crate::ui::approval::PendingApproval;
 
 impl App {
     /// Updates the panes from an event of specialist `agent`, task `task`.
@@ -28,9 +29,8 @@ impl App {
             }
             AgentEvent::ToolCall { id, name, args } => {
                 let summary = super::super::tool_panel::summarize_args(&args);
-                self.call_sources.insert(key(&id), summary);
+                self.records.started(&key(&id), &name, &args, summary);
                 self.tools.started_in(&row, &key(&id), &name, &args);
-                self.transcript.started(&key(&id), &name, &args);
             }
             AgentEvent::ApprovalRequest {
                 id,
@@ -42,12 +42,11 @@ impl App {
                 let panel_key = key(&id);
                 let mut pending = PendingApproval::new(id, name, args, preview);
                 if pending.name == "run_command" {
-                    pending.policy = self.sandbox.as_ref().map(|s| s.describe());
+                    pending.policy = self.session.command_policy();
                 }
                 pending.agent = Some(agent.to_string());
                 pending.panel_key = Some(panel_key);
-                self.pending_approval = Some(pending);
-                self.overlay = Some(Overlay::Approval);
+                self.overlays.ask(pending);
             }
             result @ AgentEvent::ToolResult { .. } => {
                 if let AgentEvent::ToolResult { id, .. } = &result {
@@ -62,7 +61,7 @@ impl App {
                 let context = self.status.last_input;
                 self.status.add_usage(&usage, cost_usd);
                 self.status.last_input = context;
-                self.requests.push(usage);
+                self.chart.requests.push(usage);
                 self.tools
                     .agent_usage(&row, usage.input_tokens, usage.output_tokens);
             }

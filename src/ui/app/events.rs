@@ -4,6 +4,9 @@
 //! the dialogs it opens are answered through the key map.
 
 use super::*;
+use crate::ui::approval::PendingApproval;
+use crate::ui::cache::CacheView;
+use crate::ui::cost::CostView;
 
 impl App {
     /// Updates the panes from an agent event.
@@ -51,9 +54,8 @@ impl App {
             }
             AgentEvent::ToolCall { id, name, args } => {
                 let summary = super::super::tool_panel::summarize_args(&args);
-                self.call_sources.insert(id.clone(), summary.clone());
+                self.records.started(&id, &name, &args, summary.clone());
                 self.tools.started(&id, &name, &args);
-                self.transcript.started(&id, &name, &args);
                 self.with_assistant(|_, _, calls| {
                     calls.push(ToolLine {
                         id,
@@ -73,10 +75,9 @@ impl App {
                 self.notify_unfocused(&format!("chatcli: {name} waits for your approval"));
                 let mut pending = PendingApproval::new(id, name, args, preview);
                 if pending.name == "run_command" {
-                    pending.policy = self.sandbox.as_ref().map(|s| s.describe());
+                    pending.policy = self.session.command_policy();
                 }
-                self.pending_approval = Some(pending);
-                self.overlay = Some(Overlay::Approval);
+                self.overlays.ask(pending);
             }
             result @ AgentEvent::ToolResult { .. } => {
                 if let AgentEvent::ToolResult { id, .. } = &result {
@@ -93,13 +94,13 @@ impl App {
             } => {
                 // Housekeeping (a compaction summary, HyDE): it counts, but belongs to no answer.
                 self.status.add_usage(&usage, cost_usd);
-                self.requests.push(usage);
+                self.chart.requests.push(usage);
             }
             AgentEvent::Usage {
                 usage, cost_usd, ..
             } => {
                 self.status.add_usage(&usage, cost_usd);
-                self.requests.push(usage);
+                self.chart.requests.push(usage);
                 let figures = (usage.input_tokens, usage.output_tokens);
                 self.chat.update_last(|cell| {
                     if let CellKind::Assistant { usage, .. } = cell {
@@ -127,7 +128,7 @@ impl App {
                 by_model,
                 by_agent,
             } => {
-                self.cost_view = Some(CostView {
+                self.overlays.cost = Some(CostView {
                     by_agent,
                     provider,
                     model,
@@ -150,7 +151,7 @@ impl App {
                 mcp_catalog_tokens,
                 blocks,
             } => {
-                self.cache_view = Some(CacheView {
+                self.overlays.cache = Some(CacheView {
                     mode,
                     tools_tokens,
                     system_tokens,
@@ -195,7 +196,8 @@ impl App {
                 // Counted down on the border each second until the request goes again.
                 let until = Instant::now() + Duration::from_millis(wait_ms);
                 self.status.retry = Some((until, format!("(attempt {attempt}/{max}): {reason}")));
-                self.wake_at = Some(Instant::now() + Duration::from_millis(wait_ms.min(1000)));
+                self.requests.wake =
+                    Some(Instant::now() + Duration::from_millis(wait_ms.min(1000)));
             }
             AgentEvent::Notice { message } => {
                 // "compacting…" ends with the compaction's own notice.
@@ -210,7 +212,7 @@ impl App {
                 }
                 self.chat.push(CellKind::Notice(message))
             }
-            AgentEvent::McpPrompts { commands } => self.dynamic_commands = commands,
+            AgentEvent::McpPrompts { commands } => self.session.dynamic_commands = commands,
             // The picker already cut the chat; a resumed session's replay cuts it here.
             AgentEvent::Rewound { prompt } => self.chat.cut_before_prompt(prompt),
             AgentEvent::TurnFinished { stop_reason, .. } => {
@@ -222,23 +224,20 @@ impl App {
                 if stop_reason != "interrupted" {
                     self.notify_unfocused("chatcli: the answer is ready");
                 }
-                if self.pending_approval.take().is_some() {
-                    self.overlay = None;
-                }
+                self.overlays.take_approval();
                 self.status.busy = false;
                 self.status.streamed_bytes = 0;
                 self.tools.cancel_running();
                 if stop_reason == "interrupted" {
-                    self.chat.push(CellKind::Notice(if self.queue.is_empty() {
+                    self.chat.push(CellKind::Notice(if self.input.queue.is_empty() {
                         "interrupted".into()
                     } else {
                         format!(
                             "interrupted; {} queued prompt(s) wait: Enter on an empty prompt sends the next, Esc drops the newest",
-                            self.queue.len()
+                            self.input.queue.len()
                         )
                     }));
-                } else if !self.queue.is_empty() {
-                    let (shown, full, mode) = self.queue.remove(0);
+                } else if let Some((shown, full, mode)) = self.input.next_queued() {
                     self.start_prompt(shown, full, mode);
                 }
             }
@@ -270,46 +269,7 @@ impl App {
     /// transcript record, a saved file, the panel row. Returns the outcome it showed; `None` for
     /// any other event.
     pub(super) fn finish_call(&mut self, key: &str, result: AgentEvent) -> Option<ToolOutcome> {
-        let AgentEvent::ToolResult {
-            ok,
-            chars,
-            saved_path,
-            duration_ms,
-            error,
-            exit_code,
-            output,
-            diff,
-            ..
-        } = result
-        else {
-            return None;
-        };
-        let outcome = ToolOutcome {
-            ok,
-            exit_code,
-            duration_ms,
-            chars,
-            error,
-            saved: saved_path.is_some(),
-        };
-        self.transcript.finished(
-            key,
-            RecordOutcome {
-                ok,
-                exit_code,
-                duration_ms,
-                output,
-                diff,
-                saved_path: saved_path.clone(),
-            },
-        );
-        if let Some(path) = &saved_path {
-            self.saved_files.push(SavedFile {
-                path: path.clone(),
-                source: self.call_sources.remove(key).unwrap_or_default(),
-                saved_at: std::time::SystemTime::now(),
-            });
-        }
+        let (outcome, saved_path) = self.records.finished(key, result)?;
         self.tools.finished(key, &outcome, saved_path);
         Some(outcome)
     }
@@ -317,7 +277,7 @@ impl App {
     fn set_tool_outcome(&mut self, id: &str, outcome: ToolOutcome) {
         // A call opened in place while it ran shows its result now.
         if self.chat.call_open(id)
-            && let Some(detail) = self.transcript.detail(id)
+            && let Some(detail) = self.records.transcript.detail(id)
         {
             self.chat.refresh_call(id, detail);
         }

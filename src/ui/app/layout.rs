@@ -9,14 +9,14 @@
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
 
-use super::{App, Overlay};
+use super::App;
+use super::overlays::OverlayContext;
 use crate::ui::text::truncate;
 use crate::ui::tool_panel::ToolStatus;
-use crate::ui::{cost, files, help};
 
 /// Width of the tool panel beside the chat at 100 columns; it grows with the terminal.
 pub const PANEL_WIDTH: u16 = 34;
@@ -33,6 +33,39 @@ pub const WIDE: u16 = 100;
 /// Rows the chat keeps however small the screen.
 pub const MIN_CHAT_ROWS: u16 = 5;
 
+/// The areas of the last frame (to route mouse events and size pages) and how the screen is
+/// drawn.
+#[derive(Debug, Clone)]
+pub struct Screen {
+    /// Where the chat was drawn.
+    pub chat_area: Rect,
+    /// Where the tool panel was drawn; empty while it is folded.
+    pub panel_area: Rect,
+    /// Ctrl+B: the tool panel drawn over the chat when the screen is too narrow for it.
+    pub panel_overlay: bool,
+    /// Draw without colours (`NO_COLOR`); read once when the app starts.
+    pub no_color: bool,
+}
+
+impl Default for Screen {
+    fn default() -> Self {
+        Screen {
+            chat_area: Rect::default(),
+            panel_area: Rect::default(),
+            panel_overlay: false,
+            no_color: crate::ui::theme::no_color_requested(),
+        }
+    }
+}
+
+impl Screen {
+    /// Whether the cell at column `x`, row `y` is on the tool panel.
+    pub fn over_panel(&self, x: u16, y: u16) -> bool {
+        let rect = self.panel_area;
+        x >= rect.x && x < rect.x + rect.width && y >= rect.y && y < rect.y + rect.height
+    }
+}
+
 impl App {
     /// Draws the whole screen.
     pub fn render(&mut self, frame: &mut Frame<'_>) {
@@ -42,9 +75,9 @@ impl App {
         let room = area
             .height
             .saturating_sub(MIN_CHAT_ROWS + 1 + u16::from(!wide));
-        self.composer.max_rows = (area.height / 3).saturating_sub(2).max(1);
-        let composer_height = self.composer.height(area.width).min(room.max(3));
-        let queue_height = (self.queue.len() as u16).min(3).min(
+        self.input.composer.max_rows = (area.height / 3).saturating_sub(2).max(1);
+        let composer_height = self.input.composer.height(area.width).min(room.max(3));
+        let queue_height = (self.input.queue.len() as u16).min(3).min(
             area.height
                 .saturating_sub(MIN_CHAT_ROWS + composer_height + 1 + u16::from(!wide)),
         );
@@ -71,8 +104,8 @@ impl App {
         } else {
             (top, None)
         };
-        self.chat_area = chat_area;
-        self.composer.notice = self.status_notice();
+        self.screen.chat_area = chat_area;
+        self.input.composer.notice = self.status_notice();
         let buf = frame.buffer_mut();
         let chat_inner = Rect {
             x: chat_area.x + 1,
@@ -82,7 +115,7 @@ impl App {
         Widget::render(&self.chat, chat_inner, buf);
         match panel_area {
             Some(panel) => self.render_panel(panel, buf),
-            None if self.panel_overlay => {
+            None if self.screen.panel_overlay => {
                 let width = (PANEL_WIDTH + 10).min(area.width);
                 let panel = Rect {
                     x: area.x + area.width - width,
@@ -92,17 +125,17 @@ impl App {
                 Clear.render(panel, buf);
                 self.render_panel(panel, buf);
             }
-            None => self.panel_area = Rect::default(),
+            None => self.screen.panel_area = Rect::default(),
         }
         self.render_queue(queue_row, buf);
         if !wide {
             self.render_strip(strip_row, buf);
         }
         Widget::render(&self.status, status_row, buf);
-        Widget::render(&self.composer, composer_row, buf);
+        Widget::render(&self.input.composer, composer_row, buf);
         // Popups sit on the chat's bottom edge: the strip and the status bar stay visible.
         let above = queue_row.y;
-        if let Some(popup) = &self.popup {
+        if let Some(popup) = &self.input.popup {
             let height = popup.height().min(top.height);
             let rect = Rect {
                 x: composer_row.x,
@@ -112,7 +145,7 @@ impl App {
             };
             Widget::render(popup, rect, buf);
         }
-        if let Some((query, found)) = &self.history_search {
+        if let Some((query, found)) = &self.input.history_search {
             let text = match found {
                 Some((_, entry)) => {
                     format!(" search history: {query}▏ → {}", entry.replace('\n', " ⏎ "))
@@ -130,14 +163,22 @@ impl App {
             );
             buf.set_line(area.x, y, &line, area.width);
         }
-        self.render_overlay(area, buf);
-        if self.no_color {
+        let around = OverlayContext {
+            chat_height: self.screen.chat_area.height,
+            saved_files: &self.records.saved_files,
+            models: &self.session.models,
+            dynamic_commands: &self.session.dynamic_commands,
+            provider: &self.status.provider,
+            model: &self.status.model,
+        };
+        self.overlays.render(&around, area, buf);
+        if self.screen.no_color {
             crate::ui::text::strip_colors(buf);
         }
     }
 
     fn render_panel(&mut self, area: Rect, buf: &mut Buffer) {
-        let (panel, chart) = if self.show_chart && area.height >= 16 {
+        let (panel, chart) = if self.chart.shown && area.height >= 16 {
             let [panel, chart] = Layout::default()
                 .direction(Direction::Vertical)
                 .constraints([Constraint::Min(6), Constraint::Length(8)])
@@ -146,19 +187,20 @@ impl App {
         } else {
             (area, None)
         };
-        self.panel_area = panel;
+        self.screen.panel_area = panel;
         Widget::render(&self.tools, panel, buf);
         if let Some(chart) = chart {
-            cost::render_chart(&self.requests, chart, buf);
+            Widget::render(&self.chart, chart, buf);
         }
     }
 
     /// The prompts waiting for the running turn to end, dimmed.
     fn render_queue(&self, area: Rect, buf: &mut Buffer) {
         let dim = Style::new().fg(Color::DarkGray);
-        let shown = self.queue.len().min(area.height as usize);
-        let skip = self.queue.len() - shown;
-        for (row, (text, _, _)) in self.queue.iter().skip(skip).enumerate() {
+        let queue = &self.input.queue;
+        let shown = queue.len().min(area.height as usize);
+        let skip = queue.len() - shown;
+        for (row, (text, _, _)) in queue.iter().skip(skip).enumerate() {
             let text = format!(" ⏳ queued: {}", text.replace('\n', " ⏎ "));
             buf.set_line(
                 area.x,
@@ -192,7 +234,7 @@ impl App {
                 format!(" · {state} {} {}", e.name, e.summary)
             })
             .unwrap_or_default();
-        let key = if self.panel_overlay {
+        let key = if self.screen.panel_overlay {
             " · Esc/Ctrl+B close"
         } else {
             " · Ctrl+B panel"
@@ -215,7 +257,7 @@ impl App {
                 let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
                 let text = format!("retrying in {secs}s {rest}");
                 // The next frame shows the next second.
-                self.wake_at =
+                self.requests.wake =
                     Some(now + (left - std::time::Duration::from_secs(secs - 1)).min(left));
                 return Some((text, Color::Yellow));
             }
@@ -226,7 +268,7 @@ impl App {
                 Some((text.clone(), Color::Yellow))
             }
             _ if self.running => {
-                let queued = match self.queue.len() {
+                let queued = match self.input.queue.len() {
                     0 => String::new(),
                     n => format!(" · {n} queued"),
                 };
@@ -238,89 +280,4 @@ impl App {
             _ => None,
         }
     }
-
-    fn render_overlay(&mut self, area: Rect, buf: &mut Buffer) {
-        match self.overlay {
-            Some(Overlay::Help) => {
-                help::render(area, buf, &self.dynamic_commands, &mut self.help_scroll)
-            }
-            Some(Overlay::Files) => files::render(&self.files_view, &self.saved_files, area, buf),
-            Some(Overlay::Cache) => crate::ui::cache::render(self.cache_view.as_ref(), area, buf),
-            Some(Overlay::Resume) => files::render_sessions(self.resume_picker.as_ref(), area, buf),
-            Some(Overlay::Cost) => cost::render_summary(self.cost_view.as_ref(), area, buf),
-            Some(Overlay::Approval) => {
-                if let Some(pending) = self.pending_approval.as_mut() {
-                    crate::ui::approval::render(pending, area, buf);
-                }
-            }
-            Some(Overlay::Transcript) => {
-                if let Some(pager) = &self.transcript_view {
-                    files::render_pager(pager, area, buf);
-                }
-            }
-            Some(Overlay::Rewind) => self.render_rewind(area, buf),
-            Some(Overlay::Models) => {
-                crate::ui::models::render(
-                    &self.model_picker,
-                    &self.models,
-                    &self.status.provider,
-                    &self.status.model,
-                    area,
-                    buf,
-                );
-            }
-            Some(Overlay::Config) => {
-                let lines: Vec<Line> = self
-                    .config_report
-                    .iter()
-                    .map(|l| Line::raw(l.clone()))
-                    .collect();
-                list_overlay(" Configuration · Esc to close ", lines, area, buf);
-            }
-            None => {}
-        }
-    }
-
-    fn render_rewind(&self, area: Rect, buf: &mut Buffer) {
-        let Some((prompts, selected)) = &self.rewind_picker else {
-            return;
-        };
-        let mut lines: Vec<Line> = prompts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let text = format!("{:>3}. {}", i + 1, p.replace('\n', " ⏎ "));
-                let style = if i == *selected {
-                    Style::new().fg(Color::Black).bg(Color::LightBlue)
-                } else {
-                    Style::new()
-                };
-                Line::styled(text, style)
-            })
-            .collect();
-        if lines.is_empty() {
-            lines.push(Line::styled(
-                "No prompt in this session yet.",
-                Style::new().fg(Color::Gray),
-            ));
-        }
-        lines.push(Line::default());
-        lines.push(Line::styled(
-            "Enter: go back to before this prompt (its text returns to the composer; files the tools changed since are restored) · Esc close",
-            Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC),
-        ));
-        list_overlay(" Rewind · pick a prompt ", lines, area, buf);
-    }
-}
-
-/// A centred box with `lines`, wrapped, at most the whole area.
-fn list_overlay(title: &str, lines: Vec<Line<'_>>, area: Rect, buf: &mut Buffer) {
-    let width = 100.min(area.width);
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = help::centered(area, width, height);
-    Clear.render(rect, buf);
-    ratatui::widgets::Paragraph::new(lines)
-        .wrap(ratatui::widgets::Wrap { trim: false })
-        .block(help::overlay_frame(title, Color::LightBlue))
-        .render(rect, buf);
 }

@@ -1,10 +1,8 @@
 //! What a submitted line does: a prompt (sent, or queued while a turn runs) or a slash command
-//! from the one registry (`ui::commands`), and the `/rewind` picker's keys.
+//! from the one registry (`ui::commands`).
 //!
 //! The thing to keep: nothing the user typed is lost. An unknown command leaves its text in the
 //! composer, and a prompt typed while a turn runs waits in the queue instead of being refused.
-
-use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Overlay};
 use crate::protocol::{Mode, Op, Permission};
@@ -12,42 +10,16 @@ use crate::ui::chat::CellKind;
 use crate::ui::commands::{self, Slash};
 
 impl App {
-    /// Keys of the `/rewind` picker: Enter returns the conversation to before the chosen prompt.
-    pub(super) fn rewind_key(&mut self, key: KeyEvent) {
-        let Some((prompts, selected)) = self.rewind_picker.as_mut() else {
-            self.overlay = None;
-            return;
-        };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
-                self.overlay = None;
-                self.rewind_picker = None;
-            }
-            KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => {
-                *selected = (*selected + 1).min(prompts.len().saturating_sub(1))
-            }
-            KeyCode::Enter => {
-                let prompt = *selected;
-                let Some(text) = prompts.get(prompt).cloned() else {
-                    return;
-                };
-                self.overlay = None;
-                self.rewind_picker = None;
-                self.send(Op::Rewind { prompt });
-                // The chat goes back to before that prompt; its text returns for editing.
-                self.chat.cut_before_prompt(prompt);
-                self.composer.set_text(&text);
-            }
-            _ => {}
-        }
-    }
-
     pub(super) fn submit(&mut self, text: String) {
-        match commands::parse_with(&text, &self.dynamic_commands) {
+        match commands::parse_with(&text, &self.session.dynamic_commands) {
             Some(Slash::Command { name, rest }) => self.run_command(name, rest),
             Some(Slash::Dynamic { index, rest }) => {
-                let Some(name) = self.dynamic_commands.get(index).map(|c| c.name.clone()) else {
+                let Some(name) = self
+                    .session
+                    .dynamic_commands
+                    .get(index)
+                    .map(|c| c.name.clone())
+                else {
                     return;
                 };
                 let (server, prompt) = name.split_once(':').unwrap_or((name.as_str(), ""));
@@ -60,7 +32,7 @@ impl App {
                 if self.running {
                     self.notice("still answering: wait, or Ctrl+C to stop it");
                 } else {
-                    self.composer.clear();
+                    self.input.composer.clear();
                     self.chat.follow();
                     self.chat.push(CellKind::User(text.clone()));
                     self.running = true;
@@ -81,12 +53,9 @@ impl App {
     /// Sends a prompt in `mode`; while a turn runs it is queued and sent when the turn ends.
     /// `text` is what the user sees (a long paste folded); the full text is what is sent.
     fn send_prompt(&mut self, text: String, mode: Mode) {
-        let full = self.composer.expanded(&text);
-        self.history.push(&text);
-        self.composer.clear();
-        self.popup = None;
+        let full = self.input.take_prompt(&text);
         if self.running {
-            self.queue.push((text, full, mode));
+            self.input.queue.push((text, full, mode));
             return;
         }
         self.start_prompt(text, full, mode);
@@ -104,7 +73,7 @@ impl App {
     fn run_command(&mut self, name: &str, rest: &str) {
         if let Ok(mode) = name.parse::<Mode>() {
             if rest.is_empty() {
-                self.composer.clear();
+                self.input.composer.clear();
                 self.set_mode(mode);
                 self.notice(format!("{mode} mode"));
             } else {
@@ -114,13 +83,13 @@ impl App {
             }
             return;
         }
-        self.composer.clear();
+        self.input.composer.clear();
         match name {
-            "help" => self.overlay = Some(Overlay::Help),
+            "help" => self.overlays.show(Overlay::Help),
             "config" if rest.starts_with("memory") => self.send(Op::MemoryStatus),
-            "config" => self.overlay = Some(Overlay::Config),
+            "config" => self.overlays.show(Overlay::Config),
             "sandbox" => {
-                let text = match &self.sandbox {
+                let text = match &self.session.sandbox {
                     Some(s) => format!("sandbox: {}", s.describe()),
                     None => "sandbox: unknown in this session".into(),
                 };
@@ -131,16 +100,17 @@ impl App {
             }
             "resume" => {
                 let sessions = self
+                    .session
                     .sessions_dir
                     .as_deref()
                     .map(crate::session_log::list)
                     .unwrap_or_default();
-                self.resume_picker = Some((sessions.into_iter().take(15).collect(), 0));
-                self.overlay = Some(Overlay::Resume);
+                self.overlays.resume = Some((sessions.into_iter().take(15).collect(), 0));
+                self.overlays.show(Overlay::Resume);
             }
             "cost" => {
-                self.cost_view = None;
-                self.overlay = Some(Overlay::Cost);
+                self.overlays.cost = None;
+                self.overlays.show(Overlay::Cost);
                 self.send(Op::CostReport);
             }
             "budget" => {
@@ -162,11 +132,11 @@ impl App {
                 self.send(Op::Compact)
             }
             "cache" => {
-                self.cache_view = None;
-                self.overlay = Some(Overlay::Cache);
+                self.overlays.cache = None;
+                self.overlays.show(Overlay::Cache);
                 self.send(Op::CacheReport);
             }
-            "files" => self.open_files(),
+            "files" => self.overlays.open_files(),
             "permissions" => match rest.parse::<Permission>() {
                 Ok(permission) => {
                     self.status.permission = permission;
@@ -183,8 +153,8 @@ impl App {
                 self.notice(format!("wait for the answer before /{name}"))
             }
             "model" if rest.is_empty() => {
-                self.model_picker = Default::default();
-                self.overlay = Some(Overlay::Models);
+                self.overlays.model_picker = Default::default();
+                self.overlays.show(Overlay::Models);
             }
             "model" => self.switch_model(rest.to_string()),
             "provider" if rest.is_empty() => self.chat.push(CellKind::Notice(format!(
@@ -196,12 +166,12 @@ impl App {
                 let mut words = rest.split_whitespace();
                 let kind = words.next().map(str::to_string);
                 let model = words.next().map(str::to_string);
-                self.switch_request = Some((kind, model));
+                self.requests.switch = Some((kind, model));
             }
             "new" if self.running => {
                 self.notice("wait for the answer before starting a new session")
             }
-            "new" => self.new_session_request = true,
+            "new" => self.requests.new_session = true,
             "rewind" if self.running => self.notice("wait for the answer before rewinding"),
             "rewind" => {
                 let prompts: Vec<String> = self
@@ -214,8 +184,8 @@ impl App {
                     })
                     .collect();
                 let last = prompts.len().saturating_sub(1);
-                self.rewind_picker = Some((prompts, last));
-                self.overlay = Some(Overlay::Rewind);
+                self.overlays.rewind = Some((prompts, last));
+                self.overlays.show(Overlay::Rewind);
             }
             "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
                 [] => self.send(Op::Mcp { approve: None }),
@@ -232,7 +202,7 @@ impl App {
                 Ok(action) => self.send(Op::Skill { action }),
                 Err(usage) => self.notice(usage),
             },
-            "quit" => self.quit = true,
+            "quit" => self.requests.quit = true,
             "copy" => {
                 let block = match rest.trim() {
                     "" => Ok(None),
