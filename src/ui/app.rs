@@ -1,5 +1,11 @@
 //! `App`: all UI state, the key map, and how agent events change what is shown.
 //!
+//! The state is held in parts that own it — the chat, the tool panel, the status bar, the cache
+//! chart, the prompt input (`input`), the overlays (`overlays`), the call records (`records`),
+//! the session's context (`session`), focus (`Attention`), the screen's areas (`layout`) and what
+//! waits for the front end (`requests`) — and `App` composes them: a key or an event that
+//! concerns one part is that part's method; `App` keeps what crosses parts.
+//!
 //! Mental model: `App` is a state machine fed by two inputs, terminal events and agent events;
 //! it answers with `Op`s sent on its channel and with frame requests. It never blocks and never
 //! draws outside `render`. The only clock it reads is for the Ctrl+C double-press window and for

@@ -7,7 +7,6 @@
 //! specialist's call as `TASK:AGENT/ID`; the agent still gets the bare id back in `Op::Approve`.
 
 use super::*;
-use crate::ui::approval::PendingApproval;
 
 impl App {
     /// Updates the panes from an event of specialist `agent`, task `task`.
@@ -40,10 +39,7 @@ impl App {
             } => {
                 self.tools.awaiting(&key(&id));
                 let panel_key = key(&id);
-                let mut pending = PendingApproval::new(id, name, args, preview);
-                if pending.name == "run_command" {
-                    pending.policy = self.session.command_policy();
-                }
+                let mut pending = self.approval_for(id, name, args, preview);
                 pending.agent = Some(agent.to_string());
                 pending.panel_key = Some(panel_key);
                 self.overlays.ask(pending);

@@ -2,6 +2,9 @@
 //! saved files, the meters and the dialogs. One event at a time, in the order the agent sent
 //! them; a specialist's (`AgentEvent::Scoped`) go on to `agents`. Nothing here sends an `Op`:
 //! the dialogs it opens are answered through the key map.
+//!
+//! `handle_agent_event` names every event and hands each family to its own step: the session's
+//! settings, the turn and its stream, notices, tool calls, and usage and cost.
 
 use super::*;
 use crate::ui::approval::PendingApproval;
@@ -11,6 +14,41 @@ use crate::ui::cost::CostView;
 impl App {
     /// Updates the panes from an agent event.
     pub fn handle_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            event @ (AgentEvent::SessionConfigured { .. }
+            | AgentEvent::ModeChanged { .. }
+            | AgentEvent::McpPrompts { .. }) => self.session_event(event),
+            event @ (AgentEvent::Prompt { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::Retrying { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::TurnFinished { .. }) => self.turn_event(event),
+            event @ (AgentEvent::Route { .. }
+            | AgentEvent::EarlyExit { .. }
+            | AgentEvent::Notice { .. }
+            | AgentEvent::Rewound { .. }) => self.notice_event(event),
+            event @ (AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::ToolCallProgress { .. }
+            | AgentEvent::ToolCall { .. }
+            | AgentEvent::ApprovalRequest { .. }
+            | AgentEvent::ToolResult { .. }) => self.tool_event(event),
+            event @ (AgentEvent::Usage { .. }
+            | AgentEvent::CacheMiss { .. }
+            | AgentEvent::CostReport { .. }
+            | AgentEvent::CacheReport { .. }
+            | AgentEvent::Cost { .. }) => self.usage_event(event),
+            // Only ever sent scoped; handled there.
+            AgentEvent::AgentFinished { .. } => {}
+            AgentEvent::Scoped { agent, task, event } => {
+                self.handle_specialist_event(&agent, task, *event)
+            }
+        }
+    }
+
+    /// The session's provider, model, mode and MCP commands.
+    fn session_event(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::SessionConfigured {
                 provider,
@@ -27,6 +65,15 @@ impl App {
                 self.status.price_estimated = price_estimated;
             }
             AgentEvent::ModeChanged { mode } => self.status.mode = mode,
+            AgentEvent::McpPrompts { commands } => self.session.dynamic_commands = commands,
+            // Every other family has its own step (see `handle_agent_event`).
+            _ => {}
+        }
+    }
+
+    /// A turn: its answer streaming into the chat, a retry's wait, an error, its end.
+    fn turn_event(&mut self, event: AgentEvent) {
+        match event {
             // The UI showed the prompt when it was sent.
             AgentEvent::Prompt { .. } => {}
             AgentEvent::TurnStarted { .. } => self.chat.push(CellKind::Assistant {
@@ -44,6 +91,108 @@ impl App {
                 self.status.streamed(text.len());
                 self.with_assistant(|_, r, _| r.push_str(&text))
             }
+            AgentEvent::Retrying {
+                attempt,
+                max,
+                wait_ms,
+                reason,
+            } => {
+                // Counted down on the border each second until the request goes again.
+                let until = Instant::now() + Duration::from_millis(wait_ms);
+                self.status.retry = Some((until, format!("(attempt {attempt}/{max}): {reason}")));
+                self.requests.wake =
+                    Some(Instant::now() + Duration::from_millis(wait_ms.min(1000)));
+            }
+            AgentEvent::Error { message } => {
+                self.chat.pop_last_if(is_empty_answer);
+                self.chat.push(CellKind::Error(message))
+            }
+            AgentEvent::TurnFinished { stop_reason, .. } => self.turn_finished(&stop_reason),
+            // Every other family has its own step (see `handle_agent_event`).
+            _ => {}
+        }
+    }
+
+    /// The turn ended: the working state goes, and the next queued prompt is sent (after an
+    /// interrupt the queue waits for the user instead).
+    fn turn_finished(&mut self, stop_reason: &str) {
+        self.chat.pop_last_if(is_empty_answer);
+        self.running = false;
+        // The work ended: "interrupting…", "compacting…" and a retry wait end with it.
+        self.status.notice = None;
+        self.status.retry = None;
+        if stop_reason != "interrupted" {
+            self.notify_unfocused("chatcli: the answer is ready");
+        }
+        self.overlays.take_approval();
+        self.status.busy = false;
+        self.status.streamed_bytes = 0;
+        self.tools.cancel_running();
+        if stop_reason == "interrupted" {
+            let queued = self.input.queue.len();
+            self.chat.push(CellKind::Notice(if queued == 0 {
+                "interrupted".into()
+            } else {
+                format!(
+                    "interrupted; {queued} queued prompt(s) wait: Enter on an empty prompt sends the next, Esc drops the newest"
+                )
+            }));
+        } else if let Some((shown, full, mode)) = self.input.next_queued() {
+            self.start_prompt(shown, full, mode);
+        }
+    }
+
+    /// Lines in the chat the agent sends besides answers: a reroute, an early exit, a notice,
+    /// a rewind replayed.
+    fn notice_event(&mut self, event: AgentEvent) {
+        match event {
+            // Only a reroute changes what happens; the signals stay in the JSON events and the log.
+            AgentEvent::Route {
+                decision: Mode::Chat,
+                reason,
+            } => {
+                self.chat.push(CellKind::Notice(format!(
+                    "answered as chat (one request, no tools): {reason}"
+                )));
+            }
+            AgentEvent::Route { .. } => {}
+            AgentEvent::EarlyExit {
+                repeats,
+                kind,
+                fingerprint,
+            } => {
+                let what = if kind == "cycle" {
+                    format!("two tool batches alternated {repeats} times")
+                } else {
+                    format!("the same tool calls came {repeats} times in a row")
+                };
+                self.chat.push(CellKind::Notice(format!(
+                    "stopped early: {what} without progress (fingerprint {fingerprint}); the last batch was not run. Send a new prompt to go on."
+                )));
+            }
+            AgentEvent::Notice { message } => {
+                // "compacting…" ends with the compaction's own notice.
+                if self
+                    .status
+                    .notice
+                    .as_ref()
+                    .is_some_and(|(text, _)| text == "compacting…")
+                    && !message.starts_with("compacting")
+                {
+                    self.status.notice = None;
+                }
+                self.chat.push(CellKind::Notice(message))
+            }
+            // The picker already cut the chat; a resumed session's replay cuts it here.
+            AgentEvent::Rewound { prompt } => self.chat.cut_before_prompt(prompt),
+            // Every other family has its own step (see `handle_agent_event`).
+            _ => {}
+        }
+    }
+
+    /// A tool call of the main agent: arriving, started, waiting for approval, finished.
+    fn tool_event(&mut self, event: AgentEvent) {
+        match event {
             AgentEvent::ToolCallStarted { id, name } => {
                 self.status.streamed(name.len());
                 self.tools.receiving(&id, &name);
@@ -73,10 +222,7 @@ impl App {
             } => {
                 self.tools.awaiting(&id);
                 self.notify_unfocused(&format!("chatcli: {name} waits for your approval"));
-                let mut pending = PendingApproval::new(id, name, args, preview);
-                if pending.name == "run_command" {
-                    pending.policy = self.session.command_policy();
-                }
+                let pending = self.approval_for(id, name, args, preview);
                 self.overlays.ask(pending);
             }
             result @ AgentEvent::ToolResult { .. } => {
@@ -87,6 +233,29 @@ impl App {
                     }
                 }
             }
+            // Every other family has its own step (see `handle_agent_event`).
+            _ => {}
+        }
+    }
+
+    /// The dialog for a call that waits; a command's shows the sandbox it would run under.
+    pub(super) fn approval_for(
+        &self,
+        id: String,
+        name: String,
+        args: serde_json::Value,
+        preview: Option<String>,
+    ) -> PendingApproval {
+        let mut pending = PendingApproval::new(id, name, args, preview);
+        if pending.name == "run_command" {
+            pending.policy = self.session.command_policy();
+        }
+        pending
+    }
+
+    /// What requests used and cost: the meters, the chart, the `/cost` and `/cache` reports.
+    fn usage_event(&mut self, event: AgentEvent) {
+        match event {
             AgentEvent::Usage {
                 usage,
                 cost_usd,
@@ -113,37 +282,7 @@ impl App {
                 rewritten_tokens,
                 ..
             } => self.cache_miss_note(&block, rewritten_tokens),
-            AgentEvent::CostReport {
-                provider,
-                model,
-                requests,
-                uncached_input_tokens,
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_creation_tokens,
-                cost_usd,
-                saved_usd,
-                budget_usd,
-                by_model,
-                by_agent,
-            } => {
-                self.overlays.cost = Some(CostView {
-                    by_agent,
-                    provider,
-                    model,
-                    requests,
-                    input_tokens,
-                    uncached_input_tokens,
-                    output_tokens,
-                    cache_read_tokens,
-                    cache_creation_tokens,
-                    cost_usd,
-                    saved_usd,
-                    budget_usd,
-                    by_model,
-                });
-            }
+            report @ AgentEvent::CostReport { .. } => self.overlays.cost = cost_view(report),
             AgentEvent::CacheReport {
                 mode,
                 tools_tokens,
@@ -159,99 +298,10 @@ impl App {
                     blocks,
                 });
             }
-            // Only a reroute changes what happens; the signals stay in the JSON events and the log.
-            AgentEvent::Route {
-                decision: Mode::Chat,
-                reason,
-            } => {
-                self.chat.push(CellKind::Notice(format!(
-                    "answered as chat (one request, no tools): {reason}"
-                )));
-            }
-            AgentEvent::Route { .. } => {}
-            AgentEvent::EarlyExit {
-                repeats,
-                kind,
-                fingerprint,
-            } => {
-                let what = if kind == "cycle" {
-                    format!("two tool batches alternated {repeats} times")
-                } else {
-                    format!("the same tool calls came {repeats} times in a row")
-                };
-                self.chat.push(CellKind::Notice(format!(
-                    "stopped early: {what} without progress (fingerprint {fingerprint}); the last batch was not run. Send a new prompt to go on."
-                )));
-            }
-            AgentEvent::Error { message } => {
-                self.chat.pop_last_if(is_empty_answer);
-                self.chat.push(CellKind::Error(message))
-            }
-            AgentEvent::Retrying {
-                attempt,
-                max,
-                wait_ms,
-                reason,
-            } => {
-                // Counted down on the border each second until the request goes again.
-                let until = Instant::now() + Duration::from_millis(wait_ms);
-                self.status.retry = Some((until, format!("(attempt {attempt}/{max}): {reason}")));
-                self.requests.wake =
-                    Some(Instant::now() + Duration::from_millis(wait_ms.min(1000)));
-            }
-            AgentEvent::Notice { message } => {
-                // "compacting…" ends with the compaction's own notice.
-                if self
-                    .status
-                    .notice
-                    .as_ref()
-                    .is_some_and(|(text, _)| text == "compacting…")
-                    && !message.starts_with("compacting")
-                {
-                    self.status.notice = None;
-                }
-                self.chat.push(CellKind::Notice(message))
-            }
-            AgentEvent::McpPrompts { commands } => self.session.dynamic_commands = commands,
-            // The picker already cut the chat; a resumed session's replay cuts it here.
-            AgentEvent::Rewound { prompt } => self.chat.cut_before_prompt(prompt),
-            AgentEvent::TurnFinished { stop_reason, .. } => {
-                self.chat.pop_last_if(is_empty_answer);
-                self.running = false;
-                // The work ended: "interrupting…", "compacting…" and a retry wait end with it.
-                self.status.notice = None;
-                self.status.retry = None;
-                if stop_reason != "interrupted" {
-                    self.notify_unfocused("chatcli: the answer is ready");
-                }
-                self.overlays.take_approval();
-                self.status.busy = false;
-                self.status.streamed_bytes = 0;
-                self.tools.cancel_running();
-                if stop_reason == "interrupted" {
-                    self.chat.push(CellKind::Notice(if self.input.queue.is_empty() {
-                        "interrupted".into()
-                    } else {
-                        format!(
-                            "interrupted; {} queued prompt(s) wait: Enter on an empty prompt sends the next, Esc drops the newest",
-                            self.input.queue.len()
-                        )
-                    }));
-                } else if let Some((shown, full, mode)) = self.input.next_queued() {
-                    self.start_prompt(shown, full, mode);
-                }
-            }
-            AgentEvent::Cost { cost_usd, .. } => {
-                // The agent's totals are authoritative; keep the live sum in step with them.
-                if cost_usd.is_none() {
-                    self.status.cost_usd = None;
-                }
-            }
-            // Only ever sent scoped; handled there.
-            AgentEvent::AgentFinished { .. } => {}
-            AgentEvent::Scoped { agent, task, event } => {
-                self.handle_specialist_event(&agent, task, *event)
-            }
+            // The agent's totals are authoritative; keep the live sum in step with them.
+            AgentEvent::Cost { cost_usd: None, .. } => self.status.cost_usd = None,
+            // A known total, and every other family (see `handle_agent_event`).
+            _ => {}
         }
     }
 
@@ -322,4 +372,41 @@ impl App {
             }
         });
     }
+}
+
+/// `/cost`'s view of the agent's report; `None` for any other event.
+fn cost_view(report: AgentEvent) -> Option<CostView> {
+    let AgentEvent::CostReport {
+        provider,
+        model,
+        requests,
+        uncached_input_tokens,
+        input_tokens,
+        output_tokens,
+        cache_read_tokens,
+        cache_creation_tokens,
+        cost_usd,
+        saved_usd,
+        budget_usd,
+        by_model,
+        by_agent,
+    } = report
+    else {
+        return None;
+    };
+    Some(CostView {
+        by_agent,
+        provider,
+        model,
+        requests,
+        input_tokens,
+        uncached_input_tokens,
+        output_tokens,
+        cache_read_tokens,
+        cache_creation_tokens,
+        cost_usd,
+        saved_usd,
+        budget_usd,
+        by_model,
+    })
 }

@@ -66,11 +66,70 @@ impl Screen {
     }
 }
 
+/// The rows and columns of one frame.
+struct Areas {
+    /// The chat and, when wide, the panel beside it.
+    top: Rect,
+    chat: Rect,
+    panel: Option<Rect>,
+    queue: Rect,
+    strip: Rect,
+    status: Rect,
+    composer: Rect,
+}
+
 impl App {
     /// Draws the whole screen.
     pub fn render(&mut self, frame: &mut Frame<'_>) {
         let area = frame.area();
         let wide = area.width >= WIDE;
+        let areas = self.areas(area, wide);
+        self.screen.chat_area = areas.chat;
+        self.input.composer.notice = self.status_notice();
+        let buf = frame.buffer_mut();
+        let chat_inner = Rect {
+            x: areas.chat.x + 1,
+            width: areas.chat.width.saturating_sub(2),
+            ..areas.chat
+        };
+        Widget::render(&self.chat, chat_inner, buf);
+        match areas.panel {
+            Some(panel) => self.render_panel(panel, buf),
+            None if self.screen.panel_overlay => {
+                let width = (PANEL_WIDTH + 10).min(area.width);
+                let panel = Rect {
+                    x: area.x + area.width - width,
+                    width,
+                    ..areas.top
+                };
+                Clear.render(panel, buf);
+                self.render_panel(panel, buf);
+            }
+            None => self.screen.panel_area = Rect::default(),
+        }
+        self.render_queue(areas.queue, buf);
+        if !wide {
+            self.render_strip(areas.strip, buf);
+        }
+        Widget::render(&self.status, areas.status, buf);
+        Widget::render(&self.input.composer, areas.composer, buf);
+        self.render_popups(area, &areas, buf);
+        let around = OverlayContext {
+            chat_height: self.screen.chat_area.height,
+            saved_files: &self.records.saved_files,
+            models: &self.session.models,
+            dynamic_commands: &self.session.dynamic_commands,
+            provider: &self.status.provider,
+            model: &self.status.model,
+        };
+        self.overlays.render(&around, area, buf);
+        if self.screen.no_color {
+            crate::ui::text::strip_colors(buf);
+        }
+    }
+
+    /// Where each part goes on a screen of `area` (`wide`: the panel fits beside the chat).
+    fn areas(&mut self, area: Rect, wide: bool) -> Areas {
         // The composer may take a third of the screen, borders included, never the chat's rows.
         let room = area
             .height
@@ -82,7 +141,7 @@ impl App {
                 .saturating_sub(MIN_CHAT_ROWS + composer_height + 1 + u16::from(!wide)),
         );
         let strip = u16::from(!wide);
-        let [top, queue_row, strip_row, status_row, composer_row] = Layout::default()
+        let [top, queue, strip, status, composer] = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
                 Constraint::Min(1),
@@ -92,7 +151,7 @@ impl App {
                 Constraint::Length(composer_height),
             ])
             .areas(area);
-        let (chat_area, panel_area) = if wide {
+        let (chat, panel) = if wide {
             let [chat, panel] = Layout::default()
                 .direction(Direction::Horizontal)
                 .constraints([
@@ -104,43 +163,27 @@ impl App {
         } else {
             (top, None)
         };
-        self.screen.chat_area = chat_area;
-        self.input.composer.notice = self.status_notice();
-        let buf = frame.buffer_mut();
-        let chat_inner = Rect {
-            x: chat_area.x + 1,
-            width: chat_area.width.saturating_sub(2),
-            ..chat_area
-        };
-        Widget::render(&self.chat, chat_inner, buf);
-        match panel_area {
-            Some(panel) => self.render_panel(panel, buf),
-            None if self.screen.panel_overlay => {
-                let width = (PANEL_WIDTH + 10).min(area.width);
-                let panel = Rect {
-                    x: area.x + area.width - width,
-                    width,
-                    ..top
-                };
-                Clear.render(panel, buf);
-                self.render_panel(panel, buf);
-            }
-            None => self.screen.panel_area = Rect::default(),
+        Areas {
+            top,
+            chat,
+            panel,
+            queue,
+            strip,
+            status,
+            composer,
         }
-        self.render_queue(queue_row, buf);
-        if !wide {
-            self.render_strip(strip_row, buf);
-        }
-        Widget::render(&self.status, status_row, buf);
-        Widget::render(&self.input.composer, composer_row, buf);
-        // Popups sit on the chat's bottom edge: the strip and the status bar stay visible.
-        let above = queue_row.y;
+    }
+
+    /// The composer's popup and the Ctrl+R search line, on the chat's bottom edge: the strip
+    /// and the status bar stay visible.
+    fn render_popups(&self, area: Rect, areas: &Areas, buf: &mut Buffer) {
+        let above = areas.queue.y;
         if let Some(popup) = &self.input.popup {
-            let height = popup.height().min(top.height);
+            let height = popup.height().min(areas.top.height);
             let rect = Rect {
-                x: composer_row.x,
+                x: areas.composer.x,
                 y: above.saturating_sub(height),
-                width: composer_row.width.min(90),
+                width: areas.composer.width.min(90),
                 height,
             };
             Widget::render(popup, rect, buf);
@@ -162,18 +205,6 @@ impl App {
                 Style::new().fg(Color::Black).bg(Color::LightYellow),
             );
             buf.set_line(area.x, y, &line, area.width);
-        }
-        let around = OverlayContext {
-            chat_height: self.screen.chat_area.height,
-            saved_files: &self.records.saved_files,
-            models: &self.session.models,
-            dynamic_commands: &self.session.dynamic_commands,
-            provider: &self.status.provider,
-            model: &self.status.model,
-        };
-        self.overlays.render(&around, area, buf);
-        if self.screen.no_color {
-            crate::ui::text::strip_colors(buf);
         }
     }
 
