@@ -451,6 +451,122 @@ pub fn parse_arguments(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
 }
 
+/// One method per event of the stream, each adding what it yields to `out`.
+impl AnthropicParser {
+    /// A content block opens: text may come with it, a tool call is announced.
+    fn block_start(&mut self, data: &Value, index: u64, out: &mut Vec<ProviderEvent>) {
+        let block = json_at(data, "/content_block");
+        let entry = match block["type"].as_str().unwrap_or_default() {
+            "text" => {
+                if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                    out.push(ProviderEvent::TextDelta(text.to_string()));
+                }
+                Block::Text
+            }
+            "tool_use" => {
+                let id = block["id"].as_str().unwrap_or_default().to_string();
+                let name = block["name"].as_str().unwrap_or_default().to_string();
+                out.push(ProviderEvent::ToolCallStarted {
+                    index: index as usize,
+                    id: id.clone(),
+                    name: name.clone(),
+                });
+                Block::ToolUse {
+                    id,
+                    name,
+                    json: String::new(),
+                }
+            }
+            "thinking" => Block::Thinking {
+                text: block["thinking"].as_str().unwrap_or_default().to_string(),
+                signature: block["signature"].as_str().map(str::to_string),
+            },
+            _ => Block::Other,
+        };
+        self.blocks.insert(index, entry);
+    }
+
+    /// More of an open block: text, a call's arguments, thinking or its signature.
+    fn block_delta(&mut self, data: &Value, index: u64, out: &mut Vec<ProviderEvent>) {
+        let delta = json_at(data, "/delta");
+        match (
+            delta["type"].as_str().unwrap_or_default(),
+            self.blocks.get_mut(&index),
+        ) {
+            ("text_delta", _) => {
+                if let Some(text) = delta["text"].as_str() {
+                    out.push(ProviderEvent::TextDelta(text.to_string()));
+                }
+            }
+            ("input_json_delta", Some(Block::ToolUse { json, .. })) => {
+                let fragment = delta["partial_json"].as_str().unwrap_or_default();
+                json.push_str(fragment);
+                out.push(ProviderEvent::ToolCallArgs {
+                    index: index as usize,
+                    fragment: fragment.to_string(),
+                });
+            }
+            ("thinking_delta", Some(Block::Thinking { text, .. })) => {
+                let piece = delta["thinking"].as_str().unwrap_or_default();
+                text.push_str(piece);
+                out.push(ProviderEvent::ReasoningDelta(piece.to_string()));
+            }
+            ("signature_delta", Some(Block::Thinking { signature, .. })) => {
+                *signature = delta["signature"].as_str().map(str::to_string);
+            }
+            _ => {}
+        }
+    }
+
+    /// A block closes: a tool call is complete, a thinking block whole.
+    fn block_stop(&mut self, index: u64, out: &mut Vec<ProviderEvent>) {
+        match self.blocks.remove(&index) {
+            Some(Block::ToolUse { id, name, json }) => out.push(ProviderEvent::ToolCall {
+                id,
+                name,
+                args: parse_arguments(&json),
+            }),
+            Some(Block::Thinking { text, signature }) => {
+                out.push(ProviderEvent::ReasoningBlock { text, signature })
+            }
+            _ => {}
+        }
+    }
+
+    /// The message ends: its usage (with the one cache-minimum notice), then its stop reason.
+    fn message_stop(&mut self, out: &mut Vec<ProviderEvent>) {
+        self.ended = true;
+        let usage = self.usage.record();
+        if let Some((model, prefix, warned)) = &self.minimum {
+            let minimum = cache_minimum(model);
+            if usage.cache_read == 0
+                && usage.cache_write() == 0
+                && *prefix < minimum
+                && !warned.swap(true, Ordering::Relaxed)
+            {
+                out.push(ProviderEvent::Notice(format!(
+                    "prefix below the cache minimum for {model} (~{prefix} of {minimum} tokens): nothing is cached until the conversation grows"
+                )));
+            }
+        }
+        out.push(ProviderEvent::Usage(usage));
+        out.push(ProviderEvent::Stop(
+            self.stop.clone().unwrap_or(StopReason::EndTurn),
+        ));
+    }
+
+    /// An `error` event: retryable when the server is overloaded or limiting.
+    fn remote_error(&self, data: &Value) -> ProviderError {
+        let kind = json_str(data, "/error/type").unwrap_or("error");
+        let message = json_str(data, "/error/message").unwrap_or(kind).to_string();
+        ProviderError::Remote {
+            provider: self.provider.clone(),
+            message: format!("{kind}: {message}"),
+            retryable: matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error"),
+        }
+    }
+}
+
 impl StreamParser for AnthropicParser {
     fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError> {
         let data: Value = serde_json::from_str(&event.data).map_err(|e| {
@@ -467,78 +583,9 @@ impl StreamParser for AnthropicParser {
                 self.usage.merge(json_at(&data, "/message/usage"));
                 out.push(ProviderEvent::PartialUsage(self.usage.record()));
             }
-            "content_block_start" => {
-                let block = json_at(&data, "/content_block");
-                let entry = match block["type"].as_str().unwrap_or_default() {
-                    "text" => {
-                        if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(ProviderEvent::TextDelta(text.to_string()));
-                        }
-                        Block::Text
-                    }
-                    "tool_use" => {
-                        let id = block["id"].as_str().unwrap_or_default().to_string();
-                        let name = block["name"].as_str().unwrap_or_default().to_string();
-                        out.push(ProviderEvent::ToolCallStarted {
-                            index: index as usize,
-                            id: id.clone(),
-                            name: name.clone(),
-                        });
-                        Block::ToolUse {
-                            id,
-                            name,
-                            json: String::new(),
-                        }
-                    }
-                    "thinking" => Block::Thinking {
-                        text: block["thinking"].as_str().unwrap_or_default().to_string(),
-                        signature: block["signature"].as_str().map(str::to_string),
-                    },
-                    _ => Block::Other,
-                };
-                self.blocks.insert(index, entry);
-            }
-            "content_block_delta" => {
-                let delta = json_at(&data, "/delta");
-                match (
-                    delta["type"].as_str().unwrap_or_default(),
-                    self.blocks.get_mut(&index),
-                ) {
-                    ("text_delta", _) => {
-                        if let Some(text) = delta["text"].as_str() {
-                            out.push(ProviderEvent::TextDelta(text.to_string()));
-                        }
-                    }
-                    ("input_json_delta", Some(Block::ToolUse { json, .. })) => {
-                        let fragment = delta["partial_json"].as_str().unwrap_or_default();
-                        json.push_str(fragment);
-                        out.push(ProviderEvent::ToolCallArgs {
-                            index: index as usize,
-                            fragment: fragment.to_string(),
-                        });
-                    }
-                    ("thinking_delta", Some(Block::Thinking { text, .. })) => {
-                        let piece = delta["thinking"].as_str().unwrap_or_default();
-                        text.push_str(piece);
-                        out.push(ProviderEvent::ReasoningDelta(piece.to_string()));
-                    }
-                    ("signature_delta", Some(Block::Thinking { signature, .. })) => {
-                        *signature = delta["signature"].as_str().map(str::to_string);
-                    }
-                    _ => {}
-                }
-            }
-            "content_block_stop" => match self.blocks.remove(&index) {
-                Some(Block::ToolUse { id, name, json }) => out.push(ProviderEvent::ToolCall {
-                    id,
-                    name,
-                    args: parse_arguments(&json),
-                }),
-                Some(Block::Thinking { text, signature }) => {
-                    out.push(ProviderEvent::ReasoningBlock { text, signature })
-                }
-                _ => {}
-            },
+            "content_block_start" => self.block_start(&data, index, &mut out),
+            "content_block_delta" => self.block_delta(&data, index, &mut out),
+            "content_block_stop" => self.block_stop(index, &mut out),
             "message_delta" => {
                 if let Some(reason) = json_str(&data, "/delta/stop_reason") {
                     self.stop = Some(stop_reason(reason));
@@ -547,40 +594,8 @@ impl StreamParser for AnthropicParser {
                     self.usage.merge(usage);
                 }
             }
-            "message_stop" => {
-                self.ended = true;
-                let usage = self.usage.record();
-                if let Some((model, prefix, warned)) = &self.minimum {
-                    let minimum = cache_minimum(model);
-                    if usage.cache_read == 0
-                        && usage.cache_write() == 0
-                        && *prefix < minimum
-                        && !warned.swap(true, Ordering::Relaxed)
-                    {
-                        out.push(ProviderEvent::Notice(format!(
-                            "prefix below the cache minimum for {model} (~{prefix} of {minimum} tokens): nothing is cached until the conversation grows"
-                        )));
-                    }
-                }
-                out.push(ProviderEvent::Usage(usage));
-                out.push(ProviderEvent::Stop(
-                    self.stop.clone().unwrap_or(StopReason::EndTurn),
-                ));
-            }
-            "error" => {
-                let kind = json_str(&data, "/error/type").unwrap_or("error");
-                let message = json_str(&data, "/error/message")
-                    .unwrap_or(kind)
-                    .to_string();
-                return Err(ProviderError::Remote {
-                    provider: self.provider.clone(),
-                    message: format!("{kind}: {message}"),
-                    retryable: matches!(
-                        kind,
-                        "overloaded_error" | "api_error" | "rate_limit_error"
-                    ),
-                });
-            }
+            "message_stop" => self.message_stop(&mut out),
+            "error" => return Err(self.remote_error(&data)),
             _ => {}
         }
         Ok(out)

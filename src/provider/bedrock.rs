@@ -158,34 +158,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        let content: Vec<Value> = message
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text { text } if text.is_empty() => None,
-                ContentBlock::Text { text } => Some(json!({"text": text})),
-                ContentBlock::Thinking {
-                    text,
-                    signature: Some(signature),
-                } => Some(json!({"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}})),
-                ContentBlock::Thinking { .. } => None,
-                ContentBlock::ToolUse { id, name, input } => {
-                    let input = if input.is_object() { input.clone() } else { json!({}) };
-                    Some(json!({"toolUse": {"toolUseId": id, "name": name, "input": input}}))
-                }
-                ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                } => {
-                    let mut result = json!({"toolUseId": tool_use_id, "content": [{"text": content}]});
-                    if *is_error {
-                        set_field(&mut result, "status", json!("error"));
-                    }
-                    Some(json!({"toolResult": result}))
-                }
-            })
-            .collect();
+        let content: Vec<Value> = message.content.iter().filter_map(wire_block).collect();
         if !content.is_empty() {
             messages.push(json!({"role": role, "content": content}));
             places.sent(i, messages.len() - 1);
@@ -205,35 +178,9 @@ pub fn build_body(request: &ModelRequest) -> Value {
         "messages": messages,
         "inferenceConfig": {"maxTokens": request.max_output_tokens},
     });
-    // A Claude model's extended thinking, as on Anthropic's own wire (a specialist's effort).
-    if let Some(budget) = super::anthropic::thinking_budget(&request.model, request.effort) {
-        set_field(
-            &mut body,
-            "additionalModelRequestFields",
-            json!({"thinking": {"type": "enabled", "budget_tokens": budget}}),
-        );
-        if let Some(config) = body.get_mut("inferenceConfig") {
-            let max = request
-                .max_output_tokens
-                .max(budget + super::anthropic::THINKING_ANSWER_ROOM);
-            set_field(config, "maxTokens", json!(max));
-        }
-    }
-    let blocks: Vec<_> = request
-        .system
-        .iter()
-        .filter(|b| !b.text.is_empty())
-        .collect();
-    if !blocks.is_empty() {
-        let mut system: Vec<Value> = Vec::new();
-        let last_stable = blocks.iter().rposition(|b| b.stable);
-        for (i, b) in blocks.iter().enumerate() {
-            system.push(json!({"text": b.text}));
-            if Some(i) == last_stable {
-                system.push(cache_point());
-            }
-        }
-        set_field(&mut body, "system", Value::Array(system));
+    add_thinking(&mut body, request);
+    if let Some(system) = system_blocks(request) {
+        set_field(&mut body, "system", system);
     }
     if !request.tools.is_empty() {
         let mut tools: Vec<Value> = request
@@ -245,6 +192,81 @@ pub fn build_body(request: &ModelRequest) -> Value {
         set_field(&mut body, "toolConfig", json!({"tools": tools}));
     }
     body
+}
+
+/// A content block as Converse writes it; none for empty text or thinking without its
+/// signature.
+fn wire_block(block: &ContentBlock) -> Option<Value> {
+    match block {
+        ContentBlock::Text { text } if text.is_empty() => None,
+        ContentBlock::Text { text } => Some(json!({"text": text})),
+        ContentBlock::Thinking {
+            text,
+            signature: Some(signature),
+        } => Some(
+            json!({"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}}),
+        ),
+        ContentBlock::Thinking { .. } => None,
+        ContentBlock::ToolUse { id, name, input } => {
+            let input = if input.is_object() {
+                input.clone()
+            } else {
+                json!({})
+            };
+            Some(json!({"toolUse": {"toolUseId": id, "name": name, "input": input}}))
+        }
+        ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => {
+            let mut result = json!({"toolUseId": tool_use_id, "content": [{"text": content}]});
+            if *is_error {
+                set_field(&mut result, "status", json!("error"));
+            }
+            Some(json!({"toolResult": result}))
+        }
+    }
+}
+
+/// A Claude model's extended thinking, as on Anthropic's own wire (a specialist's effort), with
+/// room for the answer after it.
+fn add_thinking(body: &mut Value, request: &ModelRequest) {
+    let Some(budget) = super::anthropic::thinking_budget(&request.model, request.effort) else {
+        return;
+    };
+    set_field(
+        body,
+        "additionalModelRequestFields",
+        json!({"thinking": {"type": "enabled", "budget_tokens": budget}}),
+    );
+    if let Some(config) = body.get_mut("inferenceConfig") {
+        let max = request
+            .max_output_tokens
+            .max(budget + super::anthropic::THINKING_ANSWER_ROOM);
+        set_field(config, "maxTokens", json!(max));
+    }
+}
+
+/// The system blocks, a cache point after the last stable one; none when all are empty.
+fn system_blocks(request: &ModelRequest) -> Option<Value> {
+    let blocks: Vec<_> = request
+        .system
+        .iter()
+        .filter(|b| !b.text.is_empty())
+        .collect();
+    if blocks.is_empty() {
+        return None;
+    }
+    let mut system: Vec<Value> = Vec::new();
+    let last_stable = blocks.iter().rposition(|b| b.stable);
+    for (i, b) in blocks.iter().enumerate() {
+        system.push(json!({"text": b.text}));
+        if Some(i) == last_stable {
+            system.push(cache_point());
+        }
+    }
+    Some(Value::Array(system))
 }
 
 /// Usage from a Converse `usage` object (`inputTokens` excludes the cache counts).
@@ -290,6 +312,21 @@ fn frame_error(message: String) -> ProviderError {
 
 /// Decodes one frame from the front of `bytes`; `Ok(None)` when more bytes are needed.
 pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderError> {
+    let Some((total, headers_len)) = checked_lengths(bytes)? else {
+        return Ok(None);
+    };
+    let end = 12 + headers_len;
+    let headers = decode_headers(bytes, end)?;
+    let payload = bytes
+        .get(end..total - 4)
+        .ok_or_else(|| frame_error("truncated payload".into()))?
+        .to_vec();
+    Ok(Some((Frame { headers, payload }, total)))
+}
+
+/// The lengths of the frame at the front of `bytes` and of its headers, its prelude and message
+/// CRCs checked; `Ok(None)` when more bytes are needed.
+fn checked_lengths(bytes: &[u8]) -> Result<Option<(usize, usize)>, ProviderError> {
     // The prelude: the total length, the headers' length, and the CRC of those eight bytes.
     let Some((&[t0, t1, t2, t3, h0, h1, h2, h3], rest)) = bytes.split_first_chunk::<8>() else {
         return Ok(None);
@@ -321,9 +358,13 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderErro
             "event-stream message CRC mismatch (corrupted stream)".into(),
         ));
     }
+    Ok(Some((total, headers_len)))
+}
+
+/// The headers between the prelude (12 bytes) and `end`, each a name and its value.
+fn decode_headers(bytes: &[u8], end: usize) -> Result<Vec<(String, String)>, ProviderError> {
     let mut headers = Vec::new();
     let mut at = 12;
-    let end = 12 + headers_len;
     while at < end {
         let name_len = *bytes
             .get(at)
@@ -340,52 +381,41 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Option<(Frame, usize)>, ProviderErro
             .get(at)
             .ok_or_else(|| frame_error("truncated header".into()))?;
         at += 1;
-        let value = match kind {
-            7 | 6 => {
-                let len = match bytes.get(at..at + 2) {
-                    Some([hi, lo]) => u16::from_be_bytes([*hi, *lo]) as usize,
-                    _ => return Err(frame_error("truncated header".into())),
-                };
-                at += 2;
-                let v = String::from_utf8_lossy(
-                    bytes
-                        .get(at..at + len)
-                        .ok_or_else(|| frame_error("truncated header".into()))?,
-                )
-                .to_string();
-                at += len;
-                v
-            }
-            0 | 1 => (kind == 0).to_string(),
-            2 => {
-                at += 1;
-                String::new()
-            }
-            3 => {
-                at += 2;
-                String::new()
-            }
-            4 => {
-                at += 4;
-                String::new()
-            }
-            5 | 8 => {
-                at += 8;
-                String::new()
-            }
-            9 => {
-                at += 16;
-                String::new()
-            }
-            other => return Err(frame_error(format!("unknown header type {other}"))),
-        };
+        let value = header_value(bytes, &mut at, kind)?;
         headers.push((name, value));
     }
-    let payload = bytes
-        .get(end..total - 4)
-        .ok_or_else(|| frame_error("truncated payload".into()))?
-        .to_vec();
-    Ok(Some((Frame { headers, payload }, total)))
+    Ok(headers)
+}
+
+/// The value of a header of type `kind` at `at`, which moves past it: strings and byte arrays as
+/// text, booleans as `true` or `false`, the other types skipped (empty).
+fn header_value(bytes: &[u8], at: &mut usize, kind: u8) -> Result<String, ProviderError> {
+    let skip = match kind {
+        7 | 6 => {
+            let len = match bytes.get(*at..*at + 2) {
+                Some([hi, lo]) => u16::from_be_bytes([*hi, *lo]) as usize,
+                _ => return Err(frame_error("truncated header".into())),
+            };
+            *at += 2;
+            let v = String::from_utf8_lossy(
+                bytes
+                    .get(*at..*at + len)
+                    .ok_or_else(|| frame_error("truncated header".into()))?,
+            )
+            .to_string();
+            *at += len;
+            return Ok(v);
+        }
+        0 | 1 => return Ok((kind == 0).to_string()),
+        2 => 1,
+        3 => 2,
+        4 => 4,
+        5 | 8 => 8,
+        9 => 16,
+        other => return Err(frame_error(format!("unknown header type {other}"))),
+    };
+    *at += skip;
+    Ok(String::new())
 }
 
 /// Encodes a frame with string headers (for tests and tools that replay streams).
@@ -478,6 +508,75 @@ impl BedrockParser {
         };
         vec![ProviderEvent::Usage(usage), ProviderEvent::Stop(stop)]
     }
+
+    /// More of a content block: text, a call's arguments, reasoning or its signature.
+    fn block_delta(&mut self, delta: &Value, index: u64, out: &mut Vec<ProviderEvent>) {
+        if let Some(text) = delta["text"].as_str() {
+            out.push(ProviderEvent::TextDelta(text.to_string()));
+        }
+        if let Some(fragment) = json_str(delta, "/toolUse/input")
+            && let Some((_, _, json)) = self.tools.get_mut(&index)
+        {
+            json.push_str(fragment);
+            out.push(ProviderEvent::ToolCallArgs {
+                index: index as usize,
+                fragment: fragment.to_string(),
+            });
+        }
+        let reasoning = &delta["reasoningContent"];
+        if let Some(text) = reasoning["text"].as_str() {
+            self.reasoning.entry(index).or_default().0.push_str(text);
+            out.push(ProviderEvent::ReasoningDelta(text.to_string()));
+        }
+        if let Some(sig) = reasoning["signature"].as_str() {
+            self.reasoning.entry(index).or_default().1 = Some(sig.to_string());
+        }
+    }
+
+    /// A content block ends: a call is complete, a reasoning block whole.
+    fn block_stop(&mut self, index: u64, out: &mut Vec<ProviderEvent>) {
+        if let Some((id, name, json)) = self.tools.remove(&index) {
+            self.calls = true;
+            out.push(ProviderEvent::ToolCall {
+                id,
+                name,
+                args: parse_arguments(&json),
+            });
+        }
+        if let Some((text, signature)) = self.reasoning.remove(&index) {
+            out.push(ProviderEvent::ReasoningBlock { text, signature });
+        }
+    }
+}
+
+/// An `exception:` event: retryable when Bedrock is throttling, unavailable or failed inside.
+fn exception(kind: &str, data: &Value) -> ProviderError {
+    let message = json_str(data, "/message")
+        .or(json_str(data, "/Message"))
+        .unwrap_or(kind)
+        .to_string();
+    ProviderError::Remote {
+        provider: "bedrock".into(),
+        message: format!("{kind}: {message}"),
+        retryable: matches!(
+            kind,
+            "throttlingException"
+                | "serviceUnavailableException"
+                | "internalServerException"
+                | "modelStreamErrorException"
+        ),
+    }
+}
+
+/// A `messageStop` event's stop reason.
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        "content_filtered" | "guardrail_intervened" => StopReason::Refusal,
+        other => StopReason::Other(other.to_string()),
+    }
 }
 
 impl StreamParser for BedrockParser {
@@ -485,21 +584,7 @@ impl StreamParser for BedrockParser {
         let data: Value = serde_json::from_str(&event.data)
             .map_err(|e| frame_error(format!("payload is not JSON ({e})")))?;
         if let Some(kind) = event.event.strip_prefix("exception:") {
-            let message = json_str(&data, "/message")
-                .or(json_str(&data, "/Message"))
-                .unwrap_or(kind)
-                .to_string();
-            return Err(ProviderError::Remote {
-                provider: "bedrock".into(),
-                message: format!("{kind}: {message}"),
-                retryable: matches!(
-                    kind,
-                    "throttlingException"
-                        | "serviceUnavailableException"
-                        | "internalServerException"
-                        | "modelStreamErrorException"
-                ),
-            });
+            return Err(exception(kind, &data));
         }
         let index = data
             .get("contentBlockIndex")
@@ -520,50 +605,12 @@ impl StreamParser for BedrockParser {
                         .insert(index, (id.to_string(), name, String::new()));
                 }
             }
-            "contentBlockDelta" => {
-                let delta = json_at(&data, "/delta");
-                if let Some(text) = delta["text"].as_str() {
-                    out.push(ProviderEvent::TextDelta(text.to_string()));
-                }
-                if let Some(fragment) = json_str(delta, "/toolUse/input")
-                    && let Some((_, _, json)) = self.tools.get_mut(&index)
-                {
-                    json.push_str(fragment);
-                    out.push(ProviderEvent::ToolCallArgs {
-                        index: index as usize,
-                        fragment: fragment.to_string(),
-                    });
-                }
-                let reasoning = &delta["reasoningContent"];
-                if let Some(text) = reasoning["text"].as_str() {
-                    self.reasoning.entry(index).or_default().0.push_str(text);
-                    out.push(ProviderEvent::ReasoningDelta(text.to_string()));
-                }
-                if let Some(sig) = reasoning["signature"].as_str() {
-                    self.reasoning.entry(index).or_default().1 = Some(sig.to_string());
-                }
-            }
-            "contentBlockStop" => {
-                if let Some((id, name, json)) = self.tools.remove(&index) {
-                    self.calls = true;
-                    out.push(ProviderEvent::ToolCall {
-                        id,
-                        name,
-                        args: parse_arguments(&json),
-                    });
-                }
-                if let Some((text, signature)) = self.reasoning.remove(&index) {
-                    out.push(ProviderEvent::ReasoningBlock { text, signature });
-                }
-            }
+            "contentBlockDelta" => self.block_delta(json_at(&data, "/delta"), index, &mut out),
+            "contentBlockStop" => self.block_stop(index, &mut out),
             "messageStop" => {
-                self.stop = Some(match json_str(&data, "/stopReason").unwrap_or("end_turn") {
-                    "end_turn" | "stop_sequence" => StopReason::EndTurn,
-                    "tool_use" => StopReason::ToolUse,
-                    "max_tokens" => StopReason::MaxTokens,
-                    "content_filtered" | "guardrail_intervened" => StopReason::Refusal,
-                    other => StopReason::Other(other.to_string()),
-                });
+                self.stop = Some(stop_reason(
+                    json_str(&data, "/stopReason").unwrap_or("end_turn"),
+                ));
             }
             "metadata" => {
                 self.usage = Some(usage_from_json(json_at(&data, "/usage")));

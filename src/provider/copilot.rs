@@ -195,33 +195,15 @@ pub async fn device_login(
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| setup(e.to_string()))?;
-    let post = |url: String, form: Vec<(&'static str, String)>| {
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        client
-            .post(url)
-            .header("Accept", "application/json")
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-    };
-    let transport = |e: reqwest::Error| ProviderError::Transport {
-        provider: "copilot".into(),
-        message: e.to_string(),
-    };
-    let code: Value = post(
+    let code = post_form(
+        &client,
         format!("{web}/login/device/code"),
         vec![
             ("client_id", CLIENT_ID.to_string()),
             ("scope", "read:user".to_string()),
         ],
     )
-    .await
-    .map_err(transport)?
-    .json()
-    .await
-    .map_err(transport)?;
+    .await?;
     let device_code = json_str(&code, "/device_code")
         .ok_or_else(|| setup(format!("device flow refused: {code}")))?
         .to_string();
@@ -236,7 +218,8 @@ pub async fn device_login(
     let deadline = now() + seconds("expires_in").unwrap_or(900);
     loop {
         tokio::time::sleep(Duration::from_secs(interval)).await;
-        let answer: Value = post(
+        let answer = post_form(
+            &client,
             format!("{web}/login/oauth/access_token"),
             vec![
                 ("client_id", CLIENT_ID.to_string()),
@@ -247,24 +230,9 @@ pub async fn device_login(
                 ),
             ],
         )
-        .await
-        .map_err(transport)?
-        .json()
-        .await
-        .map_err(transport)?;
+        .await?;
         if let Some(token) = json_str(&answer, "/access_token") {
-            let path = token_path(home);
-            crate::private_fs::create_private_dir(home).map_err(|e| setup(e.to_string()))?;
-            let json = serde_json::json!({"access_token": token}).to_string();
-            // A private file beside it renamed over it: 0600, never through a planted link.
-            crate::private_fs::replace_private(&path, json.as_bytes())
-                .map_err(|e| setup(format!("{}: {e}", path.display())))?;
-            let _ = writeln!(
-                out,
-                "Signed in; the token is stored in {} (readable only by you).",
-                path.display()
-            );
-            return Ok(());
+            return store_token(home, token, out);
         }
         match json_str(&answer, "/error") {
             Some("authorization_pending") => {}
@@ -278,4 +246,50 @@ pub async fn device_login(
             ));
         }
     }
+}
+
+/// POSTs `form` to one of the device flow's endpoints; returns its JSON answer.
+async fn post_form(
+    client: &reqwest::Client,
+    url: String,
+    form: Vec<(&'static str, String)>,
+) -> Result<Value, ProviderError> {
+    let transport = |e: reqwest::Error| ProviderError::Transport {
+        provider: "copilot".into(),
+        message: e.to_string(),
+    };
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form)
+        .finish();
+    client
+        .post(url)
+        .header("Accept", "application/json")
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .map_err(transport)?
+        .json()
+        .await
+        .map_err(transport)
+}
+
+/// Stores the signed-in token in `home` (0600) and says where.
+fn store_token(
+    home: &Path,
+    token: &str,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<(), ProviderError> {
+    let path = token_path(home);
+    crate::private_fs::create_private_dir(home).map_err(|e| setup(e.to_string()))?;
+    let json = serde_json::json!({"access_token": token}).to_string();
+    // A private file beside it renamed over it: 0600, never through a planted link.
+    crate::private_fs::replace_private(&path, json.as_bytes())
+        .map_err(|e| setup(format!("{}: {e}", path.display())))?;
+    let _ = writeln!(
+        out,
+        "Signed in; the token is stored in {} (readable only by you).",
+        path.display()
+    );
+    Ok(())
 }

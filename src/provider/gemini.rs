@@ -9,13 +9,15 @@
 //! A part's `thoughtSignature` must come back on the same part: it is kept as a signed empty
 //! reasoning block just before the call it belongs to.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, Effort, ModelRequest, Role};
+use crate::conversation::{ContentBlock, Effort, Message, ModelRequest, Role};
 
 /// A Gemini client.
 pub struct Gemini {
@@ -111,7 +113,7 @@ pub fn thinking_config(model: &str, effort: Option<Effort>) -> Option<Value> {
 /// The request body.
 pub fn build_body(request: &ModelRequest) -> Value {
     // Gemini answers a call by name: find each call id's tool name in the history.
-    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    let mut names: HashMap<&str, &str> = HashMap::new();
     for m in &request.messages {
         for (id, name, _) in m.tool_uses() {
             names.insert(id, name);
@@ -123,41 +125,7 @@ pub fn build_body(request: &ModelRequest) -> Value {
             Role::User => "user",
             Role::Assistant => "model",
         };
-        let mut parts: Vec<Value> = Vec::new();
-        let mut signature: Option<&str> = None;
-        for block in &message.content {
-            match block {
-                ContentBlock::Text { text } if !text.is_empty() => {
-                    let mut part = json!({"text": text});
-                    if let Some(sig) = signature.take() {
-                        set_field(&mut part, "thoughtSignature", json!(sig));
-                    }
-                    parts.push(part);
-                }
-                ContentBlock::Text { .. } => {}
-                ContentBlock::Thinking { signature: sig, .. } => signature = sig.as_deref(),
-                ContentBlock::ToolUse { name, input, .. } => {
-                    let args = if input.is_object() {
-                        input.clone()
-                    } else {
-                        json!({})
-                    };
-                    let mut part = json!({"functionCall": {"name": name, "args": args}});
-                    if let Some(sig) = signature.take() {
-                        set_field(&mut part, "thoughtSignature", json!(sig));
-                    }
-                    parts.push(part);
-                }
-                ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
-                } => {
-                    let name = names.get(tool_use_id.as_str()).copied().unwrap_or("tool");
-                    parts.push(json!({"functionResponse": {"name": name, "response": {"content": content}}}));
-                }
-            }
-        }
+        let parts = message_parts(message, &names);
         if !parts.is_empty() {
             contents.push(json!({"role": role, "parts": parts}));
         }
@@ -193,6 +161,49 @@ pub fn build_body(request: &ModelRequest) -> Value {
         );
     }
     body
+}
+
+/// A message's parts: a thought signature rides on the part after its thinking block, and a
+/// result answers its call by the tool's name (`names`, by call id).
+fn message_parts(message: &Message, names: &HashMap<&str, &str>) -> Vec<Value> {
+    let mut parts: Vec<Value> = Vec::new();
+    let mut signature: Option<&str> = None;
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } if !text.is_empty() => {
+                let mut part = json!({"text": text});
+                if let Some(sig) = signature.take() {
+                    set_field(&mut part, "thoughtSignature", json!(sig));
+                }
+                parts.push(part);
+            }
+            ContentBlock::Text { .. } => {}
+            ContentBlock::Thinking { signature: sig, .. } => signature = sig.as_deref(),
+            ContentBlock::ToolUse { name, input, .. } => {
+                let args = if input.is_object() {
+                    input.clone()
+                } else {
+                    json!({})
+                };
+                let mut part = json!({"functionCall": {"name": name, "args": args}});
+                if let Some(sig) = signature.take() {
+                    set_field(&mut part, "thoughtSignature", json!(sig));
+                }
+                parts.push(part);
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => {
+                let name = names.get(tool_use_id.as_str()).copied().unwrap_or("tool");
+                parts.push(
+                    json!({"functionResponse": {"name": name, "response": {"content": content}}}),
+                );
+            }
+        }
+    }
+    parts
 }
 
 /// Usage from a `usageMetadata` object.
@@ -313,6 +324,79 @@ fn set_path(args: &mut Map<String, Value>, path: &str, value: Value) {
     }
 }
 
+impl GeminiParser {
+    /// One part of a chunk: a thought signature, text or thought, or (part of) a function call.
+    fn take_part(&mut self, part: &Value, out: &mut Vec<ProviderEvent>) {
+        if let Some(sig) = part["thoughtSignature"].as_str() {
+            out.push(ProviderEvent::ReasoningBlock {
+                text: String::new(),
+                signature: Some(sig.to_string()),
+            });
+        }
+        if let Some(text) = part["text"].as_str().filter(|t| !t.is_empty()) {
+            if part["thought"].as_bool() == Some(true) {
+                out.push(ProviderEvent::ReasoningDelta(text.to_string()));
+            } else {
+                out.push(ProviderEvent::TextDelta(text.to_string()));
+            }
+        }
+        if let Some(call) = part.get("functionCall") {
+            self.take_call(call, out);
+        }
+    }
+
+    /// A `functionCall`: whole (with `args`), or streamed — its name opens it, `partialArgs`
+    /// pieces fill it, an empty one closes it.
+    fn take_call(&mut self, call: &Value, out: &mut Vec<ProviderEvent>) {
+        let name = call["name"].as_str().map(str::to_string);
+        if let Some(args) = call.get("args") {
+            self.close_partial(out);
+            let args = match args {
+                Value::String(raw) => parse_arguments(raw),
+                other => other.clone(),
+            };
+            let call = self.call(name.unwrap_or_default(), args);
+            out.push(call);
+            return;
+        }
+        if let Some(name) = name {
+            self.close_partial(out);
+            self.partial = Some(PartialCall {
+                name,
+                args: Map::new(),
+            });
+        }
+        match call.get("partialArgs").and_then(Value::as_array) {
+            Some(pieces) => {
+                if let Some(p) = self.partial.as_mut() {
+                    for piece in pieces {
+                        let path = piece["jsonPath"].as_str().unwrap_or_default();
+                        let value = ["stringValue", "numberValue", "boolValue"]
+                            .iter()
+                            .find_map(|k| piece.get(*k).cloned())
+                            .unwrap_or(Value::Null);
+                        set_path(&mut p.args, path, value);
+                    }
+                }
+            }
+            // An empty functionCall closes the streamed one.
+            None if call.as_object().is_some_and(|o| o.is_empty()) => self.close_partial(out),
+            None => {}
+        }
+    }
+}
+
+/// An `error` chunk: retryable for 429, 500 and 503.
+fn remote_error(error: &Value) -> ProviderError {
+    let message = error["message"].as_str().unwrap_or("error").to_string();
+    let status = error["code"].as_u64().unwrap_or(0);
+    ProviderError::Remote {
+        provider: "googleai".into(),
+        message,
+        retryable: matches!(status, 429 | 500 | 503),
+    }
+}
+
 impl StreamParser for GeminiParser {
     fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError> {
         let data: Value =
@@ -324,13 +408,7 @@ impl StreamParser for GeminiParser {
                 ),
             })?;
         if let Some(error) = data.get("error") {
-            let message = error["message"].as_str().unwrap_or("error").to_string();
-            let status = error["code"].as_u64().unwrap_or(0);
-            return Err(ProviderError::Remote {
-                provider: "googleai".into(),
-                message,
-                retryable: matches!(status, 429 | 500 | 503),
-            });
+            return Err(remote_error(error));
         }
         if let Some(meta) = data
             .get("usageMetadata")
@@ -346,59 +424,7 @@ impl StreamParser for GeminiParser {
             .into_iter()
             .flatten()
         {
-            if let Some(sig) = part["thoughtSignature"].as_str() {
-                out.push(ProviderEvent::ReasoningBlock {
-                    text: String::new(),
-                    signature: Some(sig.to_string()),
-                });
-            }
-            if let Some(text) = part["text"].as_str().filter(|t| !t.is_empty()) {
-                if part["thought"].as_bool() == Some(true) {
-                    out.push(ProviderEvent::ReasoningDelta(text.to_string()));
-                } else {
-                    out.push(ProviderEvent::TextDelta(text.to_string()));
-                }
-            }
-            let Some(call) = part.get("functionCall") else {
-                continue;
-            };
-            let name = call["name"].as_str().map(str::to_string);
-            if let Some(args) = call.get("args") {
-                self.close_partial(&mut out);
-                let args = match args {
-                    Value::String(raw) => parse_arguments(raw),
-                    other => other.clone(),
-                };
-                let call = self.call(name.unwrap_or_default(), args);
-                out.push(call);
-                continue;
-            }
-            if let Some(name) = name {
-                self.close_partial(&mut out);
-                self.partial = Some(PartialCall {
-                    name,
-                    args: Map::new(),
-                });
-            }
-            match call.get("partialArgs").and_then(Value::as_array) {
-                Some(pieces) => {
-                    if let Some(p) = self.partial.as_mut() {
-                        for piece in pieces {
-                            let path = piece["jsonPath"].as_str().unwrap_or_default();
-                            let value = ["stringValue", "numberValue", "boolValue"]
-                                .iter()
-                                .find_map(|k| piece.get(*k).cloned())
-                                .unwrap_or(Value::Null);
-                            set_path(&mut p.args, path, value);
-                        }
-                    }
-                }
-                // An empty functionCall closes the streamed one.
-                None if call.as_object().is_some_and(|o| o.is_empty()) => {
-                    self.close_partial(&mut out)
-                }
-                None => {}
-            }
+            self.take_part(part, &mut out);
         }
         if let Some(reason) = candidate["finishReason"].as_str() {
             self.finish = Some(reason.to_string());

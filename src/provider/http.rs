@@ -354,8 +354,15 @@ impl Http {
             super::cache_markers::strip_body(&mut body);
             super::cache_markers::strip_headers(&mut headers);
         }
-        let bytes = serde_json::to_vec(&body).map_err(|e| ProviderError::Protocol {
-            provider: provider.clone(),
+        let bytes = self.encode(&provider, &body)?;
+        let response = self.post(&provider, &url, &headers, bytes).await?;
+        checked_response(provider, response).await
+    }
+
+    /// The body's bytes, within `max_request_bytes`.
+    fn encode(&self, provider: &str, body: &serde_json::Value) -> Result<Vec<u8>, ProviderError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| ProviderError::Protocol {
+            provider: provider.to_string(),
             message: format!("cannot encode the request: {e}"),
         })?;
         if bytes.len() > self.max_request_bytes {
@@ -365,24 +372,36 @@ impl Http {
                 self.max_request_bytes as f64 / 1_048_576.0
             )));
         }
+        Ok(bytes)
+    }
+
+    /// Sends the POST until a response begins, within `first_byte_timeout` each time; a
+    /// connection that failed before anything was answered is tried again, fresh.
+    async fn post(
+        &self,
+        provider: &str,
+        url: &str,
+        headers: &[(String, String)],
+        bytes: Vec<u8>,
+    ) -> Result<reqwest::Response, ProviderError> {
         let mut attempt = 0;
-        let response = loop {
+        loop {
             let mut builder = self
                 .client
-                .post(&url)
+                .post(url)
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(bytes.clone());
-            for (name, value) in &headers {
+            for (name, value) in headers {
                 builder = builder.header(name, value);
             }
             let sent = tokio::time::timeout(self.first_byte_timeout, builder.send())
                 .await
                 .map_err(|_| ProviderError::Idle {
-                    provider: provider.clone(),
+                    provider: provider.to_string(),
                     waited_ms: self.first_byte_timeout.as_millis() as u64,
                 })?;
             match sent {
-                Ok(response) => break response,
+                Ok(response) => return Ok(response),
                 // A pooled keep-alive connection the server already closed fails before any
                 // response ("connection closed before message completed", seen against
                 // llama-server): nothing was answered, so sending again on a fresh one is safe.
@@ -393,46 +412,54 @@ impl Http {
                 }
                 Err(e) => {
                     return Err(ProviderError::Transport {
-                        provider,
+                        provider: provider.to_string(),
                         message: describe_reqwest(&e),
                     });
                 }
             }
-        };
-        let status = response.status();
-        if status.is_success() {
-            let is_html = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.starts_with("text/html"));
-            if is_html {
-                let text = read_bounded(response, MAX_ERROR_BODY_BYTES).await;
-                return Err(ProviderError::Protocol {
-                    provider,
-                    message: format!(
-                        "HTTP {} with an HTML page instead of a stream (a proxy in the way?): {}",
-                        status.as_u16(),
-                        first_line(&text)
-                    ),
-                });
-            }
-            return Ok(response);
         }
-        // Retry-After in seconds (the HTTP-date form is rare from APIs; it is treated as absent).
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let text = read_bounded(response, MAX_ERROR_BODY_BYTES).await;
-        Err(ProviderError::Http {
-            provider,
-            status: status.as_u16(),
-            message: error_message(&text),
-            retry_after,
-        })
     }
+}
+
+/// A response whose stream may be read: a success that is not an HTML page (a proxy's). Any
+/// other status is an error with the server's message and its `Retry-After`.
+async fn checked_response(
+    provider: String,
+    response: reqwest::Response,
+) -> Result<reqwest::Response, ProviderError> {
+    let status = response.status();
+    if status.is_success() {
+        let is_html = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/html"));
+        if is_html {
+            let text = read_bounded(response, MAX_ERROR_BODY_BYTES).await;
+            return Err(ProviderError::Protocol {
+                provider,
+                message: format!(
+                    "HTTP {} with an HTML page instead of a stream (a proxy in the way?): {}",
+                    status.as_u16(),
+                    first_line(&text)
+                ),
+            });
+        }
+        return Ok(response);
+    }
+    // Retry-After in seconds (the HTTP-date form is rare from APIs; it is treated as absent).
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let text = read_bounded(response, MAX_ERROR_BODY_BYTES).await;
+    Err(ProviderError::Http {
+        provider,
+        status: status.as_u16(),
+        message: error_message(&text),
+        retry_after,
+    })
 }
 
 /// What a server's JSON holds at `pointer` (`/delta/text`), `null` when nothing is there: the
@@ -494,8 +521,11 @@ where
     P: StreamParser,
 {
     let response_deadline = started + limits.response;
-    let mut idle_deadline = Instant::now() + limits.idle;
-    let mut content_seen = decoder.content_bytes().unwrap_or(0);
+    let mut idle = IdleDeadline {
+        at: Instant::now() + limits.idle,
+        idle: limits.idle,
+        content_seen: decoder.content_bytes().unwrap_or(0),
+    };
     let named = |e: ProviderError| match e {
         ProviderError::Protocol {
             provider: p,
@@ -507,19 +537,9 @@ where
         other => other,
     };
     loop {
-        let deadline = idle_deadline.min(response_deadline);
+        let deadline = idle.at.min(response_deadline);
         let Ok(next) = tokio::time::timeout_at(deadline, bytes.next()).await else {
-            return Err(if deadline == response_deadline {
-                ProviderError::ResponseTimeout {
-                    provider: provider.to_string(),
-                    waited_ms: limits.response.as_millis() as u64,
-                }
-            } else {
-                ProviderError::Idle {
-                    provider: provider.to_string(),
-                    waited_ms: limits.idle.as_millis() as u64,
-                }
-            });
+            return Err(timed_out(provider, &limits, deadline == response_deadline));
         };
         let (events, at_end) = match next {
             Some(Ok(chunk)) => (decoder.push(chunk.as_ref()).map_err(named)?, false),
@@ -531,34 +551,75 @@ where
             }
             None => (decoder.end().map_err(named)?, true),
         };
-        // Content moves the idle deadline; keep-alives (comments, pings) do not.
-        match decoder.content_bytes() {
-            None => idle_deadline = Instant::now() + limits.idle,
-            Some(seen) => {
-                if events.iter().any(|e| !is_keep_alive(e)) || seen > content_seen {
-                    idle_deadline = Instant::now() + limits.idle;
-                }
-                content_seen = seen;
-            }
-        }
-        let mut out = Vec::new();
-        for event in &events {
-            out.extend(parser.feed(event)?);
-        }
-        if at_end && !next_is_end(&out) {
-            out.extend(parser.finish()?);
-        }
-        let ended = at_end || next_is_end(&out);
-        for item in out {
-            if tx.send(Ok(item)).await.is_err() {
-                // The agent dropped the stream: cancelled. Dropping `bytes` closes the connection.
-                return Ok(());
-            }
-        }
-        if ended {
+        idle.observe(decoder.content_bytes(), &events);
+        if forward(&mut parser, &events, at_end, tx).await? {
             return Ok(());
         }
     }
+}
+
+/// When a stream that sent nothing new times out: content moves it, keep-alives do not.
+struct IdleDeadline {
+    at: Instant,
+    idle: Duration,
+    /// The decoder's content bytes as of the last chunk.
+    content_seen: u64,
+}
+
+impl IdleDeadline {
+    /// Moves the deadline when a chunk brought content: events that are not keep-alives (comments,
+    /// pings), or more content bytes where the decoder counts them (else any chunk counts).
+    fn observe(&mut self, content_bytes: Option<u64>, events: &[SseEvent]) {
+        match content_bytes {
+            None => self.at = Instant::now() + self.idle,
+            Some(seen) => {
+                if events.iter().any(|e| !is_keep_alive(e)) || seen > self.content_seen {
+                    self.at = Instant::now() + self.idle;
+                }
+                self.content_seen = seen;
+            }
+        }
+    }
+}
+
+/// The error of a stream that hit a limit: the whole response's, or the idle one.
+fn timed_out(provider: &str, limits: &StreamLimits, whole_response: bool) -> ProviderError {
+    if whole_response {
+        ProviderError::ResponseTimeout {
+            provider: provider.to_string(),
+            waited_ms: limits.response.as_millis() as u64,
+        }
+    } else {
+        ProviderError::Idle {
+            provider: provider.to_string(),
+            waited_ms: limits.idle.as_millis() as u64,
+        }
+    }
+}
+
+/// Parses one chunk's events (and the parser's end, `at_end`) and sends what they yield; returns
+/// whether the stream is over: it ended, or the agent dropped it (cancelled).
+async fn forward<P: StreamParser>(
+    parser: &mut P,
+    events: &[SseEvent],
+    at_end: bool,
+    tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
+) -> Result<bool, ProviderError> {
+    let mut out = Vec::new();
+    for event in events {
+        out.extend(parser.feed(event)?);
+    }
+    if at_end && !next_is_end(&out) {
+        out.extend(parser.finish()?);
+    }
+    let ended = at_end || next_is_end(&out);
+    for item in out {
+        if tx.send(Ok(item)).await.is_err() {
+            // The agent dropped the stream: cancelled. Dropping `bytes` closes the connection.
+            return Ok(true);
+        }
+    }
+    Ok(ended)
 }
 
 /// Runs a recorded SSE body through `parser` in chunks of `chunk` bytes, as the network would

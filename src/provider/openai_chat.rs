@@ -14,7 +14,7 @@ use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, MarkerPlaces, ModelRequest, Role};
+use crate::conversation::{ContentBlock, MarkerPlaces, Message, ModelRequest, Role};
 
 /// How one service differs from OpenAI's own Chat Completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,69 +175,12 @@ fn needs_markers(model: &str) -> bool {
 /// The request body.
 pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
     let markers = preset.cache_control_passthrough && needs_markers(&request.model);
-    let mut messages: Vec<Value> = Vec::new();
-    let system: Vec<&str> = request
-        .system
-        .iter()
-        .filter(|b| !b.text.is_empty())
-        .map(|b| b.text.as_str())
-        .collect();
-    if !system.is_empty() {
-        let text = system.join("\n\n");
-        if markers {
-            messages.push(json!({"role": "system", "content": [
-                {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
-            ]}));
-        } else {
-            messages.push(json!({"role": "system", "content": text}));
-        }
-    }
+    let mut messages: Vec<Value> = system_message(request, markers).into_iter().collect();
     let mut places = MarkerPlaces::new(request);
     for (i, message) in request.messages.iter().enumerate() {
         match message.role {
-            Role::Assistant => {
-                let text: String = message.text();
-                let calls: Vec<Value> = message
-                    .tool_uses()
-                    .map(|(id, name, input)| {
-                        let arguments = match input {
-                            Value::String(raw) => raw.clone(),
-                            other => other.to_string(),
-                        };
-                        json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
-                    })
-                    .collect();
-                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-                if !calls.is_empty() {
-                    set_field(&mut m, "tool_calls", Value::Array(calls));
-                }
-                messages.push(m);
-            }
-            Role::User => {
-                let mut texts: Vec<&str> = Vec::new();
-                for block in &message.content {
-                    match block {
-                        ContentBlock::ToolResult {
-                            tool_use_id, content, ..
-                        } => messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
-                        ContentBlock::Text { text } if !text.is_empty() => texts.push(text),
-                        _ => {}
-                    }
-                }
-                if !texts.is_empty() {
-                    let content = if let [one] = texts.as_slice() {
-                        Value::String(one.to_string())
-                    } else {
-                        Value::Array(
-                            texts
-                                .iter()
-                                .map(|t| json!({"type": "text", "text": t}))
-                                .collect(),
-                        )
-                    };
-                    messages.push(json!({"role": "user", "content": content}));
-                }
-            }
+            Role::Assistant => messages.push(assistant_message(message)),
+            Role::User => push_user_messages(message, &mut messages),
         }
         // Only a message with content can carry the marker (an assistant turn that only calls
         // tools has none): the last such one at or before the settled end.
@@ -248,23 +191,7 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
         }
     }
     if markers {
-        // The rolling marker: the last part of the last message the next request sends
-        // unchanged, so the conversation is read next time; the bridge where the previous
-        // request's was, so that write stays in reach.
-        for m in places.places() {
-            let Some(last) = messages.get_mut(m) else {
-                continue;
-            };
-            if let Some(text) = last["content"].as_str().map(str::to_string) {
-                last["content"] = json!([{"type": "text", "text": text}]);
-            }
-            if let Some(part) = last["content"]
-                .as_array_mut()
-                .and_then(|parts| parts.last_mut())
-            {
-                part["cache_control"] = json!({"type": "ephemeral"});
-            }
-        }
+        mark_for_cache(&mut messages, places.places());
     }
     let mut body = json!({
         "model": request.model,
@@ -297,6 +224,99 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
         set_field(&mut body, "prompt_cache_key", json!(request.session_id));
     }
     body
+}
+
+/// The system blocks as one system message (none when they are empty), marked for the cache
+/// when `markers`.
+fn system_message(request: &ModelRequest, markers: bool) -> Option<Value> {
+    let system: Vec<&str> = request
+        .system
+        .iter()
+        .filter(|b| !b.text.is_empty())
+        .map(|b| b.text.as_str())
+        .collect();
+    if system.is_empty() {
+        return None;
+    }
+    let text = system.join("\n\n");
+    Some(if markers {
+        json!({"role": "system", "content": [
+            {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
+        ]})
+    } else {
+        json!({"role": "system", "content": text})
+    })
+}
+
+/// An assistant message: its text (`null` when it only calls tools) and its tool calls.
+fn assistant_message(message: &Message) -> Value {
+    let text: String = message.text();
+    let calls: Vec<Value> = message
+        .tool_uses()
+        .map(|(id, name, input)| {
+            let arguments = match input {
+                Value::String(raw) => raw.clone(),
+                other => other.to_string(),
+            };
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+        })
+        .collect();
+    let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+    if !calls.is_empty() {
+        set_field(&mut m, "tool_calls", Value::Array(calls));
+    }
+    m
+}
+
+/// A user message on the wire: a `tool` message per result, then one user message with its
+/// texts (a plain string when there is one).
+fn push_user_messages(message: &Message, messages: &mut Vec<Value>) {
+    let mut texts: Vec<&str> = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => messages
+                .push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
+            ContentBlock::Text { text } if !text.is_empty() => texts.push(text),
+            _ => {}
+        }
+    }
+    if !texts.is_empty() {
+        let content = if let [one] = texts.as_slice() {
+            Value::String(one.to_string())
+        } else {
+            Value::Array(
+                texts
+                    .iter()
+                    .map(|t| json!({"type": "text", "text": t}))
+                    .collect(),
+            )
+        };
+        messages.push(json!({"role": "user", "content": content}));
+    }
+}
+
+/// The rolling marker: the last part of the last message the next request sends unchanged, so
+/// the conversation is read next time; the bridge where the previous request's was, so that
+/// write stays in reach. A plain-string content becomes one text part to carry it.
+fn mark_for_cache(messages: &mut [Value], places: impl Iterator<Item = usize>) {
+    for m in places {
+        let Some(last) = messages.get_mut(m) else {
+            continue;
+        };
+        if let Some(text) = last["content"].as_str().map(str::to_string) {
+            last["content"] = json!([{"type": "text", "text": text}]);
+        }
+        if let Some(part) = last["content"]
+            .as_array_mut()
+            .and_then(|parts| parts.last_mut())
+        {
+            part["cache_control"] = json!({"type": "ephemeral"});
+        }
+    }
 }
 
 /// Usage from a Chat Completions `usage` object, for this preset.

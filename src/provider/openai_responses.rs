@@ -12,7 +12,7 @@ use super::anthropic::parse_arguments;
 use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
-use crate::conversation::{ContentBlock, ModelRequest, Role};
+use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
 
 /// A Responses API client.
 pub struct OpenAiResponses {
@@ -90,58 +90,7 @@ pub(crate) fn is_reasoning_model(model: &str) -> bool {
 pub fn build_body(request: &ModelRequest) -> Value {
     let mut input: Vec<Value> = Vec::new();
     for message in &request.messages {
-        let (role, text_type) = match message.role {
-            Role::User => ("user", "input_text"),
-            Role::Assistant => ("assistant", "output_text"),
-        };
-        let mut texts: Vec<Value> = Vec::new();
-        let flush = |texts: &mut Vec<Value>, input: &mut Vec<Value>| {
-            if !texts.is_empty() {
-                input.push(
-                    json!({"type": "message", "role": role, "content": std::mem::take(texts)}),
-                );
-            }
-        };
-        for block in &message.content {
-            match block {
-                ContentBlock::Text { text } if !text.is_empty() => {
-                    texts.push(json!({"type": text_type, "text": text}));
-                }
-                ContentBlock::Text { .. } => {}
-                ContentBlock::Thinking { text, signature } => {
-                    flush(&mut texts, &mut input);
-                    let summary: Vec<Value> = if text.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![json!({"type": "summary_text", "text": text})]
-                    };
-                    if let Some(encrypted) = signature {
-                        input.push(json!({"type": "reasoning", "summary": summary, "encrypted_content": encrypted}));
-                    }
-                }
-                ContentBlock::ToolUse {
-                    id,
-                    name,
-                    input: args,
-                } => {
-                    flush(&mut texts, &mut input);
-                    let arguments = match args {
-                        Value::String(raw) => raw.clone(),
-                        other => other.to_string(),
-                    };
-                    input.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments}));
-                }
-                ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
-                } => {
-                    flush(&mut texts, &mut input);
-                    input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": content}));
-                }
-            }
-        }
-        flush(&mut texts, &mut input);
+        push_input_items(message, &mut input);
     }
     let instructions: Vec<&str> = request
         .system
@@ -175,6 +124,61 @@ pub fn build_body(request: &ModelRequest) -> Value {
         }
     }
     body
+}
+
+/// One message as input items, in its blocks' order: consecutive texts as one `message` item,
+/// each reasoning block (when it has its encrypted content), call and result as its own item.
+fn push_input_items(message: &Message, input: &mut Vec<Value>) {
+    let (role, text_type) = match message.role {
+        Role::User => ("user", "input_text"),
+        Role::Assistant => ("assistant", "output_text"),
+    };
+    let mut texts: Vec<Value> = Vec::new();
+    let flush = |texts: &mut Vec<Value>, input: &mut Vec<Value>| {
+        if !texts.is_empty() {
+            input.push(json!({"type": "message", "role": role, "content": std::mem::take(texts)}));
+        }
+    };
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } if !text.is_empty() => {
+                texts.push(json!({"type": text_type, "text": text}));
+            }
+            ContentBlock::Text { .. } => {}
+            ContentBlock::Thinking { text, signature } => {
+                flush(&mut texts, input);
+                let summary: Vec<Value> = if text.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![json!({"type": "summary_text", "text": text})]
+                };
+                if let Some(encrypted) = signature {
+                    input.push(json!({"type": "reasoning", "summary": summary, "encrypted_content": encrypted}));
+                }
+            }
+            ContentBlock::ToolUse {
+                id,
+                name,
+                input: args,
+            } => {
+                flush(&mut texts, input);
+                let arguments = match args {
+                    Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                };
+                input.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments}));
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => {
+                flush(&mut texts, input);
+                input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": content}));
+            }
+        }
+    }
+    flush(&mut texts, input);
 }
 
 /// Usage from a Responses `usage` object.
@@ -245,6 +249,49 @@ impl ResponsesParser {
     }
 }
 
+impl ResponsesParser {
+    /// An output item is complete: a function call, or a reasoning item to send back.
+    fn item_done(&mut self, item: &Value, out: &mut Vec<ProviderEvent>) {
+        match item["type"].as_str() {
+            Some("function_call") => {
+                self.calls_seen = true;
+                out.push(ProviderEvent::ToolCall {
+                    id: item["call_id"].as_str().unwrap_or_default().to_string(),
+                    name: item["name"].as_str().unwrap_or_default().to_string(),
+                    args: parse_arguments(item["arguments"].as_str().unwrap_or_default()),
+                });
+            }
+            Some("reasoning") => {
+                let text: String = item["summary"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let signature = item["encrypted_content"].as_str().map(str::to_string);
+                if signature.is_some() {
+                    out.push(ProviderEvent::ReasoningBlock { text, signature });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An `error` event (never retried).
+    fn remote_error(&self, data: &Value) -> ProviderError {
+        let message = json_str(data, "/message")
+            .or_else(|| json_str(data, "/error/message"))
+            .unwrap_or("error event")
+            .to_string();
+        ProviderError::Remote {
+            provider: self.provider.clone(),
+            message,
+            retryable: false,
+        }
+    }
+}
+
 impl StreamParser for ResponsesParser {
     fn feed(&mut self, event: &SseEvent) -> Result<Vec<ProviderEvent>, ProviderError> {
         if event.data.trim() == "[DONE]" {
@@ -297,47 +344,11 @@ impl StreamParser for ResponsesParser {
                     });
                 }
             }
-            "response.output_item.done" => {
-                let item = json_at(&data, "/item");
-                match item["type"].as_str() {
-                    Some("function_call") => {
-                        self.calls_seen = true;
-                        out.push(ProviderEvent::ToolCall {
-                            id: item["call_id"].as_str().unwrap_or_default().to_string(),
-                            name: item["name"].as_str().unwrap_or_default().to_string(),
-                            args: parse_arguments(item["arguments"].as_str().unwrap_or_default()),
-                        });
-                    }
-                    Some("reasoning") => {
-                        let text: String = item["summary"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|s| s["text"].as_str())
-                            .collect::<Vec<_>>()
-                            .join("\n");
-                        let signature = item["encrypted_content"].as_str().map(str::to_string);
-                        if signature.is_some() {
-                            out.push(ProviderEvent::ReasoningBlock { text, signature });
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            "response.output_item.done" => self.item_done(json_at(&data, "/item"), &mut out),
             "response.completed" | "response.incomplete" | "response.failed" => {
                 out.extend(self.terminal(json_at(&data, "/response"))?);
             }
-            "error" => {
-                let message = json_str(&data, "/message")
-                    .or_else(|| json_str(&data, "/error/message"))
-                    .unwrap_or("error event")
-                    .to_string();
-                return Err(ProviderError::Remote {
-                    provider: self.provider.clone(),
-                    message,
-                    retryable: false,
-                });
-            }
+            "error" => return Err(self.remote_error(&data)),
             _ => {}
         }
         Ok(out)

@@ -180,131 +180,10 @@ impl Tool for MemoryTool {
                     "memory is off (CHATCLI_MEMORY_MODE=off)".into(),
                 ));
             };
-            let failed = |e: crate::memory::MemoryError| ToolError::Failed(e.to_string());
-            let poisoned = || {
-                ToolError::Failed("the memory store is unavailable after an earlier failure".into())
-            };
             match required_str(args, "action")? {
-                "recall" => {
-                    let query = required_str(args, "query")?;
-                    let (hypothesis, usage) = match &ctx.hyde {
-                        Some(provider) => hypothesize(provider.as_ref(), query).await,
-                        None => (None, None),
-                    };
-                    let plan = memory.lock().map_err(|_| poisoned())?.embed_plan();
-                    let query_vec = match plan {
-                        Some(plan) => {
-                            provider_vectors(memory, plan, query, hypothesis.as_deref()).await
-                        }
-                        None => None,
-                    };
-                    let (facts, store) = {
-                        let mut state = memory.lock().map_err(|_| poisoned())?;
-                        let hits = match &query_vec {
-                            Some(v) => state.recall_embedded(query, v, 10),
-                            None => state.recall(query, hypothesis.as_deref(), 10),
-                        };
-                        let facts: Vec<_> = hits
-                            .iter()
-                            .filter_map(|i| state.store.facts.get(*i).cloned())
-                            .collect();
-                        let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
-                        state.store.count_access(&ids);
-                        (facts, state.store.detached())
-                    };
-                    // Read-only for the store: one line appended to the access record, off the
-                    // agent task (it is a file write).
-                    let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
-                    off_task(store, move |store| store.record_access(&ids))
-                        .await
-                        .map_err(failed)?;
-                    let mut out = String::new();
-                    for (n, fact) in facts.iter().enumerate() {
-                        let tags = if fact.tags.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", tags: {}", fact.tags.join(", "))
-                        };
-                        let line = format!(
-                            "{}. [{}] {} (id {}{tags})\n",
-                            n + 1,
-                            fact.category,
-                            fact.content,
-                            fact.id.chars().take(12).collect::<String>()
-                        );
-                        if out.len() + line.len() > RECALL_CAP {
-                            break;
-                        }
-                        out.push_str(&line);
-                    }
-                    if out.is_empty() {
-                        out = format!("no stored fact matches \"{query}\"");
-                    }
-                    Ok(ToolOutput {
-                        text: out.trim_end().to_string(),
-                        usage,
-                        ..ToolOutput::default()
-                    })
-                }
-                "add" => {
-                    let content = required_str(args, "content")?;
-                    let tags = args
-                        .get("tags")
-                        .and_then(|t| t.as_array())
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|t| t.as_str().map(str::to_string))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    let new = NewFact {
-                        content: content.to_string(),
-                        category: optional_str(args, "category")
-                            .unwrap_or("project")
-                            .to_string(),
-                        tags,
-                        source: "agent".into(),
-                    };
-                    let store = memory.lock().map_err(|_| poisoned())?.store.detached();
-                    let (added, facts) = off_task(store, move |store| {
-                        store
-                            .add(new)
-                            .map(|added| (added, std::mem::take(&mut store.facts)))
-                    })
-                    .await
-                    .map_err(failed)?;
-                    let mut state = memory.lock().map_err(|_| poisoned())?;
-                    state.store.facts = facts;
-                    state.invalidate();
-                    Ok(ToolOutput::text(match added {
-                        Added::New(id) => format!(
-                            "remembered (id {})",
-                            id.chars().take(12).collect::<String>()
-                        ),
-                        Added::Reinforced(id) => {
-                            format!(
-                                "already known: reinforced fact {}",
-                                id.chars().take(12).collect::<String>()
-                            )
-                        }
-                    }))
-                }
-                "forget" => {
-                    let id = required_str(args, "id")?;
-                    let id = id.to_string();
-                    let store = memory.lock().map_err(|_| poisoned())?.store.detached();
-                    let (gone, facts) = off_task(store, move |store| {
-                        store
-                            .forget(&id)
-                            .map(|gone| (gone, std::mem::take(&mut store.facts)))
-                    })
-                    .await
-                    .map_err(failed)?;
-                    let mut state = memory.lock().map_err(|_| poisoned())?;
-                    state.store.facts = facts;
-                    state.invalidate();
-                    Ok(ToolOutput::text(format!("forgot: {}", gone.content)))
-                }
+                "recall" => recall(memory, ctx, required_str(args, "query")?).await,
+                "add" => add(memory, args).await,
+                "forget" => forget(memory, required_str(args, "id")?).await,
                 other => Err(ToolError::InvalidArgs(format!(
                     "unknown action \"{other}\" (expected recall, add or forget)"
                 ))),
@@ -312,6 +191,153 @@ impl Tool for MemoryTool {
         }
         .boxed()
     }
+}
+
+/// A store error, as the tool's failure.
+fn failed(e: MemoryError) -> ToolError {
+    ToolError::Failed(e.to_string())
+}
+
+/// The failure of a call after an earlier one poisoned the shared state's lock.
+fn poisoned() -> ToolError {
+    ToolError::Failed("the memory store is unavailable after an earlier failure".into())
+}
+
+/// `recall`: the ten facts nearest `query` (by the provider's embeddings when there are, with a
+/// hypothetical answer when HyDE is on), listed up to `RECALL_CAP`; their access is recorded.
+async fn recall(
+    memory: &SharedMemory,
+    ctx: &ToolContext,
+    query: &str,
+) -> Result<ToolOutput, ToolError> {
+    let (hypothesis, usage) = match &ctx.hyde {
+        Some(provider) => hypothesize(provider.as_ref(), query).await,
+        None => (None, None),
+    };
+    let plan = memory.lock().map_err(|_| poisoned())?.embed_plan();
+    let query_vec = match plan {
+        Some(plan) => provider_vectors(memory, plan, query, hypothesis.as_deref()).await,
+        None => None,
+    };
+    let (facts, store) = {
+        let mut state = memory.lock().map_err(|_| poisoned())?;
+        let hits = match &query_vec {
+            Some(v) => state.recall_embedded(query, v, 10),
+            None => state.recall(query, hypothesis.as_deref(), 10),
+        };
+        let facts: Vec<_> = hits
+            .iter()
+            .filter_map(|i| state.store.facts.get(*i).cloned())
+            .collect();
+        let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
+        state.store.count_access(&ids);
+        (facts, state.store.detached())
+    };
+    // Read-only for the store: one line appended to the access record, off the agent task (it
+    // is a file write).
+    let ids: Vec<String> = facts.iter().map(|f| f.id.clone()).collect();
+    off_task(store, move |store| store.record_access(&ids))
+        .await
+        .map_err(failed)?;
+    Ok(ToolOutput {
+        text: recall_listing(&facts, query),
+        usage,
+        ..ToolOutput::default()
+    })
+}
+
+/// What `recall` answers: the facts numbered, with category, id and tags, as many as fit in
+/// `RECALL_CAP`; or that none matched.
+fn recall_listing(facts: &[Fact], query: &str) -> String {
+    let mut out = String::new();
+    for (n, fact) in facts.iter().enumerate() {
+        let tags = if fact.tags.is_empty() {
+            String::new()
+        } else {
+            format!(", tags: {}", fact.tags.join(", "))
+        };
+        let line = format!(
+            "{}. [{}] {} (id {}{tags})\n",
+            n + 1,
+            fact.category,
+            fact.content,
+            fact.id.chars().take(12).collect::<String>()
+        );
+        if out.len() + line.len() > RECALL_CAP {
+            break;
+        }
+        out.push_str(&line);
+    }
+    if out.is_empty() {
+        out = format!("no stored fact matches \"{query}\"");
+    }
+    out.trim_end().to_string()
+}
+
+/// `add`: stores a fact (or reinforces the same one already known).
+async fn add(memory: &SharedMemory, args: &Value) -> Result<ToolOutput, ToolError> {
+    let content = required_str(args, "content")?;
+    let tags = args
+        .get("tags")
+        .and_then(|t| t.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let new = NewFact {
+        content: content.to_string(),
+        category: optional_str(args, "category")
+            .unwrap_or("project")
+            .to_string(),
+        tags,
+        source: "agent".into(),
+    };
+    let store = memory.lock().map_err(|_| poisoned())?.store.detached();
+    let (added, facts) = off_task(store, move |store| {
+        store
+            .add(new)
+            .map(|added| (added, std::mem::take(&mut store.facts)))
+    })
+    .await
+    .map_err(failed)?;
+    replace_facts(memory, facts)?;
+    Ok(ToolOutput::text(match added {
+        Added::New(id) => format!(
+            "remembered (id {})",
+            id.chars().take(12).collect::<String>()
+        ),
+        Added::Reinforced(id) => {
+            format!(
+                "already known: reinforced fact {}",
+                id.chars().take(12).collect::<String>()
+            )
+        }
+    }))
+}
+
+/// `forget`: removes the fact with this id.
+async fn forget(memory: &SharedMemory, id: &str) -> Result<ToolOutput, ToolError> {
+    let id = id.to_string();
+    let store = memory.lock().map_err(|_| poisoned())?.store.detached();
+    let (gone, facts) = off_task(store, move |store| {
+        store
+            .forget(&id)
+            .map(|gone| (gone, std::mem::take(&mut store.facts)))
+    })
+    .await
+    .map_err(failed)?;
+    replace_facts(memory, facts)?;
+    Ok(ToolOutput::text(format!("forgot: {}", gone.content)))
+}
+
+/// The shared state takes the facts a write left on disk; its recall index is rebuilt on use.
+fn replace_facts(memory: &SharedMemory, facts: Vec<Fact>) -> Result<(), ToolError> {
+    let mut state = memory.lock().map_err(|_| poisoned())?;
+    state.store.facts = facts;
+    state.invalidate();
+    Ok(())
 }
 
 /// Runs a store write on a blocking thread: it may wait up to 10 s for the store's lock file,

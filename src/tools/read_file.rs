@@ -232,32 +232,75 @@ pub fn select_lines(mut reader: impl Read + Seek, range: LineRange) -> Result<St
     let (from, to) = match (range.head, range.tail) {
         (Some(head), _) => (1, Some(head)),
         (None, Some(tail)) => {
-            // A tail needs the line count first: one pass counting, one reading.
-            let mut lines = LineStream::new(&mut reader);
-            if lines.looks_binary().map_err(SelectError::Io)? {
-                return Err(SelectError::Binary);
-            }
-            let mut total = 0usize;
-            let mut scratch = Vec::new();
-            while lines
-                .next_line(false, &mut scratch)
-                .map_err(SelectError::Io)?
-            {
-                total += 1;
-            }
-            if lines.stopped_early() {
-                return Err(SelectError::TooFar(format!(
-                    "the file is larger than {} MiB, too large to count its lines for `tail`",
-                    MAX_SCAN_BYTES / (1024 * 1024)
-                )));
-            }
-            reader.seek(SeekFrom::Start(0)).map_err(SelectError::Io)?;
+            let total = count_for_tail(&mut reader)?;
             (total.saturating_sub(tail) + 1, Some(total))
         }
         (None, None) => (range.start.unwrap_or(1).max(1), range.end),
     };
-    // Numbers are right-aligned to the last one shown; for a small file count it (cheap), for a
-    // large one align to the range's end, or to seven digits.
+    let width = number_width(&mut reader, to)?;
+    let mut lines = LineStream::new(reader);
+    if lines.looks_binary().map_err(SelectError::Io)? {
+        return Err(SelectError::Binary);
+    }
+    let selected = number_selected(&mut lines, from, to, width)?;
+    let reached_end = to.is_none_or(|t| selected.read < t) && selected.capped_at.is_none();
+    if let Some(at) = selected.capped_at {
+        let mut out = selected.out;
+        out.push_str(&cap_notice(&mut lines, at, to, selected.read)?);
+        return Ok(out);
+    }
+    if reached_end && lines.stopped_early() && !selected.emitted {
+        return Err(SelectError::TooFar(format!(
+            "line {from} lies past the first {} MiB",
+            MAX_SCAN_BYTES / (1024 * 1024)
+        )));
+    }
+    if selected.emitted {
+        return Ok(selected.out);
+    }
+    // Nothing selected: say how long the file is.
+    let mut n = selected.read;
+    if !reached_end {
+        let mut line = Vec::new();
+        while lines.next_line(false, &mut line).map_err(SelectError::Io)? {
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return Ok("(empty file)".to_string());
+    }
+    Ok(format!("(no lines in that range: the file has {n} lines)"))
+}
+
+/// A tail needs the line count first: one pass counting (this one, which rewinds the stream),
+/// one reading.
+fn count_for_tail(mut reader: impl Read + Seek) -> Result<usize, SelectError> {
+    let mut lines = LineStream::new(&mut reader);
+    if lines.looks_binary().map_err(SelectError::Io)? {
+        return Err(SelectError::Binary);
+    }
+    let mut total = 0usize;
+    let mut scratch = Vec::new();
+    while lines
+        .next_line(false, &mut scratch)
+        .map_err(SelectError::Io)?
+    {
+        total += 1;
+    }
+    if lines.stopped_early() {
+        return Err(SelectError::TooFar(format!(
+            "the file is larger than {} MiB, too large to count its lines for `tail`",
+            MAX_SCAN_BYTES / (1024 * 1024)
+        )));
+    }
+    reader.seek(SeekFrom::Start(0)).map_err(SelectError::Io)?;
+    Ok(total)
+}
+
+/// The width line numbers are right-aligned to: that of the last one shown. For a small file
+/// it is counted (cheap; the stream is rewound), for a large one it is the range's end, or seven
+/// digits.
+fn number_width(mut reader: impl Read + Seek, to: Option<usize>) -> Result<usize, SelectError> {
     let size = reader.seek(SeekFrom::End(0)).map_err(SelectError::Io)?;
     reader.seek(SeekFrom::Start(0)).map_err(SelectError::Io)?;
     let last_shown = if size <= SMALL_FILE_BYTES {
@@ -267,76 +310,86 @@ pub fn select_lines(mut reader: impl Read + Seek, range: LineRange) -> Result<St
     } else {
         to
     };
-    let width = last_shown.map_or(7, |t| t.to_string().len());
-    let mut lines = LineStream::new(reader);
-    if lines.looks_binary().map_err(SelectError::Io)? {
-        return Err(SelectError::Binary);
-    }
-    let mut out = String::new();
+    Ok(last_shown.map_or(7, |t| t.to_string().len()))
+}
+
+/// What numbering the selected lines left.
+struct Selected {
+    /// The numbered lines.
+    out: String,
+    /// How many lines were read.
+    read: usize,
+    /// The first line the `MAX_CHARS` cap left out.
+    capped_at: Option<usize>,
+    /// Whether any line was selected.
+    emitted: bool,
+}
+
+/// Reads up to line `to`, numbering lines `from` on until `MAX_CHARS` would be passed.
+fn number_selected<R: Read>(
+    lines: &mut LineStream<R>,
+    from: usize,
+    to: Option<usize>,
+    width: usize,
+) -> Result<Selected, SelectError> {
+    let mut selected = Selected {
+        out: String::new(),
+        read: 0,
+        capped_at: None,
+        emitted: false,
+    };
     let mut chars = 0usize;
     let mut line = Vec::new();
-    let mut n = 0usize;
-    let mut capped_at = None;
-    let mut emitted = false;
-    while to.is_none_or(|t| n < t) {
+    while to.is_none_or(|t| selected.read < t) {
         if !lines
-            .next_line(n + 1 >= from, &mut line)
+            .next_line(selected.read + 1 >= from, &mut line)
             .map_err(SelectError::Io)?
         {
             break;
         }
-        n += 1;
+        selected.read += 1;
+        let n = selected.read;
         if n < from {
             continue;
         }
         let numbered = format!("{n:>width$}  {}\n", String::from_utf8_lossy(&line));
         chars += numbered.chars().count();
         if chars > MAX_CHARS {
-            capped_at = Some(n);
+            selected.capped_at = Some(n);
             break;
         }
-        emitted = true;
-        out.push_str(&numbered);
+        selected.emitted = true;
+        selected.out.push_str(&numbered);
     }
-    let reached_end = to.is_none_or(|t| n < t) && capped_at.is_none();
-    if let Some(at) = capped_at {
-        let last = match to {
-            Some(t) => Some(t),
-            None => {
-                while lines.next_line(false, &mut line).map_err(SelectError::Io)? {
-                    n += 1;
-                }
-                (!lines.stopped_early()).then_some(n)
+    Ok(selected)
+}
+
+/// The line that says where the cap cut the selection (at line `at`, `read` lines read) and
+/// how to read on; without a range's end, the rest is counted to name the last line.
+fn cap_notice<R: Read>(
+    lines: &mut LineStream<R>,
+    at: usize,
+    to: Option<usize>,
+    read: usize,
+) -> Result<String, SelectError> {
+    let last = match to {
+        Some(t) => Some(t),
+        None => {
+            let mut n = read;
+            let mut line = Vec::new();
+            while lines.next_line(false, &mut line).map_err(SelectError::Io)? {
+                n += 1;
             }
-        };
-        let which = match last {
-            Some(last) => format!("lines {at}-{last}"),
-            None => format!("lines {at} onward"),
-        };
-        out.push_str(&format!(
-            "[... output capped at {MAX_CHARS} characters: {which} not shown; read them with start={at} ...]\n"
-        ));
-        return Ok(out);
-    }
-    if reached_end && lines.stopped_early() && !emitted {
-        return Err(SelectError::TooFar(format!(
-            "line {from} lies past the first {} MiB",
-            MAX_SCAN_BYTES / (1024 * 1024)
-        )));
-    }
-    if emitted {
-        return Ok(out);
-    }
-    // Nothing selected: say how long the file is.
-    if !reached_end {
-        while lines.next_line(false, &mut line).map_err(SelectError::Io)? {
-            n += 1;
+            (!lines.stopped_early()).then_some(n)
         }
-    }
-    if n == 0 {
-        return Ok("(empty file)".to_string());
-    }
-    Ok(format!("(no lines in that range: the file has {n} lines)"))
+    };
+    let which = match last {
+        Some(last) => format!("lines {at}-{last}"),
+        None => format!("lines {at} onward"),
+    };
+    Ok(format!(
+        "[... output capped at {MAX_CHARS} characters: {which} not shown; read them with start={at} ...]\n"
+    ))
 }
 
 /// The selected lines of `text`, numbered, capped at `MAX_CHARS` on a line boundary.

@@ -248,40 +248,8 @@ pub async fn fetch_text_via(
     raw: bool,
     lookup: Arc<dyn HostLookup>,
 ) -> Result<String, ToolError> {
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| ToolError::InvalidArgs(format!("bad url {url}: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ToolError::InvalidArgs(format!(
-            "only http and https URLs can be fetched (got {url})"
-        )));
-    }
-    if metadata_host(&parsed) {
-        return Err(refused(url));
-    }
-    // Names of every hop go through the guarded resolver; literal addresses never reach a
-    // resolver, so the redirect policy checks those.
-    let client = reqwest::Client::builder()
-        .timeout(TIMEOUT)
-        .user_agent(concat!("chatcli/", env!("CARGO_PKG_VERSION")))
-        .dns_resolver(Arc::new(GuardedResolver(lookup)))
-        .redirect(reqwest::redirect::Policy::custom(|attempt| {
-            if attempt.previous().len() >= MAX_REDIRECTS {
-                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-            } else if metadata_host(attempt.url()) {
-                let target = attempt
-                    .url()
-                    .host_str()
-                    .unwrap_or_default()
-                    .trim_matches(['[', ']'])
-                    .to_string();
-                attempt.error(MetadataRedirect(target))
-            } else {
-                attempt.follow()
-            }
-        }))
-        .build()
-        .map_err(|e| ToolError::Failed(format!("cannot set up the HTTP client: {e}")))?;
-    let response = client
+    let parsed = fetchable_url(url)?;
+    let response = guarded_client(lookup)?
         .get(parsed.clone())
         .send()
         .await
@@ -293,19 +261,7 @@ pub async fn fetch_text_via(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    // The stream yields decompressed bytes: the cap holds against a compression bomb.
-    let mut body = Vec::new();
-    let mut cut = false;
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| ToolError::Failed(format!("reading {url} failed: {e}")))?;
-        let room = BODY_CAP.saturating_sub(body.len());
-        body.extend_from_slice(chunk.get(..room).unwrap_or(chunk.as_ref()));
-        if room <= chunk.len() {
-            cut = room < chunk.len() || stream.next().await.is_some();
-            break;
-        }
-    }
+    let (body, cut) = read_capped(response, url).await?;
     let note = if cut {
         format!(
             "\n[... truncated: the body is larger than {} MB (after decompression); only the first {} MB were read ...]\n",
@@ -327,16 +283,79 @@ pub async fn fetch_text_via(
             take_chars(first.trim(), 200).0
         )));
     }
-    let looks_html = content_type.contains("html")
+    if raw || !looks_html(&content_type, &text) {
+        return Ok(text + &note);
+    }
+    Ok(html_to_text(text).await + &note)
+}
+
+/// `url` parsed, when it is http or https and not a cloud metadata host.
+fn fetchable_url(url: &str) -> Result<reqwest::Url, ToolError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| ToolError::InvalidArgs(format!("bad url {url}: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ToolError::InvalidArgs(format!(
+            "only http and https URLs can be fetched (got {url})"
+        )));
+    }
+    if metadata_host(&parsed) {
+        return Err(refused(url));
+    }
+    Ok(parsed)
+}
+
+/// The HTTP client of one fetch: names of every hop go through the guarded resolver; literal
+/// addresses never reach a resolver, so the redirect policy checks those.
+fn guarded_client(lookup: Arc<dyn HostLookup>) -> Result<reqwest::Client, ToolError> {
+    reqwest::Client::builder()
+        .timeout(TIMEOUT)
+        .user_agent(concat!("chatcli/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(Arc::new(GuardedResolver(lookup)))
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            if attempt.previous().len() >= MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else if metadata_host(attempt.url()) {
+                let target = attempt
+                    .url()
+                    .host_str()
+                    .unwrap_or_default()
+                    .trim_matches(['[', ']'])
+                    .to_string();
+                attempt.error(MetadataRedirect(target))
+            } else {
+                attempt.follow()
+            }
+        }))
+        .build()
+        .map_err(|e| ToolError::Failed(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// The body, at most `BODY_CAP` bytes of it, and whether there was more. The stream yields
+/// decompressed bytes: the cap holds against a compression bomb.
+async fn read_capped(response: reqwest::Response, url: &str) -> Result<(Vec<u8>, bool), ToolError> {
+    let mut body = Vec::new();
+    let mut cut = false;
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| ToolError::Failed(format!("reading {url} failed: {e}")))?;
+        let room = BODY_CAP.saturating_sub(body.len());
+        body.extend_from_slice(chunk.get(..room).unwrap_or(chunk.as_ref()));
+        if room <= chunk.len() {
+            cut = room < chunk.len() || stream.next().await.is_some();
+            break;
+        }
+    }
+    Ok((body, cut))
+}
+
+/// Whether a body is HTML: by its content type, or by how it starts when it has none.
+fn looks_html(content_type: &str, text: &str) -> bool {
+    content_type.contains("html")
         || (content_type.is_empty()
             && text.trim_start().get(..15).is_some_and(|s| {
                 s.to_ascii_lowercase().starts_with("<!doctype html")
                     || s.to_ascii_lowercase().starts_with("<html")
-            }));
-    if raw || !looks_html {
-        return Ok(text + &note);
-    }
-    Ok(html_to_text(text).await + &note)
+            }))
 }
 
 /// HTML as text: html2text for pages it handles in reasonable time, tag stripping for pages too
