@@ -288,7 +288,6 @@ pub const INTERRUPTED: &str = "interrupted: chatcli stopped while this call was 
 /// `INTERRUPTED` one when the log has none), results without a call are dropped, and roles
 /// alternate. Returns one line per change.
 pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
-    use crate::conversation::{ContentBlock, Role};
     let mut repairs = Vec::new();
     // Two messages of one role in a row (a crash between a prompt and its answer, then another
     // prompt) are one message to every wire; an empty one is nothing.
@@ -300,7 +299,19 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
             before - history.len()
         ));
     }
-    // Results whose call is not in the assistant message just before.
+    drop_results_without_calls(history, &mut repairs);
+    if !repairs.is_empty() {
+        merge_neighbours(history);
+    }
+    answer_every_call(history, &mut repairs);
+    merge_neighbours(history);
+    open_with_the_user(history, &mut repairs);
+    repairs
+}
+
+/// Drops the results whose call is not in the assistant message just before, and repeated ones.
+fn drop_results_without_calls(history: &mut [Message], repairs: &mut Vec<String>) {
+    use crate::conversation::{ContentBlock, Role};
     let mut calls_before: Vec<String> = Vec::new();
     for message in history.iter_mut() {
         if message.role == Role::Assistant {
@@ -324,10 +335,12 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
             _ => true,
         });
     }
-    if !repairs.is_empty() {
-        merge_neighbours(history);
-    }
-    // Calls without a result.
+}
+
+/// Gives every call a result in the user message after it (put there when missing): its own,
+/// in call order, or the `INTERRUPTED` one.
+fn answer_every_call(history: &mut Vec<Message>, repairs: &mut Vec<String>) {
+    use crate::conversation::Role;
     let mut i = 0;
     while let Some(message) = history.get(i) {
         let calls: Vec<String> = if message.role == Role::Assistant {
@@ -355,33 +368,44 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
         let Some(next) = history.get_mut(i + 1) else {
             break;
         };
-        let (mut results, others): (Vec<ContentBlock>, Vec<ContentBlock>) = next
-            .content
-            .drain(..)
-            .partition(|b| matches!(b, ContentBlock::ToolResult { .. }));
-        let mut ordered = Vec::with_capacity(calls.len() + others.len());
-        for id in &calls {
-            let found = results.iter().position(
-                |b| matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id),
-            );
-            match found {
-                Some(at) => ordered.push(results.remove(at)),
-                None => {
-                    repairs.push(format!("call {id} had no result: marked as interrupted"));
-                    ordered.push(ContentBlock::ToolResult {
-                        tool_use_id: id.clone(),
-                        content: INTERRUPTED.to_string(),
-                        is_error: true,
-                    });
-                }
-            }
-        }
-        ordered.extend(others);
-        next.content = ordered;
+        order_results(next, &calls, repairs);
         i += 2;
     }
-    merge_neighbours(history);
-    // Every wire wants the conversation to open with the user.
+}
+
+/// Puts the results of `calls` first in `answer`, in call order, an `INTERRUPTED` one for each
+/// call without; the rest of the message follows.
+fn order_results(answer: &mut Message, calls: &[String], repairs: &mut Vec<String>) {
+    use crate::conversation::ContentBlock;
+    let (mut results, others): (Vec<ContentBlock>, Vec<ContentBlock>) = answer
+        .content
+        .drain(..)
+        .partition(|b| matches!(b, ContentBlock::ToolResult { .. }));
+    let mut ordered = Vec::with_capacity(calls.len() + others.len());
+    for id in calls {
+        let found = results.iter().position(
+            |b| matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id),
+        );
+        match found {
+            Some(at) => ordered.push(results.remove(at)),
+            None => {
+                repairs.push(format!("call {id} had no result: marked as interrupted"));
+                ordered.push(ContentBlock::ToolResult {
+                    tool_use_id: id.clone(),
+                    content: INTERRUPTED.to_string(),
+                    is_error: true,
+                });
+            }
+        }
+    }
+    ordered.extend(others);
+    answer.content = ordered;
+}
+
+/// Every wire wants the conversation to open with the user: a placeholder prompt goes before a
+/// history that begins with an answer.
+fn open_with_the_user(history: &mut Vec<Message>, repairs: &mut Vec<String>) {
+    use crate::conversation::{ContentBlock, Role};
     if history.first().is_some_and(|m| m.role == Role::Assistant) {
         history.insert(
             0,
@@ -394,7 +418,6 @@ pub fn repair(history: &mut Vec<Message>) -> Vec<String> {
         );
         repairs.push("the history began with an answer: a placeholder prompt was put first".into());
     }
-    repairs
 }
 
 /// Drops empty messages and joins the neighbours of the same role that this leaves.

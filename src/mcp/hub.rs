@@ -360,114 +360,30 @@ impl McpHub {
             .servers
             .get(index)
             .ok_or_else(|| format!("no MCP server number {index}"))?;
-        let name = server.config.name.clone();
         let service = match &server.config.transport {
             Transport::Stdio { command, args, env } => {
-                // Through the process door: its own session, and the scrubbed environment plus
-                // what the entry's `env` passes on purpose (a server never sees provider keys).
-                let mut door = crate::process::Door::new(command);
-                door.command().args(args).envs(env).current_dir(&workspace);
-                let cmd = door.into_tokio();
-                let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-                if let Some(pgid) = transport.id() {
-                    crate::process::register_group(pgid);
-                }
-                if let Ok(mut state) = server.state.lock() {
-                    state.pgid = transport.id();
-                }
-                if let Some(stderr) = stderr {
-                    let name = name.clone();
-                    tokio::spawn(async move {
-                        use tokio::io::AsyncBufReadExt;
-                        let mut lines = tokio::io::BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::info!(server = %name, "mcp stderr: {line}");
-                        }
-                    });
-                }
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("initialisation failed: {e}"))?
+                connect_stdio(server, handler, command, args, env, &workspace).await?
             }
-            Transport::Http { url, headers } => {
-                use rmcp::transport::StreamableHttpClientTransport;
-                install_crypto();
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                let mut custom = std::collections::HashMap::new();
-                for (key, value) in headers {
-                    if key.eq_ignore_ascii_case("authorization") {
-                        let token = value.strip_prefix("Bearer ").unwrap_or(value);
-                        config = config.auth_header(token);
-                        continue;
-                    }
-                    let key = http::HeaderName::from_bytes(key.as_bytes())
-                        .map_err(|e| format!("header `{key}`: {e}"))?;
-                    let value = http::HeaderValue::from_str(value)
-                        .map_err(|e| format!("header `{key}`: {e}"))?;
-                    custom.insert(key, value);
-                }
-                let config = config.custom_headers(custom);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("cannot connect to {url}: {e}"))?
-            }
+            Transport::Http { url, headers } => connect_http(handler, url, headers).await?,
         };
         let peer = service.peer().clone();
-        let capabilities = service.peer_info().map(|info| info.capabilities.clone());
-        let tools = match capabilities.as_ref().map(|c| c.tools.is_some()) {
-            Some(false) => Vec::new(),
-            _ => peer
-                .list_all_tools()
-                .await
-                .map_err(|e| format!("tools/list failed: {e}"))?,
-        };
-        let prompts = if capabilities.as_ref().is_some_and(|c| c.prompts.is_some()) {
-            peer.list_all_prompts()
-                .await
-                .map(|list| {
-                    list.into_iter()
-                        .map(|p| PromptInfo {
-                            name: p.name.to_string(),
-                            description: p.description.map(|d| d.to_string()).unwrap_or_default(),
-                            arguments: p
-                                .arguments
-                                .unwrap_or_default()
-                                .into_iter()
-                                .map(|a| a.name)
-                                .collect(),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        let resources = if capabilities.as_ref().is_some_and(|c| c.resources.is_some()) {
-            peer.list_all_resources()
-                .await
-                .map(|r| r.len())
-                .unwrap_or(0)
-        } else {
-            0
-        };
+        let offers = list_offers(&peer).await?;
         if let Ok(mut state) = server.state.lock() {
-            state.tools = tools;
-            state.prompts = prompts;
-            state.resources = resources;
+            state.tools = offers.tools;
+            state.prompts = offers.prompts;
+            state.resources = offers.resources;
             state.peer = Some(peer);
             state.cancel = Some(service.cancellation_token());
             state.status = Some(Status::Running);
         }
-        let name = server.config.name.clone();
+        self.watch(index, server.config.name.clone(), service);
+        Ok(())
+    }
+
+    /// Leaves a task that owns the connection: when it ends, the server is marked failed
+    /// (unless the hub is closing).
+    fn watch(self: &Arc<Self>, index: usize, name: String, service: Connection) {
         let weak = Arc::downgrade(self);
-        // The watcher owns the connection: when it ends, the server is gone.
         tokio::spawn(async move {
             let reason = service.waiting().await;
             if let Some(hub) = weak.upgrade()
@@ -484,7 +400,6 @@ impl McpHub {
                 hub.fail(index, format!("stopped: {why}"));
             }
         });
-        Ok(())
     }
 
     /// Marks a server failed and queues the one report of it.
@@ -751,6 +666,141 @@ impl McpHub {
             self.kill(index);
         }
     }
+}
+
+/// A running connection to one server.
+type Connection = rmcp::service::RunningService<RoleClient, Handler>;
+
+/// Starts a stdio server and connects to it. Through the process door: its own session (its
+/// group registered, to be killed with the session), and the scrubbed environment plus what
+/// the entry's `env` passes on purpose (a server never sees provider keys). Its stderr goes to
+/// the log.
+async fn connect_stdio(
+    server: &Server,
+    handler: Handler,
+    command: &str,
+    args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+    workspace: &std::path::Path,
+) -> Result<Connection, String> {
+    let mut door = crate::process::Door::new(command);
+    door.command().args(args).envs(env).current_dir(workspace);
+    let cmd = door.into_tokio();
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+    if let Some(pgid) = transport.id() {
+        crate::process::register_group(pgid);
+    }
+    if let Ok(mut state) = server.state.lock() {
+        state.pgid = transport.id();
+    }
+    if let Some(stderr) = stderr {
+        let name = server.config.name.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncBufReadExt;
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(server = %name, "mcp stderr: {line}");
+            }
+        });
+    }
+    handler
+        .serve(transport)
+        .await
+        .map_err(|e| format!("initialisation failed: {e}"))
+}
+
+/// Connects to a streamable HTTP server; an `Authorization` header becomes the bearer token.
+async fn connect_http(
+    handler: Handler,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<Connection, String> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    install_crypto();
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    let mut custom = std::collections::HashMap::new();
+    for (key, value) in headers {
+        if key.eq_ignore_ascii_case("authorization") {
+            let token = value.strip_prefix("Bearer ").unwrap_or(value);
+            config = config.auth_header(token);
+            continue;
+        }
+        let key = http::HeaderName::from_bytes(key.as_bytes())
+            .map_err(|e| format!("header `{key}`: {e}"))?;
+        let value =
+            http::HeaderValue::from_str(value).map_err(|e| format!("header `{key}`: {e}"))?;
+        custom.insert(key, value);
+    }
+    let config = config.custom_headers(custom);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    handler
+        .serve(transport)
+        .await
+        .map_err(|e| format!("cannot connect to {url}: {e}"))
+}
+
+/// What a server offers, as listed when it starts.
+struct Offers {
+    tools: Vec<rmcp::model::Tool>,
+    prompts: Vec<PromptInfo>,
+    /// How many resources it has.
+    resources: usize,
+}
+
+/// Lists what the server says it has in its capabilities (tools when it says nothing). A failed
+/// tool list fails the start; prompts and resources that cannot be listed count as none.
+async fn list_offers(peer: &Peer<RoleClient>) -> Result<Offers, String> {
+    let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+    let tools = match capabilities.as_ref().map(|c| c.tools.is_some()) {
+        Some(false) => Vec::new(),
+        _ => peer
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?,
+    };
+    let prompts = if capabilities.as_ref().is_some_and(|c| c.prompts.is_some()) {
+        list_prompts(peer).await
+    } else {
+        Vec::new()
+    };
+    let resources = if capabilities.as_ref().is_some_and(|c| c.resources.is_some()) {
+        peer.list_all_resources()
+            .await
+            .map(|r| r.len())
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    Ok(Offers {
+        tools,
+        prompts,
+        resources,
+    })
+}
+
+/// The server's prompts with their arguments' names; none when they cannot be listed.
+async fn list_prompts(peer: &Peer<RoleClient>) -> Vec<PromptInfo> {
+    peer.list_all_prompts()
+        .await
+        .map(|list| {
+            list.into_iter()
+                .map(|p| PromptInfo {
+                    name: p.name.to_string(),
+                    description: p.description.map(|d| d.to_string()).unwrap_or_default(),
+                    arguments: p
+                        .arguments
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|a| a.name)
+                        .collect(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl Drop for McpHub {

@@ -42,10 +42,6 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), MemoryError> {
     let mut store = Store::open(dir)?.with_secrets(secrets);
-    let write_err = |e: std::io::Error| MemoryError::Io {
-        path: "stdout".into(),
-        source: e,
-    };
     match action {
         Action::Add {
             text,
@@ -64,59 +60,13 @@ pub fn run(
             }
             .map_err(write_err)?;
         }
-        Action::List => {
-            if store.facts.is_empty() {
-                writeln!(out, "no facts stored in {}", store.dir().display()).map_err(write_err)?;
-            }
-            for fact in &store.facts {
-                let tags = if fact.tags.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", fact.tags.join(", "))
-                };
-                writeln!(
-                    out,
-                    "{}  {:<12} {}{tags}",
-                    fact.id.chars().take(12).collect::<String>(),
-                    fact.category,
-                    fact.content
-                )
-                .map_err(write_err)?;
-            }
-        }
+        Action::List => list(&store, out)?,
         Action::Forget { id } => {
             let gone = store.forget(&id)?;
             writeln!(out, "forgot {}: {}", gone.id, gone.content).map_err(write_err)?;
         }
         Action::Import { file } => {
-            let path = Path::new(&file);
-            let handle = crate::files::open_following(path).map_err(|source| MemoryError::Io {
-                path: file.clone(),
-                source,
-            })?;
-            let mut news = Vec::new();
-            for (n, line) in std::io::BufReader::new(handle).lines().enumerate() {
-                let line = line.map_err(|source| MemoryError::Io {
-                    path: file.clone(),
-                    source,
-                })?;
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let parsed: ImportLine = serde_json::from_str(&line).map_err(|e| {
-                    MemoryError::Invalid(format!(
-                        "{file} line {}: {e} (expected {{\"content\": …, \"category\": …, \"tags\": […]}})",
-                        n + 1
-                    ))
-                })?;
-                news.push(NewFact {
-                    content: parsed.content,
-                    category: parsed.category,
-                    tags: parsed.tags,
-                    source: "import".into(),
-                });
-            }
-            let (added, reinforced) = store.add_all(news)?;
+            let (added, reinforced) = store.add_all(read_import(&file)?)?;
             writeln!(
                 out,
                 "imported {added} facts ({reinforced} near-duplicates reinforced)"
@@ -133,4 +83,68 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// A failed write to the output, as a store error naming stdout.
+fn write_err(e: std::io::Error) -> MemoryError {
+    MemoryError::Io {
+        path: "stdout".into(),
+        source: e,
+    }
+}
+
+/// `list`: one line per fact, its short id, category, content and tags.
+fn list(store: &Store, out: &mut dyn Write) -> Result<(), MemoryError> {
+    if store.facts.is_empty() {
+        writeln!(out, "no facts stored in {}", store.dir().display()).map_err(write_err)?;
+    }
+    for fact in &store.facts {
+        let tags = if fact.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", fact.tags.join(", "))
+        };
+        writeln!(
+            out,
+            "{}  {:<12} {}{tags}",
+            fact.id.chars().take(12).collect::<String>(),
+            fact.category,
+            fact.content
+        )
+        .map_err(write_err)?;
+    }
+    Ok(())
+}
+
+/// The facts of an `import` file: one JSON object a line, blank lines skipped; a line that does
+/// not parse is an error naming it.
+fn read_import(file: &str) -> Result<Vec<NewFact>, MemoryError> {
+    let path = Path::new(file);
+    let handle = crate::files::open_following(path).map_err(|source| MemoryError::Io {
+        path: file.to_string(),
+        source,
+    })?;
+    let mut news = Vec::new();
+    for (n, line) in std::io::BufReader::new(handle).lines().enumerate() {
+        let line = line.map_err(|source| MemoryError::Io {
+            path: file.to_string(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: ImportLine = serde_json::from_str(&line).map_err(|e| {
+            MemoryError::Invalid(format!(
+                "{file} line {}: {e} (expected {{\"content\": …, \"category\": …, \"tags\": […]}})",
+                n + 1
+            ))
+        })?;
+        news.push(NewFact {
+            content: parsed.content,
+            category: parsed.category,
+            tags: parsed.tags,
+            source: "import".into(),
+        });
+    }
+    Ok(news)
 }

@@ -24,6 +24,26 @@ pub struct FrontMatter {
 
 /// Splits `text` into its front matter and body; `Err` says what is wrong, in words.
 pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
+    let (header, body) = split_header(text)?;
+    let fm = read_keys(&header)?;
+    if fm.name.is_empty() {
+        return Err("`name` is missing".into());
+    }
+    if fm.name.len() > 64 || fm.name.chars().any(|c| c.is_whitespace() || c == '/') {
+        return Err(format!(
+            "`name` {:?} must be one word of at most 64 characters (letters, digits, `-`)",
+            fm.name
+        ));
+    }
+    if fm.description.is_empty() {
+        return Err("`description` is missing".into());
+    }
+    Ok((fm, body))
+}
+
+/// The front matter's lines, between the opening `---` on the first line and the closing one,
+/// and the body after it (trimmed).
+fn split_header(text: &str) -> Result<(Vec<&str>, String), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
@@ -42,6 +62,12 @@ pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
         return Err("the front matter is not closed by a `---` line".into());
     }
     let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
+    Ok((header, body))
+}
+
+/// The keys of the front matter's lines, each with the lines indented under it; comments,
+/// blank lines and unknown keys are skipped.
+fn read_keys(header: &[&str]) -> Result<FrontMatter, String> {
     let mut fm = FrontMatter::default();
     let mut i = 0;
     while let Some(&line) = header.get(i) {
@@ -69,27 +95,36 @@ pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
             i += 1;
         }
         let nested = header.get(start..i).unwrap_or_default();
+        fm.set(key, value, nested)?;
+    }
+    Ok(fm)
+}
+
+impl FrontMatter {
+    /// Sets `key` from its `value` and the lines `nested` under it; a key skills do not use is
+    /// skipped.
+    fn set(&mut self, key: &str, value: &str, nested: &[&str]) -> Result<(), String> {
         match key {
             "name" | "description" | "model" | "effort" => {
                 let text = scalar(key, value, nested)?;
                 match key {
-                    "name" => fm.name = text,
-                    "description" => fm.description = text,
-                    "model" => fm.model = Some(text).filter(|t| !t.is_empty()),
-                    _ => fm.effort = Some(text).filter(|t| !t.is_empty()),
+                    "name" => self.name = text,
+                    "description" => self.description = text,
+                    "model" => self.model = Some(text).filter(|t| !t.is_empty()),
+                    _ => self.effort = Some(text).filter(|t| !t.is_empty()),
                 }
             }
             "triggers" | "paths" => {
                 let list = list(key, value, nested)?;
                 if key == "triggers" {
-                    fm.triggers = list;
+                    self.triggers = list;
                 } else {
-                    fm.paths = list;
+                    self.paths = list;
                 }
             }
             "tools" => {
                 let items = list(key, value, nested)?;
-                fm.tools = Some(
+                self.tools = Some(
                     items
                         .iter()
                         .flat_map(|item| item.split(','))
@@ -100,20 +135,8 @@ pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
             }
             _ => {}
         }
+        Ok(())
     }
-    if fm.name.is_empty() {
-        return Err("`name` is missing".into());
-    }
-    if fm.name.len() > 64 || fm.name.chars().any(|c| c.is_whitespace() || c == '/') {
-        return Err(format!(
-            "`name` {:?} must be one word of at most 64 characters (letters, digits, `-`)",
-            fm.name
-        ));
-    }
-    if fm.description.is_empty() {
-        return Err("`description` is missing".into());
-    }
-    Ok((fm, body))
 }
 
 /// A value with a trailing ` # comment` removed (not inside quotes).
