@@ -287,6 +287,8 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
     Ok(rows)
 }
 
+/// Runs scenario `name` once in `variant` on family `pm`: a fresh workspace and home, the
+/// scripted model, the real agent; the row is what the model was billed.
 async fn run_one(
     name: &str,
     variant: &Variant,
@@ -327,10 +329,29 @@ async fn run_one(
         )
         .with_lanes(lanes),
     );
-    // The same options `chatcli` builds from its configuration; only the clock is virtual.
+    let options = bench_options(&config, model.as_ref(), catalog, name, pricing);
+    let mode = variant.mode.as_str();
+    let mut handle = agent::spawn(model.clone(), options);
+    for (prompt, _) in prompts {
+        send_prompt(&mut handle, name, mode, prompt).await?;
+    }
+    let _ = handle.ops.send(Op::Shutdown);
+    let _ = handle.join.await;
+    Ok(row(name, mode, pm, pricing, &model.log()))
+}
+
+/// The same options `chatcli` builds from its configuration; only the clock is virtual, and the
+/// prices are the family's.
+fn bench_options(
+    config: &Config,
+    model: &FakeModel,
+    catalog: &Catalog,
+    name: &str,
+    pricing: &Pricing,
+) -> agent::AgentOptions {
     let mut options = crate::session::agent_options(
-        &config,
-        model.as_ref(),
+        config,
+        model,
         catalog,
         format!("bench-{name}"),
         ApprovalPolicy::AutoApprove,
@@ -344,33 +365,36 @@ async fn run_one(
     options.clock = Clock(Arc::new(move || {
         UNIX_EPOCH + Duration::from_secs(tick.fetch_add(12, Ordering::Relaxed))
     }));
+    options
+}
 
-    let mode = variant.mode.as_str();
-    let mut handle = agent::spawn(model.clone(), options);
-    for (prompt, _) in prompts {
-        handle
-            .ops
-            .send(Op::Submit {
-                text: prompt,
-                mode: scenarios::mode(name),
-            })
-            .map_err(|_| BenchError("the agent stopped".into()))?;
-        loop {
-            let event = tokio::time::timeout(Duration::from_secs(120), handle.events.recv())
-                .await
-                .map_err(|_| BenchError(format!("{name}/{mode}: no event for 120 s")))?
-                .ok_or_else(|| BenchError("the agent stopped".into()))?;
-            if let AgentEvent::Error { message } = &event {
-                return Err(BenchError(format!("{name}/{mode}: {message}")));
-            }
-            if matches!(event, AgentEvent::Cost { .. }) {
-                break;
-            }
+/// Sends one prompt of scenario `name` and waits until its cost is reported; an error event or
+/// 120 s without an event fails the run.
+async fn send_prompt(
+    handle: &mut agent::AgentHandle,
+    name: &str,
+    mode: &str,
+    prompt: String,
+) -> Result<(), BenchError> {
+    handle
+        .ops
+        .send(Op::Submit {
+            text: prompt,
+            mode: scenarios::mode(name),
+        })
+        .map_err(|_| BenchError("the agent stopped".into()))?;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(120), handle.events.recv())
+            .await
+            .map_err(|_| BenchError(format!("{name}/{mode}: no event for 120 s")))?
+            .ok_or_else(|| BenchError("the agent stopped".into()))?;
+        if let AgentEvent::Error { message } = &event {
+            return Err(BenchError(format!("{name}/{mode}: {message}")));
+        }
+        if matches!(event, AgentEvent::Cost { .. }) {
+            return Ok(());
         }
     }
-    let _ = handle.ops.send(Op::Shutdown);
-    let _ = handle.join.await;
-    Ok(row(name, mode, pm, pricing, &model.log()))
 }
 
 fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake::Logged]) -> Row {

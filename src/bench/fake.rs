@@ -166,85 +166,104 @@ impl Provider for FakeModel {
         let mut events = Vec::new();
         if let Ok(mut state) = self.state.lock() {
             let state = &mut *state;
-            let (segs, markers) = segments(
-                &request,
-                &mut state.memo,
-                self.markers,
-                crate::tokens::count,
-            );
-            state.cache.now += SECONDS_PER_REQUEST;
-            let mut usage = state.cache.account(&segs, &markers);
-            let (floor_read, floor_fresh) = state.cache.floor(&segs);
-            let fixed_units = (request.tools.len() + request.system.len()).min(segs.len());
-            let fixed = segs[..fixed_units].iter().map(|s| s.tokens).sum();
-            let sent = request_text(&request);
-            let task = request
-                .messages
-                .first()
-                .map(|m| m.text())
-                .unwrap_or_default();
-            let lane = state.lanes.iter().position(|(key, _)| task.contains(key));
-            let script = match lane {
-                Some(i) => &mut state.lanes[i].1,
-                None => &mut state.script,
-            };
-            let missing: Vec<Need> = script
-                .front()
-                .map(|t| {
-                    t.needs
-                        .iter()
-                        .filter(|n| !sent.contains(&n.text))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            let turn = if !missing.is_empty() && state.rereads < 2 {
-                state.rereads += 1;
-                let calls = missing
-                    .iter()
-                    .map(|n| self.reread(n, &request))
-                    .collect::<Vec<_>>();
-                Turn {
-                    text: String::new(),
-                    calls,
-                    needs: Vec::new(),
-                }
-            } else {
-                state.rereads = 0;
-                script.pop_front().unwrap_or_else(|| Turn::answer("done"))
-            };
-            let mut output = turn.text.clone();
-            if !turn.text.is_empty() {
-                events.push(ProviderEvent::TextDelta(turn.text.clone()));
-            }
-            for (name, args) in &turn.calls {
-                state.calls += 1;
-                output.push_str(name);
-                output.push_str(&args.to_string());
-                events.push(ProviderEvent::ToolCall {
-                    id: format!("call_{}", state.calls),
-                    name: name.clone(),
-                    args: args.clone(),
-                });
-            }
-            let h = hash_bytes(output.as_bytes());
-            usage.output = count(&mut state.memo, h, &output, crate::tokens::count).max(1);
-            state.log.push(Logged {
-                usage,
-                floor_read,
-                floor_fresh,
-                fixed,
-            });
-            events.push(ProviderEvent::Usage(usage));
-            let stop = if turn.calls.is_empty() {
-                StopReason::EndTurn
-            } else {
-                StopReason::ToolUse
-            };
-            events.push(ProviderEvent::Stop(stop));
+            let billed = bill_input(state, &request, self.markers);
+            let turn = self.next_turn(state, &request);
+            events = play(state, &turn, billed);
         }
         Box::pin(stream::iter(events.into_iter().map(Ok)))
     }
+}
+
+impl FakeModel {
+    /// The turn that answers `request`: re-reads of what a scripted turn needs and the request
+    /// no longer carries (two rounds at most), else the next turn of its script (a specialist's
+    /// lane when its task names one).
+    fn next_turn(&self, state: &mut State, request: &ModelRequest) -> Turn {
+        let sent = request_text(request);
+        let task = request
+            .messages
+            .first()
+            .map(|m| m.text())
+            .unwrap_or_default();
+        let lane = state.lanes.iter().position(|(key, _)| task.contains(key));
+        let script = match lane {
+            Some(i) => &mut state.lanes[i].1,
+            None => &mut state.script,
+        };
+        let missing: Vec<Need> = script
+            .front()
+            .map(|t| {
+                t.needs
+                    .iter()
+                    .filter(|n| !sent.contains(&n.text))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !missing.is_empty() && state.rereads < 2 {
+            state.rereads += 1;
+            let calls = missing
+                .iter()
+                .map(|n| self.reread(n, request))
+                .collect::<Vec<_>>();
+            Turn {
+                text: String::new(),
+                calls,
+                needs: Vec::new(),
+            }
+        } else {
+            state.rereads = 0;
+            script.pop_front().unwrap_or_else(|| Turn::answer("done"))
+        }
+    }
+}
+
+/// What the request's input costs under the cache model (the clock moved one request on), its
+/// floor, and its fixed prefix; the output is counted when the turn is played.
+fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logged {
+    let (segs, marks) = segments(request, &mut state.memo, markers, crate::tokens::count);
+    state.cache.now += SECONDS_PER_REQUEST;
+    let usage = state.cache.account(&segs, &marks);
+    let (floor_read, floor_fresh) = state.cache.floor(&segs);
+    let fixed_units = (request.tools.len() + request.system.len()).min(segs.len());
+    let fixed = segs[..fixed_units].iter().map(|s| s.tokens).sum();
+    Logged {
+        usage,
+        floor_read,
+        floor_fresh,
+        fixed,
+    }
+}
+
+/// The events of `turn` (its text, its calls with fresh ids, the usage, the stop); the request
+/// is logged with its output counted.
+fn play(state: &mut State, turn: &Turn, mut billed: Logged) -> Vec<ProviderEvent> {
+    let mut events = Vec::new();
+    let mut output = turn.text.clone();
+    if !turn.text.is_empty() {
+        events.push(ProviderEvent::TextDelta(turn.text.clone()));
+    }
+    for (name, args) in &turn.calls {
+        state.calls += 1;
+        output.push_str(name);
+        output.push_str(&args.to_string());
+        events.push(ProviderEvent::ToolCall {
+            id: format!("call_{}", state.calls),
+            name: name.clone(),
+            args: args.clone(),
+        });
+    }
+    let h = hash_bytes(output.as_bytes());
+    billed.usage.output = count(&mut state.memo, h, &output, crate::tokens::count).max(1);
+    state.log.push(billed);
+    events.push(ProviderEvent::Usage(billed.usage));
+    let stop = if turn.calls.is_empty() {
+        StopReason::EndTurn
+    } else {
+        StopReason::ToolUse
+    };
+    events.push(ProviderEvent::Stop(stop));
+    events
 }
 
 /// Everything a request carries that a model reads: system text, message text, tool results.

@@ -28,67 +28,8 @@ pub fn targets(rows: &[Row]) -> Vec<(String, bool)> {
     let (pms, names) = families_and_scenarios(rows);
     for pm in &pms {
         for name in &names {
-            let Some(o) = find(rows, name, "optimised", pm) else {
-                continue;
-            };
-            if let Some(off) = find(rows, name, "off", pm) {
-                out.push((
-                    format!(
-                        "{pm}/{name}: optimised ≤ off (${:.4} vs ${:.4})",
-                        o.cost_usd, off.cost_usd
-                    ),
-                    o.cost_usd <= off.cost_usd,
-                ));
-            }
-            // Within 1%: scratch file names carry the time, so runs differ by a few tokens. A
-            // prefix feature is held to its own targets below.
-            let losing: Vec<String> = rows
-                .iter()
-                .filter(|w| &w.name == name && &w.provider_model == pm)
-                .filter(|w| w.mode != "off" && w.mode != "optimised")
-                .filter(|w| {
-                    !PREFIX_FEATURES
-                        .iter()
-                        .any(|f| w.mode.strip_prefix("without:") == Some(*f))
-                })
-                .filter(|w| o.cost_usd > w.cost_usd * 1.01)
-                .map(|w| format!("{} ${:.4}", w.mode, w.cost_usd))
-                .collect();
-            out.push((
-                format!(
-                    "{pm}/{name}: optimised ≤ every other row + 1%{}",
-                    if losing.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            " (fails: optimised ${:.4}, {})",
-                            o.cost_usd,
-                            losing.join(", ")
-                        )
-                    }
-                ),
-                losing.is_empty(),
-            ));
-            if let Some(w) = find(rows, name, "without:parallel", pm) {
-                out.push(parallel_target(pm, name, o, w));
-            }
-            if FLOOR_BOUND_SCENARIOS.contains(&name.as_str()) {
-                out.push((
-                    format!(
-                        "{pm}/{name}: optimised ≤ 1.35× the true floor ({:.2}×)",
-                        o.floor_ratio()
-                    ),
-                    o.floor_ratio() <= 1.35,
-                ));
-            }
-            if name == "stagnation" {
-                out.push((
-                    format!(
-                        "{pm}/stagnation: stops at the third repeat ({} requests)",
-                        o.requests
-                    ),
-                    o.requests == 3,
-                ));
+            if let Some(o) = find(rows, name, "optimised", pm) {
+                out.extend(scenario_targets(rows, pm, name, o));
             }
         }
     }
@@ -108,6 +49,76 @@ pub fn targets(rows: &[Row]) -> Vec<(String, bool)> {
         ));
     }
     out
+}
+
+/// The targets of scenario `name` on family `pm`, whose `optimised` row is `o`.
+fn scenario_targets(rows: &[Row], pm: &str, name: &str, o: &Row) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    if let Some(off) = find(rows, name, "off", pm) {
+        out.push((
+            format!(
+                "{pm}/{name}: optimised ≤ off (${:.4} vs ${:.4})",
+                o.cost_usd, off.cost_usd
+            ),
+            o.cost_usd <= off.cost_usd,
+        ));
+    }
+    out.push(every_other_target(rows, pm, name, o));
+    if let Some(w) = find(rows, name, "without:parallel", pm) {
+        out.push(parallel_target(pm, name, o, w));
+    }
+    if FLOOR_BOUND_SCENARIOS.contains(&name) {
+        out.push((
+            format!(
+                "{pm}/{name}: optimised ≤ 1.35× the true floor ({:.2}×)",
+                o.floor_ratio()
+            ),
+            o.floor_ratio() <= 1.35,
+        ));
+    }
+    if name == "stagnation" {
+        out.push((
+            format!(
+                "{pm}/stagnation: stops at the third repeat ({} requests)",
+                o.requests
+            ),
+            o.requests == 3,
+        ));
+    }
+    out
+}
+
+/// `optimised` (`o`) costs no more than any row with one feature off, within 1%: scratch file
+/// names carry the time, so runs differ by a few tokens. A prefix feature is held to its own
+/// targets instead.
+fn every_other_target(rows: &[Row], pm: &str, name: &str, o: &Row) -> (String, bool) {
+    let losing: Vec<String> = rows
+        .iter()
+        .filter(|w| w.name == name && w.provider_model == pm)
+        .filter(|w| w.mode != "off" && w.mode != "optimised")
+        .filter(|w| {
+            !PREFIX_FEATURES
+                .iter()
+                .any(|f| w.mode.strip_prefix("without:") == Some(*f))
+        })
+        .filter(|w| o.cost_usd > w.cost_usd * 1.01)
+        .map(|w| format!("{} ${:.4}", w.mode, w.cost_usd))
+        .collect();
+    (
+        format!(
+            "{pm}/{name}: optimised ≤ every other row + 1%{}",
+            if losing.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (fails: optimised ${:.4}, {})",
+                    o.cost_usd,
+                    losing.join(", ")
+                )
+            }
+        ),
+        losing.is_empty(),
+    )
 }
 
 /// Features that cost prefix tokens on every request and save only when the model uses them
@@ -223,8 +234,26 @@ fn share(delta: f64, off: f64) -> f64 {
     if off > 0.0 { delta / off * 100.0 } else { 0.0 }
 }
 
-/// The report as Markdown: the savings per scenario, every row, and the targets.
+/// The report as Markdown: the savings per scenario, every row, the fixed prefix's share, the
+/// peers, and the targets.
 pub fn markdown(rows: &[Row]) -> String {
+    let mut out = savings_table(rows);
+    out.push_str(&rows_table(rows));
+    out.push_str(&prefix_table(rows));
+    out.push_str(&peers_table(rows));
+    out.push('\n');
+    for (target, met) in targets(rows) {
+        out.push_str(&format!("- [{}] {target}\n", if met { "x" } else { " " }));
+    }
+    for violation in honesty_violations(rows) {
+        out.push_str(&format!("- [ ] honesty: {violation}\n"));
+    }
+    out
+}
+
+/// Per scenario and family: `off` and `optimised`, the saving, and what each feature saves
+/// (its `without:` row against `optimised`, as a share of `off`).
+fn savings_table(rows: &[Row]) -> String {
     let mut out = String::from("| scenario | provider | off | optimised | saving |");
     for f in FEATURES {
         out.push_str(&format!(" {} |", f.name));
@@ -259,7 +288,12 @@ pub fn markdown(rows: &[Row]) -> String {
             out.push('\n');
         }
     }
-    out.push_str(
+    out
+}
+
+/// Every row: its tokens, cache hits, cost and floor.
+fn rows_table(rows: &[Row]) -> String {
+    let mut out = String::from(
         "\n| scenario | mode | cache | requests | input | uncached | cache read | cache write | output | hit | cost | floor | ×floor |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
@@ -280,7 +314,13 @@ pub fn markdown(rows: &[Row]) -> String {
             r.floor_ratio()
         ));
     }
-    out.push_str(
+    out
+}
+
+/// Each `optimised` row's fixed prefix (tool schemas and system prompt) and its share of the
+/// cost.
+fn prefix_table(rows: &[Row]) -> String {
+    let mut out = String::from(
         "\n| scenario | provider | fixed prefix per request | its cost in `optimised` | share |\n|---|---|---|---|---|\n",
     );
     for r in rows.iter().filter(|r| r.mode == "optimised") {
@@ -293,32 +333,31 @@ pub fn markdown(rows: &[Row]) -> String {
             share(r.fixed_prefix_cost_usd, r.cost_usd)
         ));
     }
+    out
+}
+
+/// chatcli against the peers' measured costs, when the rows include their sessions (else
+/// nothing). The goal's price, and chatcli's cost less everything its fixed prefix costs: where
+/// that is still above the goal, no cut of the prefix can meet it.
+fn peers_table(rows: &[Row]) -> String {
     let peers = against_peers(rows);
-    if !peers.is_empty() {
-        // The goal's price, and chatcli's cost less everything its fixed prefix costs: where
-        // that is still above the goal, no cut of the prefix can meet it.
-        out.push_str(
-            "\n| scenario | provider | chatcli | peer | peer's cost | chatcli is | goal | goal's price | chatcli with no fixed prefix |\n|---|---|---|---|---|---|---|---|---|\n",
-        );
-        for (peer, cost, ratio) in peers {
-            out.push_str(&format!(
-                "| {} | {} | ${cost:.4} | {} | ${:.4} | {ratio:.2}× cheaper | {}× | ${:.4} | {} |\n",
-                peer.scenario,
-                peer.provider_model,
-                peer.peer,
-                peer.peer_cost_usd,
-                peer.goal,
-                peer.goal_cost_usd(),
-                without_fixed_prefix(rows, &peer).map_or("–".to_string(), |c| format!("${c:.4}"))
-            ));
-        }
+    if peers.is_empty() {
+        return String::new();
     }
-    out.push('\n');
-    for (target, met) in targets(rows) {
-        out.push_str(&format!("- [{}] {target}\n", if met { "x" } else { " " }));
-    }
-    for violation in honesty_violations(rows) {
-        out.push_str(&format!("- [ ] honesty: {violation}\n"));
+    let mut out = String::from(
+        "\n| scenario | provider | chatcli | peer | peer's cost | chatcli is | goal | goal's price | chatcli with no fixed prefix |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (peer, cost, ratio) in peers {
+        out.push_str(&format!(
+            "| {} | {} | ${cost:.4} | {} | ${:.4} | {ratio:.2}× cheaper | {}× | ${:.4} | {} |\n",
+            peer.scenario,
+            peer.provider_model,
+            peer.peer,
+            peer.peer_cost_usd,
+            peer.goal,
+            peer.goal_cost_usd(),
+            without_fixed_prefix(rows, &peer).map_or("–".to_string(), |c| format!("${c:.4}"))
+        ));
     }
     out
 }

@@ -186,17 +186,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn each_rule_in_its_order() {
-        let catalog = Catalog::builtin();
-        let user = Catalog::parse(
-            "[models.\"claude-sonnet-4-5\"]\ninput = 1.0\noutput = 2.0\n[models.\"my-tune\"]\ninput = 0.5\noutput = 0.5\n",
-            "pricing.toml",
-        )
-        .ok();
+    /// The cases of `each_rule_in_its_order`: (model, endpoint, with the user's pricing file,
+    /// expected phrase, free?).
+    fn rule_cases() -> Vec<(&'static str, Endpoint, bool, &'static str, Option<bool>)> {
         let remote = Endpoint::default();
-        // (model, endpoint, user file?, expected phrase, free?)
-        let cases: Vec<(&str, Endpoint, bool, &str, Option<bool>)> = vec![
+        vec![
             (
                 "claude-sonnet-4-5",
                 gateway(),
@@ -254,8 +248,18 @@ mod tests {
                 "cost unknown: in no catalog",
                 None,
             ),
-        ];
-        for (model, endpoint, with_user, phrase, free) in cases {
+        ]
+    }
+
+    #[test]
+    fn each_rule_in_its_order() {
+        let catalog = Catalog::builtin();
+        let user = Catalog::parse(
+            "[models.\"claude-sonnet-4-5\"]\ninput = 1.0\noutput = 2.0\n[models.\"my-tune\"]\ninput = 0.5\noutput = 0.5\n",
+            "pricing.toml",
+        )
+        .ok();
+        for (model, endpoint, with_user, phrase, free) in rule_cases() {
             let d = decide(
                 model,
                 &catalog,
