@@ -39,7 +39,7 @@ use crate::conversation::{ContentBlock, Message, ModelRequest, Role, push_user_t
 
 use crate::memory::{MemoryMode, MemorySettings, Store, digest as memory_digest};
 use crate::prompt::{self, VolatileTracker, ledger};
-use crate::protocol::{AgentEvent, Mode, Op};
+use crate::protocol::{AgentEvent, Event, Mode, Op, Submission};
 use crate::provider::{Provider, ProviderError, ProviderEvent, StopReason, UsageRecord};
 use crate::session_log::HistoryRecord;
 use crate::tools::memory_tool::{MemoryState, SharedMemory};
@@ -58,8 +58,9 @@ pub use options::{
 pub struct AgentHandle {
     /// Bounded (`protocol::OPS_CAPACITY`).
     pub ops: crate::protocol::OpSender,
-    /// Bounded (`outbox::EVENT_CAPACITY`); text deltas merge while it is full.
-    pub events: mpsc::Receiver<AgentEvent>,
+    /// Bounded (`outbox::EVENT_CAPACITY`); text deltas merge while it is full. Each event carries
+    /// the id `ops.send` returned for the op it answers.
+    pub events: mpsc::Receiver<Event>,
     pub join: JoinHandle<()>,
 }
 
@@ -164,20 +165,24 @@ impl Agent {
     /// hangs up; ops that arrive while a prompt runs wait in `queued` unless the prompt takes them.
     async fn run(
         mut self,
-        mut ops: mpsc::Receiver<Op>,
+        mut ops: mpsc::Receiver<Submission>,
         answers: mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
     ) {
         self.announce_start();
-        let mut queued: VecDeque<Op> = VecDeque::new();
+        let mut queued: VecDeque<Submission> = VecDeque::new();
         loop {
-            let op = match queued.pop_front() {
-                Some(op) => op,
+            let submission = match queued.pop_front() {
+                Some(submission) => submission,
                 None => match ops.recv().await {
-                    Some(op) => op,
+                    Some(submission) => submission,
                     None => break,
                 },
             };
-            if self.handle_op(op, &mut ops, &answers, &mut queued).await {
+            self.sink.answering(submission.id);
+            if self
+                .handle_op(submission.op, &mut ops, &answers, &mut queued)
+                .await
+            {
                 break;
             }
         }
@@ -192,9 +197,9 @@ impl Agent {
     async fn handle_op(
         &mut self,
         op: Op,
-        ops: &mut mpsc::Receiver<Op>,
+        ops: &mut mpsc::Receiver<Submission>,
         answers: &mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
-        queued: &mut VecDeque<Op>,
+        queued: &mut VecDeque<Submission>,
     ) -> bool {
         let text = match op {
             Op::Submit { text, mode } => Some((text, mode)),
@@ -303,9 +308,9 @@ impl Agent {
         &mut self,
         text: String,
         mode: Mode,
-        ops: &mut mpsc::Receiver<Op>,
+        ops: &mut mpsc::Receiver<Submission>,
         answers: &mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
-        queued: &mut VecDeque<Op>,
+        queued: &mut VecDeque<Submission>,
     ) -> bool {
         let cancel = CancellationToken::new();
         let mut shutdown = false;
@@ -314,19 +319,20 @@ impl Agent {
         loop {
             tokio::select! {
                 _ = &mut prompt => break,
-                op = ops.recv(), if !shutdown => match op {
-                    Some(Op::Interrupt) => cancel.cancel(),
-                    Some(op @ Op::Approve { .. }) if matches!(&op, Op::Approve { id, .. } if id.starts_with(mcp_glue::PROJECT_APPROVAL)) => {
-                        queued.push_back(op);
+                // Interrupts and answers serve the running prompt: its events keep its id.
+                submission = ops.recv(), if !shutdown => match submission.map(|s| (s.id, s.op)) {
+                    Some((_, Op::Interrupt)) => cancel.cancel(),
+                    Some((id, op @ Op::Approve { .. })) if matches!(&op, Op::Approve { id, .. } if id.starts_with(mcp_glue::PROJECT_APPROVAL)) => {
+                        queued.push_back(Submission { id, op });
                     }
-                    Some(Op::Approve { id, decision }) => {
+                    Some((_, Op::Approve { id, decision })) => {
                         let _ = answers.send((id, decision));
                     }
-                    Some(Op::Shutdown) | None => {
+                    Some((_, Op::Shutdown)) | None => {
                         cancel.cancel();
                         shutdown = true;
                     }
-                    Some(other) => queued.push_back(other),
+                    Some((id, op)) => queued.push_back(Submission { id, op }),
                 },
             }
         }

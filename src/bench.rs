@@ -376,7 +376,7 @@ async fn send_prompt(
     mode: &str,
     prompt: String,
 ) -> Result<(), BenchError> {
-    handle
+    let id = handle
         .ops
         .send(Op::Submit {
             text: prompt,
@@ -388,10 +388,10 @@ async fn send_prompt(
             .await
             .map_err(|_| BenchError(format!("{name}/{mode}: no event for 120 s")))?
             .ok_or_else(|| BenchError("the agent stopped".into()))?;
-        if let AgentEvent::Error { message } = &event {
+        if let AgentEvent::Error { message } = &event.msg {
             return Err(BenchError(format!("{name}/{mode}: {message}")));
         }
-        if matches!(event, AgentEvent::Cost { .. }) {
+        if event.id == id && matches!(event.msg, AgentEvent::Cost { .. }) {
             return Ok(());
         }
     }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::{self, AgentOptions};
-use crate::protocol::{AgentEvent, Mode, Op};
+use crate::protocol::{AgentEvent, Event, Mode, Op, SubmissionId};
 use crate::provider::Provider;
 use crate::session_log;
 
@@ -134,6 +134,8 @@ struct Collected {
     /// Not one line of the session log could be written.
     log_lost: bool,
     finished: Option<String>,
+    /// The id of the run's prompt: its `turn_finished` (not a queued command's) ends the run.
+    prompt: SubmissionId,
 }
 
 impl Collected {
@@ -163,8 +165,10 @@ pub async fn run(
 ) -> std::io::Result<ExecOutcome> {
     let mut signals = StopSignals::install();
     let mut handle = agent::spawn(provider, options);
-    let _ = handle.ops.send(Op::Submit { text: prompt, mode });
     let mut seen = Collected::default();
+    if let Ok(id) = handle.ops.send(Op::Submit { text: prompt, mode }) {
+        seen.prompt = id;
+    }
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
@@ -183,11 +187,13 @@ pub async fn run(
 
 /// Writes one event; true when it is the run's last (the cost after the finished turn).
 fn write_event(
-    event: &AgentEvent,
+    stamped: &Event,
     json: bool,
     out: &mut (dyn Write + Send),
     seen: &mut Collected,
 ) -> std::io::Result<bool> {
+    let event = &stamped.msg;
+    let ours = stamped.id == seen.prompt;
     if json {
         let line = serde_json::to_string(event).map_err(std::io::Error::other)?;
         writeln!(out, "{line}")?;
@@ -204,7 +210,7 @@ fn write_event(
         {
             seen.warnings.push(message.clone());
         }
-        AgentEvent::TurnFinished { text, stop_reason } => {
+        AgentEvent::TurnFinished { text, stop_reason } if ours => {
             seen.finished = Some(stop_reason.clone());
             if !json {
                 writeln!(out, "{}", text.trim_end())?;
@@ -262,15 +268,48 @@ mod tests {
         let notice = AgentEvent::Notice {
             message: "sandbox: simulated: commands run with approvals only".into(),
         };
-        write_event(&notice, false, &mut out, &mut seen).expect("written");
+        write_event(&Event { id: 0, msg: notice }, false, &mut out, &mut seen).expect("written");
         let other = AgentEvent::Notice {
             message: "compacting".into(),
         };
-        write_event(&other, false, &mut out, &mut seen).expect("written");
+        write_event(&Event { id: 0, msg: other }, false, &mut out, &mut seen).expect("written");
         assert_eq!(
             seen.warnings,
             ["sandbox: simulated: commands run with approvals only"]
         );
         assert!(out.is_empty(), "stdout stays the answer's");
+    }
+
+    #[test]
+    fn only_the_runs_own_prompt_finishing_ends_it() {
+        let mut seen = Collected {
+            prompt: 1,
+            ..Collected::default()
+        };
+        let mut out = Vec::new();
+        let finished = |id| Event {
+            id,
+            msg: AgentEvent::TurnFinished {
+                text: format!("answer {id}"),
+                stop_reason: "end_turn".into(),
+            },
+        };
+        let cost = |id| Event {
+            id,
+            msg: AgentEvent::Cost {
+                input_tokens: 0,
+                output_tokens: 0,
+                cache_read_tokens: 0,
+                cache_creation_tokens: 0,
+                cost_usd: None,
+                pricing: None,
+                price_estimated: false,
+            },
+        };
+        write_event(&finished(2), false, &mut out, &mut seen).expect("written");
+        assert!(!write_event(&cost(2), false, &mut out, &mut seen).expect("written"));
+        write_event(&finished(1), false, &mut out, &mut seen).expect("written");
+        assert!(write_event(&cost(1), false, &mut out, &mut seen).expect("written"));
+        assert_eq!(String::from_utf8_lossy(&out), "answer 1\n");
     }
 }

@@ -154,10 +154,36 @@ impl FromStr for Permission {
 /// up: far more than a person types between two turns of the agent's loop.
 pub const OPS_CAPACITY: usize = 256;
 
+/// The number a front end's submission gets; every event the agent emits while handling it
+/// carries the same number, so a front end can tell which of its requests an event answers.
+pub type SubmissionId = u64;
+
+/// Events the agent emits of its own accord (the session's start, before any op) carry this id.
+pub const SESSION_EVENT: SubmissionId = 0;
+
+/// An op as it travels to the agent: numbered by the sender, from 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submission {
+    pub id: SubmissionId,
+    pub op: Op,
+}
+
+/// An event as it travels to the front end: `id` is the submission it answers
+/// ([`SESSION_EVENT`] for the session's own). The session log and `exec --json` keep `msg` alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub id: SubmissionId,
+    pub msg: AgentEvent,
+}
+
 /// The front end's end of the ops channel: bounded, so a front end that floods the agent (or
-/// a stuck agent) is an error it sees, never memory that grows without end.
+/// a stuck agent) is an error it sees, never memory that grows without end. Clones share one
+/// counter, so ids stay unique whoever sends.
 #[derive(Debug, Clone)]
-pub struct OpSender(tokio::sync::mpsc::Sender<Op>);
+pub struct OpSender {
+    tx: tokio::sync::mpsc::Sender<Submission>,
+    next: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
 
 /// Why an op was not delivered.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -171,20 +197,26 @@ pub enum OpError {
 }
 
 impl OpSender {
-    /// Hands `op` to the agent without waiting.
-    pub fn send(&self, op: Op) -> Result<(), OpError> {
+    /// Hands `op` to the agent without waiting; the id its events will carry.
+    pub fn send(&self, op: Op) -> Result<SubmissionId, OpError> {
+        use std::sync::atomic::Ordering;
         use tokio::sync::mpsc::error::TrySendError;
-        self.0.try_send(op).map_err(|e| match e {
-            TrySendError::Full(_) => OpError::Full,
-            TrySendError::Closed(_) => OpError::Closed,
-        })
+        let permit = self.tx.try_reserve().map_err(|e| match e {
+            TrySendError::Full(()) => OpError::Full,
+            TrySendError::Closed(()) => OpError::Closed,
+        })?;
+        // Numbered only once the op is sure to be delivered: ids have no gaps.
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        permit.send(Submission { id, op });
+        Ok(id)
     }
 }
 
 /// A new ops channel: the front end's sender and the agent's receiver.
-pub fn op_channel() -> (OpSender, tokio::sync::mpsc::Receiver<Op>) {
+pub fn op_channel() -> (OpSender, tokio::sync::mpsc::Receiver<Submission>) {
     let (tx, rx) = tokio::sync::mpsc::channel(OPS_CAPACITY);
-    (OpSender(tx), rx)
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(SESSION_EVENT + 1));
+    (OpSender { tx, next }, rx)
 }
 
 /// From the user to the agent task.
@@ -677,8 +709,8 @@ mod tests {
     #[test]
     fn the_ops_channel_is_bounded_and_says_so() {
         let (tx, rx) = op_channel();
-        for _ in 0..OPS_CAPACITY {
-            assert_eq!(tx.send(Op::Interrupt), Ok(()));
+        for n in 0..OPS_CAPACITY {
+            assert_eq!(tx.send(Op::Interrupt), Ok(n as u64 + 1));
         }
         assert_eq!(tx.send(Op::Interrupt), Err(OpError::Full));
         drop(rx);

@@ -124,7 +124,7 @@ async fn event_loop(
             },
             event = session.handle.events.recv() => match event {
                 Some(event) => {
-                    session.app.handle_agent_event(event);
+                    session.app.handle_agent_event(event.msg);
                     frames.request();
                 }
                 None => break,

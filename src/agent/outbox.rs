@@ -6,7 +6,7 @@
 //! is appended to the delta just before it instead of queueing behind it (a specialist's to its
 //! own last waiting delta, since specialists stream side by side): a stalled front end
 //! costs the text it has not read, not one queue entry per chunk. Every other event is kept, in
-//! order. The thing a newcomer gets wrong: merging is only for events the front end has not
+//! order, and deltas merge only within one submission's events (`Event::id`). The thing a newcomer gets wrong: merging is only for events the front end has not
 //! taken yet, so a front end that keeps up sees every delta exactly as streamed (the session
 //! log, written before this, always does).
 
@@ -14,16 +14,13 @@ use std::collections::VecDeque;
 
 use tokio::sync::mpsc;
 
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, Event};
 
 /// Events the front end's channel holds before deltas start to merge.
 pub const EVENT_CAPACITY: usize = 1024;
 
 /// Starts the forwarder; returns the sink's end and the front end's bounded end.
-pub fn channel() -> (
-    mpsc::UnboundedSender<AgentEvent>,
-    mpsc::Receiver<AgentEvent>,
-) {
+pub fn channel() -> (mpsc::UnboundedSender<Event>, mpsc::Receiver<Event>) {
     let (input_tx, input_rx) = mpsc::unbounded_channel();
     let (output_tx, output_rx) = mpsc::channel(EVENT_CAPACITY);
     tokio::spawn(forward(input_rx, output_tx));
@@ -33,11 +30,13 @@ pub fn channel() -> (
 /// Events not yet taken by the front end, consecutive deltas merged.
 #[derive(Default)]
 struct Outbox {
-    queue: VecDeque<AgentEvent>,
+    queue: VecDeque<Event>,
 }
 
 impl Outbox {
-    fn push(&mut self, event: AgentEvent) {
+    fn push(&mut self, stamped: Event) {
+        let id = stamped.id;
+        let event = stamped.msg;
         // A specialist's delta joins the last waiting event of the same specialist when that is
         // a delta of the same kind: specialists stream side by side, so their chunks interleave,
         // and each one's own order is what matters.
@@ -48,28 +47,32 @@ impl Outbox {
         } = &event
             && is_delta(inner)
         {
-            let last_of_same = self.queue.iter_mut().rev().find_map(|queued| match queued {
-                AgentEvent::Scoped {
-                    agent: a,
-                    task: t,
-                    event: queued_inner,
-                } if a == agent && t == task => Some(queued_inner),
-                _ => None,
-            });
+            let last_of_same =
+                self.queue
+                    .iter_mut()
+                    .rev()
+                    .find_map(|queued| match &mut queued.msg {
+                        AgentEvent::Scoped {
+                            agent: a,
+                            task: t,
+                            event: queued_inner,
+                        } if a == agent && t == task && queued.id == id => Some(queued_inner),
+                        _ => None,
+                    });
             if let Some(queued_inner) = last_of_same
                 && append(queued_inner, inner)
             {
                 return;
             }
-            self.queue.push_back(event);
+            self.queue.push_back(Event { id, msg: event });
             return;
         }
         let merged = self
             .queue
             .back_mut()
-            .is_some_and(|last| append(last, &event));
+            .is_some_and(|last| last.id == id && append(&mut last.msg, &event));
         if !merged {
-            self.queue.push_back(event);
+            self.queue.push_back(Event { id, msg: event });
         }
     }
 }
@@ -93,7 +96,7 @@ fn append(to: &mut AgentEvent, more: &AgentEvent) -> bool {
     }
 }
 
-async fn forward(mut input: mpsc::UnboundedReceiver<AgentEvent>, output: mpsc::Sender<AgentEvent>) {
+async fn forward(mut input: mpsc::UnboundedReceiver<Event>, output: mpsc::Sender<Event>) {
     let mut outbox = Outbox::default();
     loop {
         let next = if outbox.queue.is_empty() {
@@ -141,17 +144,43 @@ mod tests {
         AgentEvent::TextDelta { text: text.into() }
     }
 
+    /// `msg` as submission 1's.
+    fn first(msg: AgentEvent) -> Event {
+        Event { id: 1, msg }
+    }
+
+    fn messages(outbox: Outbox) -> Vec<AgentEvent> {
+        outbox.queue.into_iter().map(|e| e.msg).collect()
+    }
+
+    #[test]
+    fn deltas_of_different_submissions_stay_apart() {
+        let mut outbox = Outbox::default();
+        outbox.push(first(delta("a")));
+        outbox.push(Event {
+            id: 2,
+            msg: delta("b"),
+        });
+        outbox.push(Event {
+            id: 2,
+            msg: delta("c"),
+        });
+        let ids: Vec<_> = outbox.queue.iter().map(|e| e.id).collect();
+        assert_eq!(ids, vec![1, 2]);
+        assert_eq!(messages(outbox), vec![delta("a"), delta("bc")]);
+    }
+
     #[test]
     fn consecutive_deltas_merge_and_other_events_keep_their_place() {
         let mut outbox = Outbox::default();
-        outbox.push(delta("a"));
-        outbox.push(delta("b"));
-        outbox.push(AgentEvent::TurnStarted { turn: 2 });
-        outbox.push(delta("c"));
-        outbox.push(AgentEvent::ReasoningDelta { text: "x".into() });
-        outbox.push(AgentEvent::ReasoningDelta { text: "y".into() });
+        outbox.push(first(delta("a")));
+        outbox.push(first(delta("b")));
+        outbox.push(first(AgentEvent::TurnStarted { turn: 2 }));
+        outbox.push(first(delta("c")));
+        outbox.push(first(AgentEvent::ReasoningDelta { text: "x".into() }));
+        outbox.push(first(AgentEvent::ReasoningDelta { text: "y".into() }));
         assert_eq!(
-            Vec::from(outbox.queue),
+            messages(outbox),
             vec![
                 delta("ab"),
                 AgentEvent::TurnStarted { turn: 2 },
@@ -173,16 +202,20 @@ mod tests {
     fn interleaved_specialist_deltas_merge_per_specialist_and_keep_each_ones_order() {
         let mut outbox = Outbox::default();
         for i in 0..1_000 {
-            outbox.push(scoped("file", 0, delta(&format!("f{i} "))));
-            outbox.push(scoped("search", 1, delta(&format!("s{i} "))));
+            outbox.push(first(scoped("file", 0, delta(&format!("f{i} ")))));
+            outbox.push(first(scoped("search", 1, delta(&format!("s{i} ")))));
         }
-        outbox.push(scoped("file", 0, AgentEvent::TurnStarted { turn: 2 }));
-        outbox.push(scoped("file", 0, delta("after")));
-        outbox.push(scoped("search", 1, delta("more")));
+        outbox.push(first(scoped(
+            "file",
+            0,
+            AgentEvent::TurnStarted { turn: 2 },
+        )));
+        outbox.push(first(scoped("file", 0, delta("after"))));
+        outbox.push(first(scoped("search", 1, delta("more"))));
         let file_text: String = (0..1_000).map(|i| format!("f{i} ")).collect();
         let search_text: String = (0..1_000).map(|i| format!("s{i} ")).collect::<String>() + "more";
         assert_eq!(
-            Vec::from(outbox.queue),
+            messages(outbox),
             vec![
                 scoped("file", 0, delta(&file_text)),
                 scoped("search", 1, delta(&search_text)),
@@ -208,7 +241,7 @@ mod tests {
             });
         }
         for event in sent.iter().cloned() {
-            input.send(event).expect("forwarder alive");
+            input.send(first(event)).expect("forwarder alive");
         }
         drop(input);
         // Paused time moves only when every task is idle: the forwarder has taken everything
@@ -217,7 +250,7 @@ mod tests {
         assert_eq!(received.len(), 8);
         let mut got = Vec::new();
         while let Some(event) = received.recv().await {
-            got.push(event);
+            got.push(event.msg);
         }
         let is_delta = |e: &AgentEvent| matches!(e, AgentEvent::TextDelta { .. });
         let deltas = got.iter().filter(|e| is_delta(e)).count();

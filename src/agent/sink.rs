@@ -12,14 +12,19 @@
 //! delta held back in one specialist's stream must not swallow another's), and its history never
 //! enters the session log (the log's history is the orchestrator's conversation).
 //!
+//! Every event leaves stamped with the submission the agent is answering (`answering`), which
+//! the agent sets when it takes an op; a tool runner's or specialist's events carry the id of
+//! the prompt that started them, because they share this state.
+//!
 //! Emitting never waits: the log is written by its own thread (`session_log::writer`), and the
 //! front end is fed through a bounded channel that merges text deltas when it lags (`outbox`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, Event, SESSION_EVENT, SubmissionId};
 use crate::secrets::{EventMasker, Secrets};
 use crate::session_log::HistoryRecord;
 use crate::session_log::writer::LogWriter;
@@ -46,7 +51,9 @@ struct Inner {
     /// The session log's writer thread, when there is a log.
     log: Option<LogWriter>,
     /// The forwarder to the front end (`outbox`): never blocks, never drops.
-    front: mpsc::UnboundedSender<AgentEvent>,
+    front: mpsc::UnboundedSender<Event>,
+    /// The submission being answered: the id every event leaves with.
+    answering: AtomicU64,
 }
 
 impl EventSink {
@@ -54,7 +61,7 @@ impl EventSink {
     pub fn new(
         secrets: Secrets,
         log: Option<LogWriter>,
-        front: mpsc::UnboundedSender<AgentEvent>,
+        front: mpsc::UnboundedSender<Event>,
     ) -> Self {
         EventSink {
             inner: Arc::new(Inner {
@@ -62,6 +69,7 @@ impl EventSink {
                 log,
                 secrets,
                 front,
+                answering: AtomicU64::new(SESSION_EVENT),
             }),
             scope: None,
         }
@@ -77,6 +85,18 @@ impl EventSink {
                 task,
                 masker: Mutex::new(EventMasker::new(self.inner.secrets.clone())),
             })),
+        }
+    }
+
+    /// From now on, events answer submission `id`.
+    pub fn answering(&self, id: SubmissionId) {
+        self.inner.answering.store(id, Ordering::Relaxed);
+    }
+
+    fn stamped(&self, msg: AgentEvent) -> Event {
+        Event {
+            id: self.inner.answering.load(Ordering::Relaxed),
+            msg,
         }
     }
 
@@ -110,7 +130,7 @@ impl EventSink {
                     log.append(&event);
                 }
                 // The receiver gone means the front end is shutting down; nobody is left to tell.
-                let _ = self.inner.front.send(event);
+                let _ = self.inner.front.send(self.stamped(event));
             }
         }
         self.report_log_failure();
@@ -139,9 +159,9 @@ impl EventSink {
 
     fn report_log_failure(&self) {
         if let Some(message) = self.inner.log.as_ref().and_then(LogWriter::take_failure) {
-            let _ = self.inner.front.send(AgentEvent::Notice {
+            let _ = self.inner.front.send(self.stamped(AgentEvent::Notice {
                 message: self.inner.secrets.mask(&message),
-            });
+            }));
         }
     }
 

@@ -34,7 +34,7 @@ impl Agent {
     pub(super) fn new(
         provider: Arc<dyn Provider>,
         options: AgentOptions,
-        front: mpsc::UnboundedSender<AgentEvent>,
+        front: mpsc::UnboundedSender<crate::protocol::Event>,
         answers: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
     ) -> Agent {
         let workspace = options

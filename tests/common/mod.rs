@@ -49,7 +49,8 @@ pub async fn events_until(
         let next = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
             .await
             .expect("an agent event within 10 s")
-            .expect("the agent task is alive");
+            .expect("the agent task is alive")
+            .msg;
         let done = stop(&next);
         events.push(next);
         if done {

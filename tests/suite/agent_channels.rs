@@ -209,3 +209,48 @@ async fn set_mode_is_acknowledged() {
         Some(&AgentEvent::ModeChanged { mode: Mode::Coder })
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_event_carries_the_id_of_the_submission_it_answers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut handle, _) = demo_agent(dir.path(), Mode::Agent, Duration::from_millis(50));
+    let prompt = handle
+        .ops
+        .send(Op::Submit {
+            text: "tell me something long".into(),
+            mode: Mode::Agent,
+        })
+        .expect("agent alive");
+    // Sent while the prompt streams: it waits its turn, and its answer carries its own id.
+    let report = handle.ops.send(Op::CostReport).expect("agent alive");
+    assert_eq!(
+        (prompt, report),
+        (1, 2),
+        "ids count from 1 in sending order"
+    );
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+            .await
+            .expect("an event within 10 s")
+            .expect("agent alive");
+        let last = matches!(event.msg, AgentEvent::CostReport { .. });
+        seen.push((event.id, kind(&event.msg)));
+        if last {
+            break;
+        }
+    }
+    let of = |id| -> Vec<&str> {
+        seen.iter()
+            .filter(|(i, _)| *i == id)
+            .map(|(_, k)| k.as_str())
+            .collect()
+    };
+    assert_eq!(of(0).first(), Some(&"session_configured"), "{seen:?}");
+    assert!(of(0).iter().all(|k| !k.starts_with("turn")), "{seen:?}");
+    let prompt_events = of(prompt);
+    assert_eq!(prompt_events.first(), Some(&"prompt"), "{seen:?}");
+    assert!(prompt_events.contains(&"turn_finished"), "{seen:?}");
+    assert_eq!(prompt_events.last(), Some(&"cost"), "{seen:?}");
+    assert_eq!(of(report), vec!["cost_report"], "{seen:?}");
+}

@@ -11,13 +11,12 @@ use chatcli::ui::App;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use crate::common::keys::{app_for, ctrl, drain, key, type_text};
 use crate::common::scripted::{Scripted, respond};
 use crate::common::{events_until, options, screen_at};
 
-fn app(mode: Mode) -> (App, mpsc::Receiver<Op>) {
+fn app(mode: Mode) -> (App, crate::common::keys::Ops) {
     app_for(mode, "anthropic", "claude-sonnet-4-5")
 }
 

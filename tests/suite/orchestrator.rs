@@ -498,7 +498,7 @@ async fn a_specialists_writes_ask_labelled_with_its_name_one_dialog_at_a_time() 
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut pending = Vec::new();
     while let Ok(event) = handle.events.try_recv() {
-        pending.push(event);
+        pending.push(event.msg);
     }
     assert!(
         !pending
@@ -791,7 +791,7 @@ async fn the_session_log_keeps_specialist_events_and_resume_shows_and_bills_them
 #[test]
 fn a_specialists_approval_names_it_and_the_answer_goes_back_with_the_bare_id() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let (tx, mut ops) = chatcli::protocol::op_channel();
+    let (tx, mut ops) = crate::common::keys::ui_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Coder, "anthropic".into(), "claude".into());
     app.handle_agent_event(
         AgentEvent::Prompt {

@@ -73,7 +73,8 @@ async fn whole_turn(name: &str, base_url: impl FnOnce(&str) -> String) {
         let event = tokio::time::timeout(Duration::from_secs(120), handle.events.recv())
             .await
             .unwrap_or_else(|_| panic!("{name}: no event within 120 s; events so far: {events:#?}"))
-            .expect("agent alive");
+            .expect("agent alive")
+            .msg;
         let done = matches!(event, AgentEvent::Cost { .. });
         events.push(event);
         if done {
@@ -408,7 +409,8 @@ async fn run_prompt(handle: &mut agent::AgentHandle, text: &str, mode: Mode) -> 
         let event = tokio::time::timeout(Duration::from_secs(300), handle.events.recv())
             .await
             .unwrap_or_else(|_| panic!("no event within 300 s; events so far: {events:#?}"))
-            .expect("agent alive");
+            .expect("agent alive")
+            .msg;
         let done = matches!(event, AgentEvent::Cost { .. });
         events.push(event);
         if done {

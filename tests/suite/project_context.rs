@@ -549,7 +549,7 @@ async fn exec_context_attaches_headless_and_refuses_what_it_cannot() {
 #[test]
 fn the_context_command_goes_to_the_agent_and_a_bad_one_shows_the_usage() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let (tx, mut ops) = chatcli::protocol::op_channel();
+    let (tx, mut ops) = crate::common::keys::ui_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo".into(), "demo".into());
     let type_line = |app: &mut chatcli::ui::App, line: &str| {
         for c in line.chars() {

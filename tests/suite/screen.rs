@@ -6,12 +6,11 @@ use chatcli::protocol::{AgentEvent, Mode, UsageFigures};
 use chatcli::ui::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
-use tokio::sync::mpsc;
 
 use crate::common::{demo_agent, draw, events_until, screen_text, settle_approval};
 
-fn app(mode: Mode) -> (App, mpsc::Receiver<chatcli::protocol::Op>) {
-    let (tx, rx) = chatcli::protocol::op_channel();
+fn app(mode: Mode) -> (App, crate::common::keys::Ops) {
+    let (tx, rx) = crate::common::keys::ui_channel();
     (
         App::new(tx, mode, "demo (offline)".into(), "demo".into()),
         rx,

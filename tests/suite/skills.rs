@@ -577,7 +577,7 @@ async fn a_hundred_skills_cost_a_catalog_not_a_hundred_bodies() {
 #[test]
 fn the_skill_command_goes_to_the_agent_and_a_bad_one_shows_the_usage() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let (tx, mut ops) = chatcli::protocol::op_channel();
+    let (tx, mut ops) = crate::common::keys::ui_channel();
     let mut app = chatcli::ui::App::new(tx, Mode::Agent, "demo".into(), "demo".into());
     let type_line = |app: &mut chatcli::ui::App, line: &str| {
         for c in line.chars() {

@@ -11,13 +11,12 @@ use chatcli::ui::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use crate::common::keys::{app_for, ctrl, drain, key, type_text};
 use crate::common::scripted::{Scripted, respond};
 use crate::common::{draw, events_until, options, screen_text, settle_approval};
 
-fn app(mode: Mode) -> (App, mpsc::Receiver<Op>) {
+fn app(mode: Mode) -> (App, crate::common::keys::Ops) {
     app_for(mode, "demo (offline)", "demo")
 }
 
