@@ -12,6 +12,8 @@ pub mod compaction;
 mod context;
 mod dispatch;
 pub mod early_exit;
+mod gate;
+mod hook_points;
 mod mcp_glue;
 mod options;
 pub mod outbox;
@@ -146,6 +148,12 @@ struct TurnState {
     reminded: bool,
 }
 
+/// The files mentions inlined and the context hooks added: one text that rides in this turn.
+fn join_context(inlined: Option<String>, hook_context: Vec<String>) -> Option<String> {
+    let parts: Vec<String> = inlined.into_iter().chain(hook_context).collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
 /// What the guard step makes of a response.
 enum Verdict {
     /// Run its calls.
@@ -169,6 +177,7 @@ impl Agent {
         answers: mpsc::UnboundedSender<(String, crate::protocol::ApprovalDecision)>,
     ) {
         self.announce_start();
+        self.session_start_hooks().await;
         let mut queued: VecDeque<Submission> = VecDeque::new();
         loop {
             let submission = match queued.pop_front() {
@@ -186,6 +195,7 @@ impl Agent {
                 break;
             }
         }
+        self.session_end_hooks().await;
         if let Some(mcp) = &self.options.mcp {
             mcp.hub.shutdown();
         }
@@ -253,6 +263,9 @@ impl Agent {
             Op::Approve { id, decision } if id.starts_with(mcp_glue::PROJECT_APPROVAL) => {
                 self.answer_project_server(&id, decision);
             }
+            Op::Approve { id, decision } if id.starts_with(hook_points::SETTINGS_APPROVAL) => {
+                self.answer_project_settings(decision);
+            }
             Op::Approve { id, .. } => {
                 tracing::debug!(%id, "approval for a call that is not waiting");
             }
@@ -290,12 +303,21 @@ impl Agent {
             }
             Op::Compact => {
                 let cancel = CancellationToken::new();
+                self.pre_compact_hooks("manual").await;
                 if let Err(message) = self.summarize(&cancel).await {
                     self.emit(AgentEvent::Notice { message });
                 }
             }
             Op::Mcp { approve } => {
                 let message = self.mcp_command(approve);
+                self.emit(AgentEvent::Notice { message });
+            }
+            Op::Hooks => {
+                let message = self.tools.gate.hooks.report();
+                self.emit(AgentEvent::Notice { message });
+            }
+            Op::Rules => {
+                let message = self.tools.gate.rules_report();
                 self.emit(AgentEvent::Notice { message });
             }
             // Nothing to interrupt between prompts; prompts and shutdown are `handle_op`'s.
@@ -322,7 +344,7 @@ impl Agent {
                 // Interrupts and answers serve the running prompt: its events keep its id.
                 submission = ops.recv(), if !shutdown => match submission.map(|s| (s.id, s.op)) {
                     Some((_, Op::Interrupt)) => cancel.cancel(),
-                    Some((id, op @ Op::Approve { .. })) if matches!(&op, Op::Approve { id, .. } if id.starts_with(mcp_glue::PROJECT_APPROVAL)) => {
+                    Some((id, op @ Op::Approve { .. })) if matches!(&op, Op::Approve { id, .. } if id.starts_with(mcp_glue::PROJECT_APPROVAL) || id.starts_with(hook_points::SETTINGS_APPROVAL)) => {
                         queued.push_back(Submission { id, op });
                     }
                     Some((_, Op::Approve { id, decision })) => {
@@ -354,7 +376,23 @@ impl Agent {
         // Numbered like the prompts the user sees, refused ones included (`/rewind` picks by it).
         let number = self.thread.prompt_starts.len();
         self.thread.prompt_starts.push(None);
+        let admitted = match self.expand_command(text, &cancel).await {
+            Ok(text) => self
+                .prompt_hooks(&text)
+                .await
+                .map(|context| (text, context)),
+            Err(why) => Err(why),
+        };
+        let (text, hook_context) = match admitted {
+            Ok(admitted) => admitted,
+            Err(message) => {
+                self.emit(AgentEvent::Notice { message });
+                self.finish_prompt(String::new(), Ending::Failed).await;
+                return (String::new(), Ending::Failed);
+            }
+        };
         let (mentioned, inlined) = self.expand_mentions(&text).await;
+        let inlined = join_context(inlined, hook_context);
         let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
         let mode = self.without_tools_if_unsupported(mode);
         if self.refuse_over_budget() {
@@ -367,7 +405,7 @@ impl Agent {
         }
         self.admit_prompt(number, text, inlined);
         self.refresh_mcp(mode).await;
-        let (final_text, ending) = self.run_turns(number, mode, &cancel).await;
+        let (final_text, ending) = self.run_turns_until_stopped(number, mode, &cancel).await;
         self.sync_history();
         self.finish_prompt(final_text.clone(), ending.clone()).await;
         (final_text, ending)

@@ -83,6 +83,9 @@ pub struct CommonArgs {
     /// OS sandbox of commands: workspace-write, read-only, off or required [env: CHATCLI_SANDBOX] [default: workspace-write]
     #[arg(long, global = true)]
     pub sandbox: Option<String>,
+    /// Lay the settings of `[profiles.NAME]` in CHATCLI_HOME/config.toml over its top level
+    #[arg(long, global = true, value_name = "NAME")]
+    pub profile: Option<String>,
 }
 
 /// Subcommands.
@@ -241,6 +244,7 @@ impl CommonArgs {
             cwd: self.cwd.clone(),
             yes,
             sandbox: self.sandbox.clone(),
+            profile: self.profile.clone(),
         }
     }
 }

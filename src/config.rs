@@ -39,6 +39,8 @@ pub struct Overrides {
     pub yes: bool,
     /// `--sandbox`: workspace-write, read-only, off or required.
     pub sandbox: Option<String>,
+    /// `--profile`: the `[profiles.NAME]` table of `config.toml` laid over its top level.
+    pub profile: Option<String>,
 }
 
 /// The sandbox settings: `--sandbox` over `CHATCLI_SANDBOX`, and `CHATCLI_SANDBOX_NETWORK`.
@@ -320,7 +322,7 @@ impl Config {
     /// Resolves the configuration: flags over environment over `config.toml` over defaults.
     pub fn resolve(overrides: &Overrides, env: Env) -> Result<Config, ConfigError> {
         let home = resolve_home(&env)?;
-        let file = file::read(&home.join("config.toml"))?;
+        let file = file::read(&home.join("config.toml"), overrides.profile.as_deref())?;
         let mut env = env;
         let from_file = file.lay_under(&mut env);
         let read = Reader {

@@ -328,6 +328,21 @@ pub fn is_regular_beneath(root: &Path, rel: &Path) -> bool {
     dir.symlink_metadata(name).is_ok_and(|m| m.is_file())
 }
 
+/// Creates the folder `rel` below `root`, and the folders above it, through no link (a link
+/// where a folder should be is refused, never followed).
+pub fn create_dir_beneath(root: &Path, rel: &Path) -> std::io::Result<()> {
+    let mut dir = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
+    for name in names(rel)? {
+        match dir.create_dir(name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        dir = dir.open_dir_nofollow(name)?;
+    }
+    Ok(())
+}
+
 /// Replaces the regular file `rel` below `root` with `bytes` (or creates it), through no link:
 /// a link at the path or in a folder above it is refused, never followed. A new file gets
 /// `mode` (0600 for chatcli's own files; the umask may take bits away from others); an existing

@@ -11,14 +11,17 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// An MCP prompt as a slash command.
+/// A slash command the agent offers: an MCP server's prompt, or a command file (`file`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpPromptCommand {
-    /// `SERVER:PROMPT`, typed after the `/`.
+    /// `SERVER:PROMPT` (or the command file's name), typed after the `/`.
     pub name: String,
     /// Its arguments, as help shows them.
     pub args: String,
     pub about: String,
+    /// A command file (`.chatcli/commands/NAME.md`): sent as a prompt, which the agent expands.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub file: bool,
 }
 
 /// How a prompt is handled: a plain chat request, or the tool loop with a given tool set.
@@ -98,6 +101,10 @@ pub enum ApprovalDecision {
     AllowOnce,
     /// Run this call, and every later call of the same tool in this session, without asking.
     AllowAlways,
+    /// Run it, and save an `allow` rule for calls like it in the project's settings file.
+    AllowAlwaysProject,
+    /// Run it, and save an `allow` rule for calls like it in the user's settings file.
+    AllowAlwaysUser,
     /// Do not run it; the model is told the user denied it.
     Deny,
 }
@@ -263,6 +270,11 @@ pub enum Op {
         args: String,
         mode: Mode,
     },
+    /// List the hooks and what they have cost in time (`/hooks`); answered by a notice.
+    Hooks,
+    /// List the permission rules with the file each came from (`/permissions rules`); answered
+    /// by a notice.
+    Rules,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -605,6 +617,20 @@ pub enum AgentEvent {
         pricing: Option<String>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         price_estimated: bool,
+    },
+    /// The command files found (`.chatcli/commands/*.md`…), for the palette, F1 and completion.
+    CommandFiles { commands: Vec<McpPromptCommand> },
+    /// A hook from a settings file ran: which event, its command, how it ended and what it
+    /// said (`note`: a block's reason or a failure). The tool panel lists it; `/hooks` tallies.
+    HookRan {
+        event: String,
+        command: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        blocked: bool,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        note: String,
     },
     /// A dispatched specialist finished its task (sent `Scoped`): how it ended, how long it
     /// took, its usage, and where its full transcript was saved.

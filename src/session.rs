@@ -329,6 +329,10 @@ pub fn agent_options(
         attachments: crate::prompt::attachments::Attachments::new(config.context_max_tokens),
         mcp: None,
         sandbox: config.sandbox.clone(),
+        setup: crate::user_settings::load(
+            &config.home,
+            &crate::project::project_root(&config.workspace),
+        ),
         memory: Some(crate::memory::MemorySettings {
             dir: config.home.join("memory"),
             mode: config.memory_mode,

@@ -259,6 +259,7 @@ impl Agent {
         tools: &[crate::conversation::ToolSpec],
         cancel: &CancellationToken,
     ) -> Vec<Message> {
+        self.pre_compact_hooks("auto").await;
         self.thread.compactor.force_summaries();
         let messages = self.render_messages();
         self.emit(AgentEvent::Notice {

@@ -284,6 +284,7 @@ impl Agent {
                 }),
                 mcp_tools: None,
                 mcp_asked: Vec::new(),
+                gate: self.tools.gate.clone(),
             },
             accounts: accounting::Accounts {
                 book: Arc::clone(&self.accounts.book),

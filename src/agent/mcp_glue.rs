@@ -98,6 +98,7 @@ impl Agent {
                             name: format!("{}:{}", server.name, p.name),
                             args: p.arguments.join(" "),
                             about: p.description,
+                            file: false,
                         })
                 })
                 .collect();

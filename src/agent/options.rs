@@ -88,6 +88,8 @@ pub struct AgentOptions {
     pub sandbox: crate::sandbox::SandboxSettings,
     /// The orchestrator: parallel mode, how many specialists at once, per-agent overrides.
     pub agents: crate::agents::Settings,
+    /// What the settings files and command files give: hooks, permission rules, commands.
+    pub setup: crate::user_settings::UserSetup,
 }
 
 /// A source of the current time.
@@ -144,6 +146,7 @@ impl AgentOptions {
             skills: Default::default(),
             sandbox: Default::default(),
             agents: Default::default(),
+            setup: Default::default(),
             session_id,
         }
     }

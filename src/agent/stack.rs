@@ -31,6 +31,8 @@ pub(super) struct PromptStack {
     pub(super) prompt_memory: (Option<String>, Option<String>),
     /// What each volatile block last said.
     pub(super) volatile: VolatileTracker,
+    /// Context `SessionStart` hooks added, sent with the next prompt.
+    pub(super) hook_context: Vec<String>,
 }
 
 impl PromptStack {
@@ -45,6 +47,7 @@ impl PromptStack {
             digest: String::new(),
             prompt_memory: (None, None),
             volatile: VolatileTracker::default(),
+            hook_context: Vec::new(),
         }
     }
 }

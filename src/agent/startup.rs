@@ -94,6 +94,7 @@ impl Agent {
         for message in self.tools.roster.warnings.clone() {
             self.emit(AgentEvent::Notice { message });
         }
+        self.announce_setup();
     }
 
     /// What the price catalog does not know of the model: its price, its window, or both (then
@@ -216,6 +217,7 @@ fn prompt_stack(
         digest,
         prompt_memory: (None, None),
         volatile: VolatileTracker::default(),
+        hook_context: Vec::new(),
     }
 }
 
@@ -254,7 +256,18 @@ fn tool_runtime(
         skills: Arc::clone(stack.skills.catalog()),
         sandbox: options.sandbox.clone(),
         journal: Some(Arc::new(rewind::Journal(Arc::clone(snapshots)))),
+        workspace: workspace.clone(),
+    };
+    let gate = super::gate::Gate {
+        hooks: Arc::new(crate::hooks::Hooks::new(
+            options.setup.hooks.clone(),
+            &options.session_id,
+            workspace.clone(),
+        )),
+        rules: Arc::new(std::sync::RwLock::new(options.setup.rules.clone())),
+        project_root: crate::project::project_root(&workspace),
         workspace,
+        home: options.home.clone(),
     };
     ToolRuntime {
         ctx,
@@ -268,5 +281,6 @@ fn tool_runtime(
         specialist: None,
         mcp_tools: None,
         mcp_asked: Vec::new(),
+        gate,
     }
 }

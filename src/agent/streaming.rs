@@ -489,6 +489,7 @@ impl Agent {
                 &self.tools.ctx,
                 &runnable,
                 &self.tools.approvals,
+                &self.tools.gate,
                 cancel,
                 &self.sink,
             )

@@ -13,6 +13,7 @@ use futures_util::future::join_all;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::gate::{Gate, Pass};
 use super::sink::EventSink;
 use crate::conversation::ContentBlock;
 use crate::protocol::{AgentEvent, ApprovalDecision};
@@ -34,6 +35,8 @@ pub(super) struct ToolRuntime {
     pub(super) mcp_tools: Option<crate::mcp::McpToolSet>,
     /// Project MCP servers the user was asked about.
     pub(super) mcp_asked: Vec<String>,
+    /// The permission rules and hooks every call passes (shared with the specialists).
+    pub(super) gate: super::gate::Gate,
 }
 
 /// One call as the model made it: id, tool name, arguments.
@@ -77,15 +80,20 @@ impl Approvals {
     /// Whether the call may run; `Err` holds the result text for a call that may not.
     async fn decide(
         &mut self,
-        (id, name, args): &Call,
-        key: &str,
-        preview: Option<String>,
-        protected: bool,
+        asking: Asking<'_>,
         cancel: &CancellationToken,
         events: &EventSink,
-    ) -> Result<(), &'static str> {
+    ) -> Result<Option<Remember>, &'static str> {
+        let Asking {
+            call: (id, name, args),
+            key,
+            preview,
+            protected,
+            pass,
+            gate,
+        } = asking;
         use crate::protocol::Permission;
-        if self.permission == Permission::ReadOnly {
+        if self.permission == Permission::ReadOnly && *pass != Pass::Allow {
             return Err(REFUSED_READ_ONLY);
         }
         match self.policy {
@@ -94,18 +102,26 @@ impl Approvals {
                 return Err(REFUSED_PROTECTED);
             }
             ApprovalPolicy::Ask if protected => {}
-            ApprovalPolicy::AutoApprove => return Ok(()),
+            // A rule or hook allowed it: no dialog, in exec without --yes too.
+            _ if *pass == Pass::Allow => return Ok(None),
+            ApprovalPolicy::AutoApprove => return Ok(None),
             ApprovalPolicy::Deny => return Err(DENIED_HEADLESS),
+            // An `ask` rule or hook asks past auto-edit and "allow always".
+            ApprovalPolicy::Ask if *pass == Pass::Ask => {}
             // Writes stay confined to the workspace by the tools themselves.
             ApprovalPolicy::Ask
                 if self.permission == Permission::AutoEdit
                     && matches!(name.as_str(), "write_file" | "patch_file") =>
             {
-                return Ok(());
+                return Ok(None);
             }
-            ApprovalPolicy::Ask if self.always.contains(key) => return Ok(()),
+            ApprovalPolicy::Ask if self.always.contains(key) => return Ok(None),
             ApprovalPolicy::Ask => {}
         }
+        gate.notify(
+            format!("chatcli needs your permission to use {name}"),
+            events,
+        );
         events.emit(AgentEvent::ApprovalRequest {
             id: id.clone(),
             name: name.clone(),
@@ -120,11 +136,13 @@ impl Approvals {
             match answer {
                 Some((answer_id, decision)) if answer_id == *id => {
                     return match decision {
-                        ApprovalDecision::AllowOnce => Ok(()),
+                        ApprovalDecision::AllowOnce => Ok(None),
                         ApprovalDecision::AllowAlways => {
                             self.always.insert(key.to_string());
-                            Ok(())
+                            Ok(None)
                         }
+                        ApprovalDecision::AllowAlwaysProject => Ok(Some(Remember::Project)),
+                        ApprovalDecision::AllowAlwaysUser => Ok(Some(Remember::User)),
                         ApprovalDecision::Deny => Err(DENIED),
                     };
                 }
@@ -134,6 +152,25 @@ impl Approvals {
             }
         }
     }
+}
+
+/// A call that may need the user's answer, and what is known of it.
+struct Asking<'a> {
+    call: &'a Call,
+    /// What "allow always" remembers for the session.
+    key: &'a str,
+    preview: Option<String>,
+    /// Its file is a protected path: asked for whatever the mode.
+    protected: bool,
+    pass: &'a Pass,
+    gate: &'a Gate,
+}
+
+/// Where the user asked "allow always" to be saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remember {
+    Project,
+    User,
 }
 
 /// Why a write call must be asked for whatever the mode: its file is a protected path.
@@ -148,6 +185,7 @@ fn protected_write(ctx: &ToolContext, (_, name, args): &Call) -> Option<String> 
 /// Runs the calls and returns their `ToolResult` blocks in call order, with the usage of any
 /// model request a tool made.
 ///
+/// Every call passes the gate first (rules, `PreToolUse` hooks) and after (`PostToolUse`).
 /// `approvals` is shared with the session's dispatched specialists: a call that needs an answer
 /// holds it while it asks, so with several specialists waiting the user sees one dialog at a time.
 pub async fn run_calls(
@@ -155,75 +193,121 @@ pub async fn run_calls(
     ctx: &ToolContext,
     calls: &[Call],
     approvals: &tokio::sync::Mutex<Approvals>,
+    gate: &Gate,
     cancel: &CancellationToken,
     events: &EventSink,
 ) -> Vec<(ContentBlock, Option<UsageRecord>)> {
-    let all_read_only = calls
-        .iter()
-        .all(|(_, name, args)| tools.get(name).is_none_or(|t| t.read_only_call(args)));
+    let mut passes = Vec::with_capacity(calls.len());
+    for call in calls {
+        passes.push(gate.before(call, events).await);
+    }
+    let all_read_only = calls.iter().zip(&passes).all(|((_, name, args), pass)| {
+        *pass != Pass::Ask && tools.get(name).is_none_or(|t| t.read_only_call(args))
+    });
     if all_read_only {
-        return join_all(calls.iter().map(|call| {
+        return join_all(calls.iter().zip(passes).map(|(call, pass)| async move {
             announce(call, events);
-            run_one(tools, ctx, call, cancel, events, None)
+            match pass {
+                Pass::Refuse(text) => refused(call, text, events),
+                _ => run_one(tools, ctx, call, cancel, events, None, gate).await,
+            }
         }))
         .await;
     }
     let mut results = Vec::with_capacity(calls.len());
-    for call in calls {
-        let tool = tools.get(&call.1);
-        let needs_approval = tool.is_some_and(|t| !t.read_only_call(&call.2));
-        let key = tool
-            .and_then(|t| t.approval_key(&call.2))
-            .unwrap_or_else(|| call.1.clone());
-        // Computed once, before the call runs: the dialog shows it, the result keeps it.
-        let preview = tool
-            .filter(|_| call.2.is_object())
-            .and_then(|t| t.preview(&call.2, ctx));
-        let protected = protected_write(ctx, call);
-        let preview = match (&protected, preview) {
-            (Some(why), Some(preview)) => Some(format!("⚠ {why}\n{preview}")),
-            (Some(why), None) => Some(format!("⚠ {why}")),
-            (None, preview) => preview,
-        };
-        let verdict = if needs_approval && !cancel.is_cancelled() {
-            // Announced once its turn to ask has come: while another specialist's dialog is
-            // open, the call neither shows as running nor counts its time.
-            let mut approvals = tokio::select! {
-                _ = cancel.cancelled() => None,
-                guard = approvals.lock() => Some(guard),
-            };
-            announce(call, events);
-            match approvals.as_mut() {
-                Some(approvals) => {
-                    approvals
-                        .decide(
-                            call,
-                            &key,
-                            preview.clone(),
-                            protected.is_some(),
-                            cancel,
-                            events,
-                        )
-                        .await
-                }
-                None => Err(CANCELLED),
-            }
-        } else {
-            announce(call, events);
-            Ok(())
-        };
-        results.push(match verdict {
-            Ok(()) => run_one(tools, ctx, call, cancel, events, preview).await,
-            Err(text) => finish(
-                call,
-                Err(ToolError::Failed(text.to_string())),
-                Instant::now(),
-                events,
-                None,
-            ),
-        });
+    for (call, pass) in calls.iter().zip(passes) {
+        results.push(run_in_turn(tools, ctx, call, pass, approvals, gate, cancel, events).await);
     }
     results
+}
+
+/// One call of a batch that writes or runs something: asked for when it must be, then run.
+#[allow(clippy::too_many_arguments)] // the batch's shared state, passed through unchanged
+async fn run_in_turn(
+    tools: &ToolRegistry,
+    ctx: &ToolContext,
+    call: &Call,
+    pass: Pass,
+    approvals: &tokio::sync::Mutex<Approvals>,
+    gate: &Gate,
+    cancel: &CancellationToken,
+    events: &EventSink,
+) -> (ContentBlock, Option<UsageRecord>) {
+    if let Pass::Refuse(text) = pass {
+        announce(call, events);
+        return refused(call, text, events);
+    }
+    let tool = tools.get(&call.1);
+    let needs_approval = pass == Pass::Ask || tool.is_some_and(|t| !t.read_only_call(&call.2));
+    let key = tool
+        .and_then(|t| t.approval_key(&call.2))
+        .unwrap_or_else(|| call.1.clone());
+    // Computed once, before the call runs: the dialog shows it, the result keeps it.
+    let preview = tool
+        .filter(|_| call.2.is_object())
+        .and_then(|t| t.preview(&call.2, ctx));
+    let protected = protected_write(ctx, call);
+    let preview = match (&protected, preview) {
+        (Some(why), Some(preview)) => Some(format!("⚠ {why}\n{preview}")),
+        (Some(why), None) => Some(format!("⚠ {why}")),
+        (None, preview) => preview,
+    };
+    let verdict = if needs_approval && !cancel.is_cancelled() {
+        // Announced once its turn to ask has come: while another specialist's dialog is
+        // open, the call neither shows as running nor counts its time.
+        let mut approvals = tokio::select! {
+            _ = cancel.cancelled() => None,
+            guard = approvals.lock() => Some(guard),
+        };
+        announce(call, events);
+        match approvals.as_mut() {
+            Some(approvals) => {
+                approvals
+                    .decide(
+                        Asking {
+                            call,
+                            key: &key,
+                            preview: preview.clone(),
+                            protected: protected.is_some(),
+                            pass: &pass,
+                            gate,
+                        },
+                        cancel,
+                        events,
+                    )
+                    .await
+            }
+            None => Err(CANCELLED),
+        }
+    } else {
+        announce(call, events);
+        Ok(None)
+    };
+    match verdict {
+        Ok(remember) => {
+            if let Some(remember) = remember {
+                let scope = match remember {
+                    Remember::Project => crate::user_settings::Scope::Project,
+                    Remember::User => crate::user_settings::Scope::User,
+                };
+                let message = gate.remember(call, Some(scope));
+                events.emit(AgentEvent::Notice { message });
+            }
+            run_one(tools, ctx, call, cancel, events, preview, gate).await
+        }
+        Err(text) => refused(call, text.to_string(), events),
+    }
+}
+
+/// The result of a call that did not run.
+fn refused(call: &Call, text: String, events: &EventSink) -> (ContentBlock, Option<UsageRecord>) {
+    finish(
+        call,
+        Err(ToolError::Failed(text)),
+        Instant::now(),
+        events,
+        None,
+    )
 }
 
 fn announce((id, name, args): &Call, events: &EventSink) {
@@ -241,6 +325,7 @@ async fn run_one(
     cancel: &CancellationToken,
     events: &EventSink,
     diff: Option<String>,
+    gate: &Gate,
 ) -> (ContentBlock, Option<UsageRecord>) {
     let (_, name, args) = call;
     let started = Instant::now();
@@ -270,6 +355,15 @@ async fn run_one(
     };
     // A diff is "what was applied" only when the call succeeded.
     let diff = diff.filter(|_| outcome.is_ok());
+    let outcome = match outcome {
+        Ok(mut out) => {
+            if let Some(note) = gate.after(call, &out.text, false, events).await {
+                out.text = format!("{}\n{note}", out.text.trim_end());
+            }
+            Ok(out)
+        }
+        Err(e) => Err(e),
+    };
     finish(call, outcome, started, events, diff)
 }
 

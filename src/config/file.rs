@@ -44,8 +44,9 @@ impl FileSettings {
     }
 }
 
-/// Reads `config.toml` at `path`; a missing file sets nothing.
-pub(super) fn read(path: &Path) -> Result<FileSettings, ConfigError> {
+/// Reads `config.toml` at `path`, with the `[profiles.NAME]` table of `profile` laid over its
+/// top level; a missing file sets nothing (and then a profile asked for is an error).
+pub(super) fn read(path: &Path, profile: Option<&str>) -> Result<FileSettings, ConfigError> {
     // Following links as before (a dotfiles manager links config files into place); a FIFO is
     // refused rather than waited on.
     let read = crate::files::read_following(path, MAX_CONFIG_BYTES).and_then(|b| b.into_text());
@@ -55,36 +56,67 @@ pub(super) fn read(path: &Path) -> Result<FileSettings, ConfigError> {
     };
     let text = match read {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileSettings::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(file_error(e.to_string())),
     };
-    let table: toml::Table =
+    let mut table: toml::Table =
         toml::from_str(&text).map_err(|e| file_error(e.message().to_string()))?;
+    let profiles = match table.remove("profiles") {
+        None => toml::Table::new(),
+        Some(toml::Value::Table(profiles)) => profiles,
+        Some(_) => {
+            return Err(file_error(
+                "`profiles` must be tables: [profiles.NAME] with settings under it".into(),
+            ));
+        }
+    };
     let mut file = FileSettings::default();
     for (key, value) in table {
-        let setting = settings::by_key(&key).ok_or_else(|| {
-            file_error(format!(
-                "unknown setting `{key}`: a key is a variable without CHATCLI_, lower-cased (e.g. `agent_max_turns = 30`); docs/configuration.md lists them"
-            ))
-        })?;
-        let text = match value {
-            toml::Value::String(s) => s,
-            toml::Value::Integer(n) => n.to_string(),
-            toml::Value::Float(n) => n.to_string(),
-            toml::Value::Boolean(b) => b.to_string(),
-            _ => {
-                return Err(file_error(format!(
-                    "`{key}` must be a string, a number or true/false"
-                )));
+        take(&mut file, &key, value).map_err(file_error)?;
+    }
+    let Some(name) = profile else {
+        return Ok(file);
+    };
+    let Some(toml::Value::Table(chosen)) = profiles.get(name).cloned() else {
+        let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
+        return Err(file_error(format!(
+            "--profile {name}: there is no [profiles.{name}] table (profiles here: {})",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
             }
-        };
-        match key.as_str() {
-            "model" => file.model = Some(text),
-            "base_url" => file.base_url = Some(text),
-            _ => file.values.push((setting, text)),
-        }
+        )));
+    };
+    for (key, value) in chosen {
+        take(&mut file, &key, value).map_err(|m| file_error(format!("[profiles.{name}]: {m}")))?;
     }
     Ok(file)
+}
+
+/// Records one `key = value`; a later one replaces an earlier (the profile's over the top's).
+fn take(file: &mut FileSettings, key: &str, value: toml::Value) -> Result<(), String> {
+    let setting = settings::by_key(key).ok_or_else(|| {
+        format!(
+            "unknown setting `{key}`: a key is a variable without CHATCLI_, lower-cased (e.g. `agent_max_turns = 30`); docs/configuration.md lists them"
+        )
+    })?;
+    let text = match value {
+        toml::Value::String(s) => s,
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(n) => n.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        _ => return Err(format!("`{key}` must be a string, a number or true/false")),
+    };
+    match key {
+        "model" => file.model = Some(text),
+        "base_url" => file.base_url = Some(text),
+        _ => {
+            file.values.retain(|(s, _)| s.var != setting.var);
+            file.values.push((setting, text));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -100,7 +132,7 @@ mod tests {
             "mode = \"chat\"\nagent_early_exit_turns = 5\nmicrocompact = false\nmodel = \"m\"\n",
         )
         .unwrap();
-        let file = read(&path).unwrap();
+        let file = read(&path, None).unwrap();
         let vars: Vec<(&str, &str)> = file
             .values
             .iter()
@@ -118,8 +150,45 @@ mod tests {
         assert!(!from_file.contains(&"CHATCLI_MODE".to_string()));
         for bad in ["home = \"/x\"\n", "colour = 1\n", "mode = [1]\n"] {
             std::fs::write(&path, bad).unwrap();
-            let err = read(&path).unwrap_err().to_string();
+            let err = read(&path, None).unwrap_err().to_string();
             assert!(err.contains("config.toml"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_profile_lays_its_table_over_the_top_level() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "agent_smart_route = \"auto\"\nagent_max_turns = 10\n\n[profiles.deep]\nagent_max_turns = 60\nmodel = \"big\"\n",
+        )
+        .unwrap();
+        let plain = read(&path, None).unwrap();
+        let deep = read(&path, Some("deep")).unwrap();
+        let value = |file: &FileSettings, var: &str| {
+            file.values
+                .iter()
+                .find(|(s, _)| s.var == var)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            value(&plain, "CHATCLI_AGENT_MAX_TURNS").as_deref(),
+            Some("10")
+        );
+        assert_eq!(
+            value(&deep, "CHATCLI_AGENT_MAX_TURNS").as_deref(),
+            Some("60")
+        );
+        assert_eq!(
+            value(&deep, "CHATCLI_AGENT_SMART_ROUTE").as_deref(),
+            Some("auto")
+        );
+        assert_eq!(deep.model.as_deref(), Some("big"));
+        let err = read(&path, Some("fast")).unwrap_err().to_string();
+        assert!(
+            err.contains("--profile fast: there is no [profiles.fast] table (profiles here: deep)"),
+            "{err}"
+        );
     }
 }

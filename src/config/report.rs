@@ -225,7 +225,8 @@ impl Config {
     /// One line per setting: `name  value  (source)`.
     pub fn report(&self, overrides: &Overrides) -> Vec<String> {
         let env = &self.env;
-        let file = file::read(&self.home.join("config.toml")).unwrap_or_default();
+        let file = file::read(&self.home.join("config.toml"), overrides.profile.as_deref())
+            .unwrap_or_default();
         let from_file = &self.from_file;
         let model_vars = self.provider.model_vars();
         let model_vars: Vec<&str> = model_vars.iter().map(String::as_str).collect();

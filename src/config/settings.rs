@@ -387,9 +387,20 @@ pub fn find(var: &str) -> Option<&'static Setting> {
 
 /// The setting a `config.toml` key names.
 pub fn by_key(key: &str) -> Option<&'static Setting> {
+    // A setting with a short key of its own (`max_turns`) also takes the variable's name
+    // (`agent_max_turns`): the rule the docs state holds for every setting.
+    let derived = |s: &Setting| {
+        s.key.is_some().then(|| {
+            s.var
+                .strip_prefix("CHATCLI_")
+                .unwrap_or(s.var)
+                .to_ascii_lowercase()
+        })
+    };
     SETTINGS
         .iter()
         .find(|s| s.file_key().as_deref() == Some(key))
+        .or_else(|| SETTINGS.iter().find(|s| derived(s).as_deref() == Some(key)))
 }
 
 /// The configuration reference, as the Markdown table `docs/configuration.md` holds.

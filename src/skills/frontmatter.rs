@@ -17,6 +17,8 @@ pub struct FrontMatter {
     pub paths: Vec<String>,
     pub model: Option<String>,
     pub effort: Option<String>,
+    /// `argument-hint:` (custom slash commands): what the palette shows after the name.
+    pub argument_hint: Option<String>,
     /// `tools:` as written (custom agents): `None` when the key is absent. A plain value is a
     /// comma-separated list (`tools: Read, Grep`, as Claude Code writes it).
     pub tools: Option<Vec<String>>,
@@ -39,6 +41,17 @@ pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
         return Err("`description` is missing".into());
     }
     Ok((fm, body))
+}
+
+/// Like `parse`, for files where front matter is optional and no key is required (custom
+/// slash commands): a file without a leading `---` is all body.
+pub fn parse_optional(text: &str) -> Result<(FrontMatter, String), String> {
+    let stripped = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if stripped.lines().next().map(str::trim_end) != Some("---") {
+        return Ok((FrontMatter::default(), stripped.trim().to_string()));
+    }
+    let (header, body) = split_header(stripped)?;
+    Ok((read_keys(&header)?, body))
 }
 
 /// The front matter's lines, between the opening `---` on the first line and the closing one,
@@ -105,12 +118,13 @@ impl FrontMatter {
     /// skipped.
     fn set(&mut self, key: &str, value: &str, nested: &[&str]) -> Result<(), String> {
         match key {
-            "name" | "description" | "model" | "effort" => {
+            "name" | "description" | "model" | "effort" | "argument-hint" => {
                 let text = scalar(key, value, nested)?;
                 match key {
                     "name" => self.name = text,
                     "description" => self.description = text,
                     "model" => self.model = Some(text).filter(|t| !t.is_empty()),
+                    "argument-hint" => self.argument_hint = Some(text).filter(|t| !t.is_empty()),
                     _ => self.effort = Some(text).filter(|t| !t.is_empty()),
                 }
             }

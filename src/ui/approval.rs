@@ -115,7 +115,8 @@ impl PendingApproval {
                 typed.push(key);
                 return ApprovalKey::Typed(typed);
             }
-            if matches!(key.code, KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'n' | 'N')) {
+            let saves = self.confirm_always && matches!(key.code, KeyCode::Char('p' | 'u'));
+            if saves || matches!(key.code, KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'n' | 'N')) {
                 self.held = Some((key, now));
                 return ApprovalKey::Stay;
             }
@@ -157,6 +158,8 @@ impl PendingApproval {
         match key.code {
             KeyCode::Char('y' | 'Y') => ApprovalKey::Answer(ApprovalDecision::AllowOnce),
             KeyCode::Char('n' | 'N') => ApprovalKey::Answer(ApprovalDecision::Deny),
+            KeyCode::Char('p') => ApprovalKey::Answer(ApprovalDecision::AllowAlwaysProject),
+            KeyCode::Char('u') => ApprovalKey::Answer(ApprovalDecision::AllowAlwaysUser),
             _ if self.confirm_always => ApprovalKey::Answer(ApprovalDecision::AllowAlways),
             _ => {
                 self.confirm_always = true;
@@ -331,9 +334,13 @@ fn keys_line(pending: &PendingApproval) -> Vec<Span<'static>> {
             Span::raw("Press "),
             key("[a]"),
             Span::raw(format!(
-                " again to allow every {} call for the rest of this session without asking; ",
+                " again to allow every {} call for the rest of this session without asking, ",
                 pending.name
             )),
+            key("[p]"),
+            Span::raw(" to save a rule for calls like this one in the project's settings, "),
+            key("[u]"),
+            Span::raw(" in yours; "),
             key("[y]"),
             Span::raw(" once, "),
             key("[n]"),

@@ -88,7 +88,12 @@ pub const COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "permissions",
         args: "ask|auto-edit|read-only",
-        about: "what tools may do without asking",
+        about: "what tools may do without asking, or `rules`",
+    },
+    SlashCommand {
+        name: "hooks",
+        args: "",
+        about: "the hooks of the settings files, and what they have cost in time",
     },
     SlashCommand {
         name: "rewind",
@@ -253,6 +258,7 @@ mod tests {
             name: "docs:review".into(),
             args: "path".into(),
             about: "review a file".into(),
+            file: false,
         }];
         assert_eq!(
             parse_with("/docs:review src/main.rs", &dynamic),

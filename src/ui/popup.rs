@@ -54,20 +54,28 @@ pub struct Popup {
 }
 
 impl Popup {
-    /// The palette for the text typed after `/`; `None` when nothing matches.
-    pub fn commands(query: &str) -> Option<Popup> {
+    /// The palette for the text typed after `/`, the built-in commands first, then the ones
+    /// added at run time (MCP prompts, command files); `None` when nothing matches.
+    pub fn commands(query: &str, dynamic: &[super::commands::DynamicCommand]) -> Option<Popup> {
         let query = query.to_ascii_lowercase();
+        let item = |name: &str, args: &str, about: &str| PopupItem {
+            insert: format!("/{name}"),
+            detail: if args.is_empty() {
+                about.to_string()
+            } else {
+                format!("{args} — {about}")
+            },
+        };
         let mut items: Vec<PopupItem> = COMMANDS
             .iter()
             .filter(|c| c.name.starts_with(&query))
-            .map(|c| PopupItem {
-                insert: format!("/{}", c.name),
-                detail: if c.args.is_empty() {
-                    c.about.to_string()
-                } else {
-                    format!("{} — {}", c.args, c.about)
-                },
-            })
+            .map(|c| item(c.name, c.args, c.about))
+            .chain(
+                dynamic
+                    .iter()
+                    .filter(|c| c.name.to_ascii_lowercase().starts_with(&query))
+                    .map(|c| item(&c.name, &c.args, &c.about)),
+            )
             .collect();
         if items.is_empty() {
             // No prefix matched: fall back to commands that contain the text.
@@ -266,7 +274,7 @@ mod tests {
 
     #[test]
     fn the_palette_filters_the_registry() {
-        let popup = Popup::commands("co").expect("matches");
+        let popup = Popup::commands("co", &[]).expect("matches");
         let names: Vec<&str> = popup.items.iter().map(|i| i.insert.as_str()).collect();
         assert_eq!(
             names,
@@ -274,7 +282,7 @@ mod tests {
                 "/coder", "/compact", "/context", "/cost", "/config", "/copy"
             ]
         );
-        assert!(Popup::commands("zzz").is_none());
+        assert!(Popup::commands("zzz", &[]).is_none());
     }
 
     #[test]

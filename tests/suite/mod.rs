@@ -7,6 +7,7 @@ mod bench;
 mod call_detail;
 mod containment;
 mod cost;
+mod customize;
 mod daily_driver;
 mod docs;
 mod doors;

@@ -17,7 +17,8 @@ impl App {
         match event {
             event @ (AgentEvent::SessionConfigured { .. }
             | AgentEvent::ModeChanged { .. }
-            | AgentEvent::McpPrompts { .. }) => self.session_event(event),
+            | AgentEvent::McpPrompts { .. }
+            | AgentEvent::CommandFiles { .. }) => self.session_event(event),
             event @ (AgentEvent::Prompt { .. }
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }
@@ -34,6 +35,22 @@ impl App {
             | AgentEvent::ToolCall { .. }
             | AgentEvent::ApprovalRequest { .. }
             | AgentEvent::ToolResult { .. }) => self.tool_event(event),
+            AgentEvent::HookRan {
+                event,
+                command,
+                exit_code,
+                duration_ms,
+                blocked,
+                note,
+            } => {
+                let how = match (blocked, exit_code) {
+                    (true, _) => format!("blocked: {note}"),
+                    (false, Some(0)) => "ok".to_string(),
+                    (false, _) => note,
+                };
+                let summary = format!("{command} · {duration_ms} ms · {how}");
+                self.tools.note(&format!("hook {event}"), summary);
+            }
             event @ (AgentEvent::Usage { .. }
             | AgentEvent::CacheMiss { .. }
             | AgentEvent::CostReport { .. }
@@ -65,10 +82,18 @@ impl App {
                 self.status.price_estimated = price_estimated;
             }
             AgentEvent::ModeChanged { mode } => self.status.mode = mode,
-            AgentEvent::McpPrompts { commands } => self.session.dynamic_commands = commands,
+            AgentEvent::McpPrompts { commands } => {
+                self.session.dynamic_commands.retain(|c| c.file);
+                self.session.dynamic_commands.extend(commands);
+            }
+            AgentEvent::CommandFiles { commands } => {
+                self.session.dynamic_commands.retain(|c| !c.file);
+                self.session.dynamic_commands.extend(commands);
+            }
             // Every other family has its own step (see `handle_agent_event`).
             _ => {}
         }
+        self.input.palette_extra = self.session.dynamic_commands.clone();
     }
 
     /// A turn: its answer streaming into the chat, a retry's wait, an error, its end.

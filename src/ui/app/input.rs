@@ -36,6 +36,8 @@ pub struct PromptInput {
     pub queue: Vec<(String, String, Mode)>,
     /// An escape sequence the terminal split into keys, while it arrives.
     escape: SplitEscape,
+    /// The commands added at run time, for the palette (a copy of the session's list).
+    pub palette_extra: Vec<crate::ui::commands::DynamicCommand>,
 }
 
 /// What a key did to an open popup.
@@ -199,7 +201,7 @@ impl PromptInput {
             .strip_prefix('/')
             .filter(|q| !q.contains(char::is_whitespace) && !text.contains('\n'))
         {
-            Popup::commands(query)
+            Popup::commands(query, &self.palette_extra)
         } else {
             let (_, word) = self.composer.word_at_cursor();
             match word.strip_prefix('@') {

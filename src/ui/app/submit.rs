@@ -15,6 +15,16 @@ impl App {
     pub(super) fn submit(&mut self, text: String) {
         match commands::parse_with(&text, &self.session.dynamic_commands) {
             Some(Slash::Command { name, rest }) => self.run_command(name, rest),
+            Some(Slash::Dynamic { index, .. })
+                if self
+                    .session
+                    .dynamic_commands
+                    .get(index)
+                    .is_some_and(|c| c.file) =>
+            {
+                // A command file: the agent expands it (so `exec "/review x"` works the same).
+                self.send_prompt(text, self.status.mode)
+            }
             Some(Slash::Dynamic { index, rest }) => self.run_mcp_prompt(index, rest, &text),
             Some(Slash::Unknown(word)) => {
                 // Keep the text: a typo must not cost the user what they typed.
@@ -221,6 +231,7 @@ impl App {
         match name {
             "budget" => self.budget_command(rest),
             "permissions" => self.permissions_command(rest),
+            "hooks" => self.send(Op::Hooks),
             "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
                 [] => self.send(Op::Mcp { approve: None }),
                 ["approve", name] => self.send(Op::Mcp {
@@ -255,6 +266,10 @@ impl App {
 
     /// `/permissions [ask | auto-edit | read-only]`: sets them, or says what they are.
     fn permissions_command(&mut self, rest: &str) {
+        if rest == "rules" {
+            self.send(Op::Rules);
+            return;
+        }
         match rest.parse::<Permission>() {
             Ok(permission) => {
                 self.status.permission = permission;
