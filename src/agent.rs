@@ -12,6 +12,7 @@ pub mod compaction;
 mod context;
 mod dispatch;
 pub mod early_exit;
+mod error;
 mod mcp_glue;
 mod options;
 pub mod outbox;
@@ -45,6 +46,7 @@ use crate::session_log::HistoryRecord;
 use crate::tools::memory_tool::{MemoryState, SharedMemory};
 use crate::tools::{ToolContext, ToolRegistry};
 use early_exit::{Fingerprint, Stagnation, StagnationGuard};
+pub use error::AgentError;
 use routing::RouteMode;
 use sink::EventSink;
 pub use tools_run::ApprovalPolicy;
@@ -226,12 +228,14 @@ impl Agent {
     async fn mcp_prompt_text(&mut self, server: &str, prompt: &str, args: &str) -> Option<String> {
         let text = match &self.options.mcp {
             Some(mcp) => mcp.hub.prompt_text(server, prompt, args).await,
-            None => Err("no MCP servers in this session".into()),
+            None => Err(crate::mcp::McpError::NoServers),
         };
         match text {
             Ok(text) => Some(text),
-            Err(message) => {
-                self.emit(AgentEvent::Notice { message });
+            Err(e) => {
+                self.emit(AgentEvent::Notice {
+                    message: e.to_string(),
+                });
                 self.finish_prompt(String::new(), Ending::Failed).await;
                 None
             }
@@ -285,8 +289,10 @@ impl Agent {
             }
             Op::Compact => {
                 let cancel = CancellationToken::new();
-                if let Err(message) = self.summarize(&cancel).await {
-                    self.emit(AgentEvent::Notice { message });
+                if let Err(e) = self.summarize(&cancel).await {
+                    self.emit(AgentEvent::Notice {
+                        message: e.to_string(),
+                    });
                 }
             }
             Op::Mcp { approve } => {
