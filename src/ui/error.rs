@@ -1,7 +1,8 @@
-//! The UI's one error type: what a pane or a command of the TUI could not do, worded for the
-//! notice line the user reads (`/copy`, Ctrl+X's editor, `CHATCLI_NOTIFY`). What a newcomer gets
-//! wrong: these never stop the session; the app shows them as a notice and goes on, so each
-//! message must say what to type or set instead.
+//! The front end's one error type (`ui` and the terminal loop in `tui`): what a pane or a
+//! command of the TUI could not do, worded for the notice line the user reads (`/copy`, Ctrl+X's
+//! editor, `/provider`, `CHATCLI_NOTIFY`). What a newcomer gets wrong: apart from a terminal that
+//! fails (`Io`, which ends the TUI), these never stop the session; the app shows them as a
+//! notice and goes on, so each message must say what to type or set instead.
 
 /// Why a UI action could not be done.
 #[derive(Debug, thiserror::Error)]
@@ -33,4 +34,16 @@ pub enum UiError {
     /// `CHATCLI_NOTIFY` is not one of the four.
     #[error("CHATCLI_NOTIFY must be bell, osc9, osc777 or off (got \"{0}\")")]
     Notify(String),
+    /// The terminal, or the session log read back for a switch, failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// `/provider` or `/model ID` in a session started without a way to switch.
+    #[error("switching is not available in this session")]
+    NoSwitch,
+    /// `/provider` or `/model ID` in a session that keeps no log to carry over.
+    #[error("this session keeps no log to go on from")]
+    NoLog,
+    /// The provider switched to cannot be set up.
+    #[error(transparent)]
+    Switch(#[from] crate::session::SetupError),
 }

@@ -582,7 +582,8 @@ fn string_results(code: &str) -> Vec<String> {
 /// `thiserror::Error`. One line each, with the file.
 fn error_type_violations(src: &Path) -> Vec<String> {
     let hand_error =
-        regex::Regex::new(r"impl(?:<[^>]*>)?\s+(?:std::)?(?:error::)?Error\s+for\s").expect("re");
+        regex::Regex::new(r"impl(?:<[^>]*>)?\s+(?:std::)?(?:error::)?Error\s+for\s+[\w:]+")
+            .expect("re");
     let hand_display =
         regex::Regex::new(r"impl(?:<[^>]*>)?\s+(?:std::)?(?:fmt::)?Display\s+for\s+[\w:]*Error\b")
             .expect("re");
@@ -680,7 +681,7 @@ fn a_string_error_or_a_hand_written_error_impl_fails_and_test_code_does_not() {
         [
             "parse.rs: Result<Vec<(u8, String)>, String>: give the layer's error type a variant",
             "parse.rs: Result<Box<dyn Fn(u8) -> u8>, std::string::String>: give the layer's error type a variant",
-            "parse.rs: `impl std::error::Error for `: derive thiserror::Error instead",
+            "parse.rs: `impl std::error::Error for LooseError`: derive thiserror::Error instead",
             "parse.rs: `impl std::fmt::Display for LooseError`: derive thiserror::Error instead",
             "parse.rs: `LooseError` does not derive thiserror::Error",
         ]
