@@ -578,8 +578,8 @@ fn string_results(code: &str) -> Vec<String> {
 }
 
 /// Error types written by hand in production code under `src`: `Result<_, String>`, an
-/// `impl Error`/`impl Display for …Error`, and an `…Error` type that does not derive
-/// `thiserror::Error`. One line each, with the file.
+/// `impl Error`/`impl Display for …Error`, an `…Error` type that does not derive
+/// `thiserror::Error`, and `anyhow` anywhere but `main.rs`. One line each, with the file.
 fn error_type_violations(src: &Path) -> Vec<String> {
     let hand_error =
         regex::Regex::new(r"impl(?:<[^>]*>)?\s+(?:std::)?(?:error::)?Error\s+for\s+[\w:]+")
@@ -602,6 +602,11 @@ fn error_type_violations(src: &Path) -> Vec<String> {
             .unwrap_or(&file)
             .display()
             .to_string();
+        if shown != "main.rs" && code.contains("anyhow") {
+            problems.push(format!(
+                "{shown}: anyhow outside main.rs: use the layer's error type"
+            ));
+        }
         for result in string_results(&code) {
             problems.push(format!(
                 "{shown}: {result}: give the layer's error type a variant"
@@ -657,6 +662,7 @@ fn a_string_error_or_a_hand_written_error_impl_fails_and_test_code_does_not() {
             "pub fn parse(s: &str) -> Result<Vec<(u8, String)>, String> { todo() }\n\
              fn boxed() -> Result<Box<dyn Fn(u8) -> u8>, std::string::String> { todo() }\n\
              fn fine() -> Result<String, ParseError> { todo() }\n\
+             fn glue() -> anyhow::Result<()> { todo() }\n\
              /// Returns `Result<(), String>` no more.\n\
              #[derive(Debug, thiserror::Error)]\n\
              #[error(\"bad\")]\n\
@@ -675,10 +681,17 @@ fn a_string_error_or_a_hand_written_error_impl_fails_and_test_code_does_not() {
              #[cfg(test)]\n#[allow(dead_code)]\nmod tests {\n    impl std::fmt::Display for super::T {}\n    fn f() -> Result<(), String> {\n        Ok(())\n    }\n}\n",
         ),
     ]);
+    // The binary may glue with anyhow.
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "fn main() -> anyhow::Result<()> { Ok(()) }\n",
+    )
+    .expect("write");
     let problems = error_type_violations(dir.path());
     assert_eq!(
         problems,
         [
+            "parse.rs: anyhow outside main.rs: use the layer's error type",
             "parse.rs: Result<Vec<(u8, String)>, String>: give the layer's error type a variant",
             "parse.rs: Result<Box<dyn Fn(u8) -> u8>, std::string::String>: give the layer's error type a variant",
             "parse.rs: `impl std::error::Error for LooseError`: derive thiserror::Error instead",
