@@ -276,11 +276,7 @@ impl Agent {
     }
 
     /// Replaces older turns by a summary the model writes; `Err` says why nothing changed.
-    pub(super) async fn summarize(
-        &mut self,
-        cancel: &CancellationToken,
-    ) -> Result<(), super::AgentError> {
-        use super::AgentError;
+    pub(super) async fn summarize(&mut self, cancel: &CancellationToken) -> Result<(), AgentError> {
         let Some(cut) = summary::cut_point(&self.thread.history) else {
             return Err(AgentError::NothingToCompact(summary::KEEP_MESSAGES));
         };
