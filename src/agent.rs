@@ -12,6 +12,7 @@ pub mod compaction;
 mod context;
 mod dispatch;
 pub mod early_exit;
+mod error;
 mod gate;
 mod hook_points;
 mod mcp_glue;
@@ -47,6 +48,7 @@ use crate::session_log::HistoryRecord;
 use crate::tools::memory_tool::{MemoryState, SharedMemory};
 use crate::tools::{ToolContext, ToolRegistry};
 use early_exit::{Fingerprint, Stagnation, StagnationGuard};
+pub use error::AgentError;
 use routing::RouteMode;
 use sink::EventSink;
 pub use tools_run::ApprovalPolicy;
@@ -241,12 +243,14 @@ impl Agent {
     async fn mcp_prompt_text(&mut self, server: &str, prompt: &str, args: &str) -> Option<String> {
         let text = match &self.options.mcp {
             Some(mcp) => mcp.hub.prompt_text(server, prompt, args).await,
-            None => Err("no MCP servers in this session".into()),
+            None => Err(crate::mcp::McpError::NoServers),
         };
         match text {
             Ok(text) => Some(text),
-            Err(message) => {
-                self.emit(AgentEvent::Notice { message });
+            Err(e) => {
+                self.emit(AgentEvent::Notice {
+                    message: e.to_string(),
+                });
                 self.finish_prompt(String::new(), Ending::Failed).await;
                 None
             }
@@ -304,8 +308,10 @@ impl Agent {
             Op::Compact => {
                 let cancel = CancellationToken::new();
                 self.pre_compact_hooks("manual").await;
-                if let Err(message) = self.summarize(&cancel).await {
-                    self.emit(AgentEvent::Notice { message });
+                if let Err(e) = self.summarize(&cancel).await {
+                    self.emit(AgentEvent::Notice {
+                        message: e.to_string(),
+                    });
                 }
             }
             Op::Mcp { approve } => {
@@ -385,8 +391,10 @@ impl Agent {
         };
         let (text, hook_context) = match admitted {
             Ok(admitted) => admitted,
-            Err(message) => {
-                self.emit(AgentEvent::Notice { message });
+            Err(e) => {
+                self.emit(AgentEvent::Notice {
+                    message: e.to_string(),
+                });
                 self.finish_prompt(String::new(), Ending::Failed).await;
                 return (String::new(), Ending::Failed);
             }

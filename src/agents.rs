@@ -15,6 +15,7 @@
 
 pub mod builtin;
 pub mod custom;
+mod error;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ const ORCHESTRATOR: &str = include_str!("../assets/prompts/orchestrator.md");
 const SPECIALIST: &str = include_str!("../assets/prompts/specialist.md");
 
 pub use crate::conversation::Effort;
+pub use error::SpecialistError;
 
 /// Where an agent was defined.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,11 +153,11 @@ impl Settings {
         }
     }
 
-    /// Reads the `CHATCLI_AGENT_<NAME>_MODEL` / `_EFFORT` variables out of `vars`; `Err` is
-    /// (variable, value) of an effort that is not `low`, `medium` or `high`.
+    /// Reads the `CHATCLI_AGENT_<NAME>_MODEL` / `_EFFORT` variables out of `vars`; `Err` names
+    /// the variable and value of an effort that is not `low`, `medium` or `high`.
     pub fn overrides_from<'a>(
         vars: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<BTreeMap<String, Override>, (String, String)> {
+    ) -> Result<BTreeMap<String, Override>, crate::env::ConfigError> {
         let mut overrides: BTreeMap<String, Override> = BTreeMap::new();
         for (var, value) in vars {
             let Some(rest) = var.strip_prefix("CHATCLI_AGENT_") else {
@@ -169,7 +171,11 @@ impl Settings {
                 overrides.entry(name.to_string()).or_default().model = Some(value.to_string());
             } else if let Some(name) = rest.strip_suffix("_EFFORT").filter(|n| !n.is_empty()) {
                 let effort =
-                    Effort::parse(value).ok_or_else(|| (var.to_string(), value.to_string()))?;
+                    Effort::parse(value).ok_or_else(|| crate::env::ConfigError::Invalid {
+                        setting: var.to_string(),
+                        value: value.to_string(),
+                        expected: "low, medium or high".into(),
+                    })?;
                 overrides.entry(name.to_string()).or_default().effort = Some(effort);
             }
         }
@@ -314,12 +320,15 @@ pub struct Task {
 
 /// The tasks of a `dispatch` call; `Err` is the result text the model reads (an unknown agent,
 /// a missing task), naming what to fix.
-pub fn parse_tasks(roster: &Roster, args: &serde_json::Value) -> Result<Vec<Task>, String> {
+pub fn parse_tasks(
+    roster: &Roster,
+    args: &serde_json::Value,
+) -> Result<Vec<Task>, SpecialistError> {
     let Some(tasks) = args.get("tasks").and_then(|t| t.as_array()) else {
-        return Err("invalid arguments: `tasks` must be an array of {agent, task}".into());
+        return Err(SpecialistError::TasksNotArray);
     };
     if tasks.is_empty() {
-        return Err("invalid arguments: `tasks` is empty; give at least one {agent, task}".into());
+        return Err(SpecialistError::NoTasks);
     }
     let mut parsed = Vec::with_capacity(tasks.len());
     for (i, item) in tasks.iter().enumerate() {
@@ -330,17 +339,17 @@ pub fn parse_tasks(roster: &Roster, args: &serde_json::Value) -> Result<Vec<Task
             .unwrap_or("")
             .trim();
         let Some(agent) = roster.get(name) else {
-            return Err(format!(
-                "invalid arguments: task {} names agent `{name}`, which does not exist; agents: {}",
-                i + 1,
-                roster.names().join(", ")
-            ));
+            return Err(SpecialistError::UnknownAgent {
+                task: i + 1,
+                agent: name.to_string(),
+                known: roster.names().join(", "),
+            });
         };
         if task.is_empty() {
-            return Err(format!(
-                "invalid arguments: task {} (agent `{name}`) has no `task` text",
-                i + 1
-            ));
+            return Err(SpecialistError::NoTaskText {
+                task: i + 1,
+                agent: name.to_string(),
+            });
         }
         parsed.push(Task {
             agent: agent.clone(),
@@ -379,7 +388,14 @@ mod tests {
         assert_eq!(overrides.len(), 2);
         let err = Settings::overrides_from([("CHATCLI_AGENT_FILE_EFFORT", "max")])
             .expect_err("bad effort");
-        assert_eq!(err, ("CHATCLI_AGENT_FILE_EFFORT".into(), "max".into()));
+        assert_eq!(
+            err,
+            crate::env::ConfigError::Invalid {
+                setting: "CHATCLI_AGENT_FILE_EFFORT".into(),
+                value: "max".into(),
+                expected: "low, medium or high".into(),
+            }
+        );
         let settings = Settings {
             overrides,
             ..Settings::default()
@@ -444,7 +460,8 @@ mod tests {
             &roster,
             &serde_json::json!({"tasks": [{"agent": "wizard", "task": "x"}]}),
         )
-        .expect_err("unknown");
+        .expect_err("unknown")
+        .to_string();
         assert!(
             unknown.contains("`wizard`, which does not exist"),
             "{unknown}"
@@ -453,6 +470,7 @@ mod tests {
         assert!(
             parse_tasks(&roster, &serde_json::json!({"tasks": [{"agent": "file"}]}))
                 .expect_err("no task")
+                .to_string()
                 .contains("no `task` text")
         );
     }

@@ -151,8 +151,10 @@ pub fn variant_config(
         cwd: Some(workspace.to_path_buf()),
         ..Overrides::default()
     };
-    Config::resolve(&overrides, Env::from_pairs(env))
-        .map_err(|e| BenchError(format!("{}: {e}", variant.mode)))
+    Config::resolve(&overrides, Env::from_pairs(env)).map_err(|source| BenchError::Config {
+        mode: variant.mode.clone(),
+        source,
+    })
 }
 
 /// Whose cache and prices a run uses.
@@ -246,21 +248,55 @@ pub struct BenchOptions {
 
 /// Why the benchmark could not run.
 #[derive(Debug, thiserror::Error)]
-#[error("bench: {0}")]
-pub struct BenchError(pub String);
+pub enum BenchError {
+    /// `--scenario` names none of the scenarios.
+    #[error("bench: unknown scenario \"{name}\" (expected one of: {expected})")]
+    UnknownScenario { name: String, expected: String },
+    /// The price catalog has no entry for a model the benchmark prices.
+    #[error("bench: no price for {0}")]
+    NoPrice(String),
+    /// A variant's settings do not resolve.
+    #[error("bench: {mode}: {source}")]
+    Config {
+        mode: String,
+        source: crate::env::ConfigError,
+    },
+    /// A temporary folder, the fixture crate or the local web server could not be made.
+    #[error("bench: {context}: {source}")]
+    Io {
+        context: &'static str,
+        source: std::io::Error,
+    },
+    /// The memory scenario's store could not be filled.
+    #[error("bench: {0}")]
+    Memory(#[from] crate::memory::MemoryError),
+    /// The agent task ended before the prompt did.
+    #[error("bench: the agent stopped")]
+    AgentStopped,
+    /// The agent went silent.
+    #[error("bench: {scenario}/{mode}: no event for 120 s")]
+    Silent { scenario: String, mode: String },
+    /// The agent reported an error.
+    #[error("bench: {scenario}/{mode}: {message}")]
+    Agent {
+        scenario: String,
+        mode: String,
+        message: String,
+    },
+}
 
-fn err(context: &str) -> impl FnOnce(std::io::Error) -> BenchError + '_ {
-    move |e| BenchError(format!("{context}: {e}"))
+fn err(context: &'static str) -> impl FnOnce(std::io::Error) -> BenchError {
+    move |source| BenchError::Io { context, source }
 }
 
 /// Runs every requested scenario in every mode; rows in a stable order.
 pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
     for name in &options.scenarios {
         if !scenarios::NAMES.contains(&name.as_str()) {
-            return Err(BenchError(format!(
-                "unknown scenario \"{name}\" (expected one of: {})",
-                scenarios::NAMES.join(", ")
-            )));
+            return Err(BenchError::UnknownScenario {
+                name: name.clone(),
+                expected: scenarios::NAMES.join(", "),
+            });
         }
     }
     let size = if options.quick {
@@ -277,7 +313,7 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
         let pricing = catalog
             .lookup(pm.model())
             .cloned()
-            .ok_or_else(|| BenchError(format!("no price for {}", pm.model())))?;
+            .ok_or_else(|| BenchError::NoPrice(pm.model().to_string()))?;
         for name in &options.scenarios {
             for variant in variants() {
                 rows.push(run_one(name, &variant, *pm, size, &pricing, &catalog, &web).await?);
@@ -304,11 +340,8 @@ async fn run_one(
         .map_err(err("cannot write the fixture crate"))?;
     let config = variant_config(variant, home.path(), workspace.path(), web)?;
     if name == "memory" {
-        let mut store =
-            Store::open(&config.home.join("memory")).map_err(|e| BenchError(e.to_string()))?;
-        store
-            .add_all(scenarios::facts(size.facts))
-            .map_err(|e| BenchError(e.to_string()))?;
+        let mut store = Store::open(&config.home.join("memory"))?;
+        store.add_all(scenarios::facts(size.facts))?;
     }
     let (prompts, lanes) = if name == scenarios::ORCHESTRATED {
         scenarios::orchestrated(config.agents.parallel)
@@ -382,14 +415,21 @@ async fn send_prompt(
             text: prompt,
             mode: scenarios::mode(name),
         })
-        .map_err(|_| BenchError("the agent stopped".into()))?;
+        .map_err(|_| BenchError::AgentStopped)?;
     loop {
         let event = tokio::time::timeout(Duration::from_secs(120), handle.events.recv())
             .await
-            .map_err(|_| BenchError(format!("{name}/{mode}: no event for 120 s")))?
-            .ok_or_else(|| BenchError("the agent stopped".into()))?;
+            .map_err(|_| BenchError::Silent {
+                scenario: name.to_string(),
+                mode: mode.to_string(),
+            })?
+            .ok_or(BenchError::AgentStopped)?;
         if let AgentEvent::Error { message } = &event.msg {
-            return Err(BenchError(format!("{name}/{mode}: {message}")));
+            return Err(BenchError::Agent {
+                scenario: name.to_string(),
+                mode: mode.to_string(),
+                message: message.clone(),
+            });
         }
         if event.id == id && matches!(event.msg, AgentEvent::Cost { .. }) {
             return Ok(());

@@ -89,10 +89,22 @@ fn walk(
     }
 }
 
-fn read(root: &Path, path: &Path) -> Result<CommandFile, String> {
-    let name = command_name(root, path).ok_or("the file name is not a command name")?;
-    let bytes = crate::files::read_bounded(path, MAX_FILE_BYTES).map_err(|e| e.to_string())?;
-    let text = bytes.into_text().map_err(|e| e.to_string())?;
+/// Why a command file was not loaded (said once at start, after its path).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CommandFileError {
+    #[error("the file name is not a command name (letters, digits, `-`, `_`, `.` only)")]
+    Name,
+    #[error("cannot be read: {0}")]
+    Read(String),
+    #[error(transparent)]
+    FrontMatter(#[from] crate::skills::SkillError),
+}
+
+fn read(root: &Path, path: &Path) -> Result<CommandFile, CommandFileError> {
+    let name = command_name(root, path).ok_or(CommandFileError::Name)?;
+    let read = |e: std::io::Error| CommandFileError::Read(e.to_string());
+    let bytes = crate::files::read_bounded(path, MAX_FILE_BYTES).map_err(read)?;
+    let text = bytes.into_text().map_err(read)?;
     let (front, body) = crate::skills::frontmatter::parse_optional(&text)?;
     let description = match front.description.as_str() {
         "" => body

@@ -684,13 +684,7 @@ fn resolve_agents(read: &Reader) -> Result<crate::agents::Settings, ConfigError>
                 crate::agents::DEFAULT_MAX_PARALLEL,
             )?
             .min(16),
-        overrides: crate::agents::Settings::overrides_from(read.env.iter()).map_err(
-            |(setting, value)| ConfigError::Invalid {
-                setting,
-                value,
-                expected: "low, medium or high".into(),
-            },
-        )?,
+        overrides: crate::agents::Settings::overrides_from(read.env.iter())?,
     })
 }
 

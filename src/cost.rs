@@ -93,12 +93,22 @@ impl Pricing {
     }
 }
 
-/// A pricing file that does not parse.
+/// A pricing file chatcli cannot use; `origin` names the file.
 #[derive(Debug, thiserror::Error)]
-#[error("pricing catalog {origin}: {message}")]
-pub struct CatalogError {
-    pub origin: String,
-    pub message: String,
+pub enum CatalogError {
+    /// The file is not valid TOML of the catalog's shape.
+    #[error("pricing catalog {origin}: {message}")]
+    Parse { origin: String, message: String },
+    /// A price that is negative, NaN or infinite.
+    #[error(
+        "pricing catalog {origin}: models.{model}.{field} must be a price in USD per million tokens, zero or more (got {value})"
+    )]
+    Price {
+        origin: String,
+        model: String,
+        field: &'static str,
+        value: f64,
+    },
 }
 
 #[derive(Deserialize)]
@@ -123,7 +133,7 @@ impl Catalog {
 
     /// Parses a catalog file; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
-        let file: CatalogFile = toml::from_str(text).map_err(|e| CatalogError {
+        let file: CatalogFile = toml::from_str(text).map_err(|e| CatalogError::Parse {
             origin: origin.to_string(),
             message: e
                 .to_string()
@@ -147,11 +157,11 @@ impl Catalog {
                 if let Some(v) = value
                     && !(v.is_finite() && v >= 0.0)
                 {
-                    return Err(CatalogError {
+                    return Err(CatalogError::Price {
                         origin: origin.to_string(),
-                        message: format!(
-                            "models.{name}.{field} must be a price in USD per million tokens, zero or more (got {v})"
-                        ),
+                        model: name.clone(),
+                        field,
+                        value: v,
                     });
                 }
             }

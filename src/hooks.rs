@@ -107,6 +107,12 @@ pub enum HookError {
         event: String,
         why: String,
     },
+    /// The hook's process could not be started or waited for.
+    #[error("hook could not {what}: {why}")]
+    Process { what: &'static str, why: String },
+    /// The hook ran past its time limit and was killed.
+    #[error("hook timed out after {0} and was killed")]
+    TimedOut(String),
 }
 
 /// The `hooks` object of one settings file.
@@ -133,14 +139,19 @@ pub fn parse(hooks: &Value, source: &str) -> Result<Vec<Hook>, HookError> {
             .as_array()
             .ok_or_else(|| shape("must be a list of {\"matcher\", \"hooks\"} entries"))?;
         for group in groups {
-            out.extend(parse_group(event, group, source).map_err(|why| shape(&why))?);
+            out.extend(parse_group(event, group, source)?);
         }
     }
     Ok(out)
 }
 
 /// One `{"matcher", "hooks"}` entry of `event`; `Err` says what is wrong with it.
-fn parse_group(event: HookEvent, group: &Value, source: &str) -> Result<Vec<Hook>, String> {
+fn parse_group(event: HookEvent, group: &Value, source: &str) -> Result<Vec<Hook>, HookError> {
+    let shape = |why: String| HookError::Shape {
+        file: source.into(),
+        event: event.as_str().into(),
+        why,
+    };
     let mut out = Vec::new();
     let matcher = group
         .get("matcher")
@@ -152,28 +163,28 @@ fn parse_group(event: HookEvent, group: &Value, source: &str) -> Result<Vec<Hook
         "" | "*" => None,
         m => Some(
             regex::Regex::new(&format!("^(?:{m})$"))
-                .map_err(|e| format!("matcher {m:?} is not a regex: {e}"))?,
+                .map_err(|e| shape(format!("matcher {m:?} is not a regex: {e}")))?,
         ),
     };
     let commands = group
         .get("hooks")
         .and_then(Value::as_array)
-        .ok_or_else(|| "each entry needs a `hooks` list".to_string())?;
+        .ok_or_else(|| shape("each entry needs a `hooks` list".into()))?;
     for hook in commands {
         let kind = hook
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("command");
         if kind != "command" {
-            return Err(format!(
+            return Err(shape(format!(
                 "hook type {kind:?} is not supported: use \"command\""
-            ));
+            )));
         }
         let command = hook
             .get("command")
             .and_then(Value::as_str)
             .filter(|c| !c.trim().is_empty())
-            .ok_or_else(|| "a hook needs a `command`".to_string())?;
+            .ok_or_else(|| shape("a hook needs a `command`".into()))?;
         let timeout = hook
             .get("timeout")
             .and_then(Value::as_f64)

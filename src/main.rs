@@ -430,12 +430,11 @@ fn provider_switch(config: Config, catalog: Catalog, local: Option<LocalServer>)
     Arc::new(move |kind: Option<String>, model: Option<String>| {
         let mut next = config.clone();
         if let Some(kind) = kind {
-            next.provider = ProviderKind::parse(&kind).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "unknown provider \"{kind}\" (expected one of: {})",
-                    ProviderKind::accepted()
-                )
-            })?;
+            next.provider =
+                ProviderKind::parse(&kind).ok_or_else(|| session::SetupError::UnknownProvider {
+                    accepted: ProviderKind::accepted(),
+                    kind,
+                })?;
             next.provider_explicit = true;
             next.model = None;
             next.base_url = None;

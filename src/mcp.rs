@@ -15,6 +15,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod config;
+mod error;
 pub mod hub;
 pub mod naming;
 pub mod tools;
@@ -23,6 +24,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::McpError;
 pub use hub::{McpHub, ServerReport, Status};
 pub use tools::McpToolSet;
 

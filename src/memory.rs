@@ -119,6 +119,18 @@ pub enum MemoryError {
     Invalid(String),
     #[error("the memory store is locked by another chatcli (remove {0} if no other chatcli runs)")]
     Locked(String),
+    /// The embedding endpoint could not be reached or read.
+    #[error("{0}")]
+    EmbedTransport(String),
+    /// The embedding endpoint answered with an error status.
+    #[error("HTTP {status}: {message}")]
+    EmbedHttp { status: u16, message: String },
+    /// The embedding endpoint's answer is not JSON.
+    #[error("not JSON: {0}")]
+    EmbedNotJson(String),
+    /// The embedding endpoint returned another number of vectors than asked for.
+    #[error("asked for {asked} embeddings, got {got}")]
+    EmbedCount { asked: usize, got: usize },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MemoryError + '_ {

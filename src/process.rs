@@ -186,9 +186,32 @@ impl Door {
     }
 }
 
+/// Why the process door cannot give a child what it was asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProcessError {
+    /// The kernel refuses unprivileged mount namespaces (EPERM, EACCES).
+    #[error("this system does not allow unprivileged mount namespaces")]
+    NamespacesRefused,
+    /// No user namespace could be made (ENOSPC).
+    #[error("user namespaces are exhausted or disabled here")]
+    NamespacesExhausted,
+    /// The kernel has no mount namespaces (EINVAL, ENOSYS).
+    #[error("this kernel has no mount namespaces")]
+    NoMountNamespaces,
+    /// Another failure making the namespace.
+    #[error("a private mount namespace could not be made ({0})")]
+    Namespace(String),
+    /// The probe child ran but failed.
+    #[error("the probe ended with {0}")]
+    ProbeFailed(String),
+    /// Not Linux.
+    #[error("read-only binds need Linux mount namespaces")]
+    NotLinux,
+}
+
 /// Whether read-only binds can be made for a child here, probed once: `Err` says why not.
-pub fn protection_support() -> Result<(), String> {
-    static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn protection_support() -> Result<(), ProcessError> {
+    static PROBED: OnceLock<Result<(), ProcessError>> = OnceLock::new();
     PROBED.get_or_init(imp::probe_protection).clone()
 }
 
@@ -468,7 +491,8 @@ mod imp {
         }
     }
 
-    pub fn probe_protection() -> Result<(), String> {
+    pub fn probe_protection() -> Result<(), super::ProcessError> {
+        use super::ProcessError;
         let dir = std::env::temp_dir();
         let mut command = std::process::Command::new("true");
         command
@@ -478,16 +502,12 @@ mod imp {
         protect(&mut command, &[dir]);
         match command.status() {
             Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("the probe ended with {status}")),
+            Ok(status) => Err(ProcessError::ProbeFailed(status.to_string())),
             Err(e) => Err(match e.raw_os_error() {
-                Some(libc::EPERM) | Some(libc::EACCES) => {
-                    "this system does not allow unprivileged mount namespaces".to_string()
-                }
-                Some(libc::ENOSPC) => "user namespaces are exhausted or disabled here".to_string(),
-                Some(libc::EINVAL) | Some(libc::ENOSYS) => {
-                    "this kernel has no mount namespaces".to_string()
-                }
-                _ => format!("a private mount namespace could not be made ({e})"),
+                Some(libc::EPERM) | Some(libc::EACCES) => ProcessError::NamespacesRefused,
+                Some(libc::ENOSPC) => ProcessError::NamespacesExhausted,
+                Some(libc::EINVAL) | Some(libc::ENOSYS) => ProcessError::NoMountNamespaces,
+                _ => ProcessError::Namespace(e.to_string()),
             }),
         }
     }
@@ -610,8 +630,8 @@ mod imp {
 
     pub fn protect(_command: &mut std::process::Command, _paths: &[PathBuf]) {}
 
-    pub fn probe_protection() -> Result<(), String> {
-        Err("read-only binds need Linux mount namespaces".into())
+    pub fn probe_protection() -> Result<(), super::ProcessError> {
+        Err(super::ProcessError::NotLinux)
     }
 
     pub fn tell_reaper(_message: i32) {}

@@ -192,9 +192,12 @@ pub struct OpSender {
     next: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
-/// Why an op was not delivered.
+/// Why an op was not made from a command or not delivered to the agent.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum OpError {
+    /// The words after a slash command do not parse; the message is its usage line.
+    #[error("{0}")]
+    Usage(&'static str),
     /// `OPS_CAPACITY` ops are already waiting.
     #[error("the agent is not keeping up: {OPS_CAPACITY} requests are already waiting")]
     Full,
@@ -298,7 +301,7 @@ impl ContextAction {
     pub const USAGE: &str = "usage: /context add PATH… | list | drop PATH|all | refresh";
 
     /// Parses the words after `/context` (none means `list`); `Err` is the usage line.
-    pub fn parse(args: &str) -> Result<ContextAction, String> {
+    pub fn parse(args: &str) -> Result<ContextAction, OpError> {
         let mut words = args.split_whitespace();
         let rest = |words: std::str::SplitWhitespace| words.map(str::to_string).collect::<Vec<_>>();
         match words.next() {
@@ -307,16 +310,16 @@ impl ContextAction {
             Some("add") => {
                 let paths = rest(words);
                 if paths.is_empty() {
-                    Err(Self::USAGE.to_string())
+                    Err(OpError::Usage(Self::USAGE))
                 } else {
                     Ok(ContextAction::Add { paths })
                 }
             }
             Some("drop") | Some("rm") => match rest(words).as_slice() {
                 [path] => Ok(ContextAction::Drop { path: path.clone() }),
-                _ => Err(Self::USAGE.to_string()),
+                _ => Err(OpError::Usage(Self::USAGE)),
             },
-            Some(_) => Err(Self::USAGE.to_string()),
+            Some(_) => Err(OpError::Usage(Self::USAGE)),
         }
     }
 }
@@ -340,7 +343,7 @@ impl SkillAction {
     pub const USAGE: &str = "usage: /skill list | show NAME | pin NAME | unpin NAME";
 
     /// Parses the words after `/skill` (none means `list`); `Err` is the usage line.
-    pub fn parse(args: &str) -> Result<SkillAction, String> {
+    pub fn parse(args: &str) -> Result<SkillAction, OpError> {
         let words: Vec<&str> = args.split_whitespace().collect();
         match words.as_slice() {
             [] | ["list"] | ["ls"] => Ok(SkillAction::List),
@@ -353,7 +356,7 @@ impl SkillAction {
             ["unpin", name] => Ok(SkillAction::Unpin {
                 name: name.to_string(),
             }),
-            _ => Err(Self::USAGE.to_string()),
+            _ => Err(OpError::Usage(Self::USAGE)),
         }
     }
 }
@@ -760,7 +763,7 @@ mod tests {
         assert_eq!(ContextAction::parse("refresh"), Ok(ContextAction::Refresh));
         for bad in ["add", "drop", "drop a b", "wipe"] {
             assert_eq!(
-                ContextAction::parse(bad),
+                ContextAction::parse(bad).map_err(|e| e.to_string()),
                 Err(ContextAction::USAGE.to_string())
             );
         }

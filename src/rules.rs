@@ -122,12 +122,7 @@ impl Rule {
         };
         let pattern = match pattern {
             None | Some("") | Some("*") | Some("**") => None,
-            Some(p) => Some(
-                read_pattern(p, &tools).map_err(|why| RuleError::BadPattern {
-                    rule: written.into(),
-                    why,
-                })?,
-            ),
+            Some(p) => Some(read_pattern(written, p, &tools)?),
         };
         Ok(Rule {
             verdict,
@@ -175,11 +170,15 @@ impl Rule {
     }
 }
 
-fn read_pattern(pattern: &str, tools: &[String]) -> Result<Pattern, String> {
+fn read_pattern(rule: &str, pattern: &str, tools: &[String]) -> Result<Pattern, RuleError> {
+    let bad = |why: String| RuleError::BadPattern {
+        rule: rule.into(),
+        why,
+    };
     if let Some(domain) = pattern.strip_prefix("domain:") {
         let domain = domain.trim().to_ascii_lowercase();
         if domain.is_empty() {
-            return Err("`domain:` needs a host, like `domain:docs.rs`".into());
+            return Err(bad("`domain:` needs a host, like `domain:docs.rs`".into()));
         }
         return Ok(Pattern::Domain(domain));
     }
@@ -196,7 +195,7 @@ fn read_pattern(pattern: &str, tools: &[String]) -> Result<Pattern, String> {
         .trim_start_matches('/')
         .to_string();
     if path.contains(['*', '?', '[']) {
-        globset::Glob::new(&path).map_err(|e| format!("not a glob: {e}"))?;
+        globset::Glob::new(&path).map_err(|e| bad(format!("not a glob: {e}")))?;
         Ok(Pattern::Glob(path))
     } else {
         Ok(Pattern::Exact(path.trim_end_matches('/').to_string()))

@@ -28,6 +28,21 @@ pub enum SetupError {
     /// The user's pricing file is invalid.
     #[error(transparent)]
     Pricing(#[from] CatalogError),
+    /// `/provider NAME` names no provider chatcli knows.
+    #[error("unknown provider \"{kind}\" (expected one of: {accepted})")]
+    UnknownProvider { kind: String, accepted: String },
+    /// `--resume ID` matches more than one saved session.
+    #[error("--resume {id} matches {count} sessions: give more of the id")]
+    AmbiguousSession { id: String, count: usize },
+    /// `--resume ID` matches no saved session.
+    #[error("no saved session {id} in {dir} (chatcli --resume with no id takes the latest)")]
+    NoSession { id: String, dir: String },
+    /// The saved session's log cannot be read.
+    #[error("cannot read the saved session {path}: {source}")]
+    Unreadable {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 /// A new session id: UTC time to the second, then 6 hex digits that make it unique.
@@ -207,7 +222,7 @@ pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
 }
 
 /// The session `--resume ID` names (`latest` for the newest), read back from its log.
-pub fn find_session(config: &Config, id: &str) -> anyhow::Result<crate::session_log::Resumed> {
+pub fn find_session(config: &Config, id: &str) -> Result<crate::session_log::Resumed, SetupError> {
     let dir = config.home.join("sessions");
     let sessions = crate::session_log::list(&dir);
     let found = if id == "latest" {
@@ -215,25 +230,24 @@ pub fn find_session(config: &Config, id: &str) -> anyhow::Result<crate::session_
     } else {
         let matching: Vec<_> = sessions.iter().filter(|s| s.id.starts_with(id)).collect();
         if matching.len() > 1 {
-            anyhow::bail!(
-                "--resume {id} matches {} sessions: give more of the id",
-                matching.len()
-            );
+            return Err(SetupError::AmbiguousSession {
+                id: id.to_string(),
+                count: matching.len(),
+            });
         }
         matching.into_iter().next()
     };
     let Some(found) = found else {
-        anyhow::bail!(
-            "no saved session {id} in {} (chatcli --resume with no id takes the latest)",
-            dir.display()
-        );
+        return Err(SetupError::NoSession {
+            id: id.to_string(),
+            dir: dir.display().to_string(),
+        });
     };
-    let resumed = crate::session_log::load(&found.path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read the saved session {}: {e}",
-            found.path.display()
-        )
-    })?;
+    let resumed =
+        crate::session_log::load(&found.path).map_err(|source| SetupError::Unreadable {
+            path: found.path.display().to_string(),
+            source,
+        })?;
     if !resumed.repairs.is_empty() {
         // The repaired history goes to the log, so the next resume starts from it.
         let secrets = crate::secrets::Secrets::from_env(&config.env);

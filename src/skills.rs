@@ -15,6 +15,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod activation;
+mod error;
 pub mod frontmatter;
 pub mod pins;
 
@@ -24,6 +25,7 @@ use crate::conversation::SystemBlock;
 use crate::protocol::Mode;
 
 pub use activation::SessionSkills;
+pub use error::SkillError;
 
 /// Characters the catalog block may take (`CHATCLI_SKILLS_CATALOG_MAX_CHARS`).
 pub const DEFAULT_CATALOG_MAX_CHARS: usize = 4_000;

@@ -69,6 +69,12 @@ pub enum ToolError {
     /// The operation failed.
     #[error("{0}")]
     Failed(String),
+    /// `patch_file`'s search text is not in the file.
+    #[error("the search text was not found (it must match exactly, whitespace included)")]
+    SearchNotFound,
+    /// `patch_file`'s search text is in the file more than once.
+    #[error("the search text occurs {0} times; include more surrounding lines so it occurs once")]
+    SearchRepeated(usize),
 }
 
 /// Settings of the web tools.

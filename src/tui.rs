@@ -27,7 +27,7 @@ use crate::agent::{self, AgentOptions};
 use crate::protocol::Op;
 use crate::provider::Provider;
 use crate::session::models::ModelList;
-use crate::ui::App;
+use crate::ui::{App, UiError};
 
 /// Shortest time between two frames.
 const FRAME_INTERVAL: Duration = Duration::from_millis(16);
@@ -36,7 +36,10 @@ const SPINNER_INTERVAL: Duration = Duration::from_millis(120);
 
 /// Builds the provider and options for another provider and/or model (`/provider`, `/model`).
 pub type Switch = Arc<
-    dyn Fn(Option<String>, Option<String>) -> anyhow::Result<(Arc<dyn Provider>, AgentOptions)>
+    dyn Fn(
+            Option<String>,
+            Option<String>,
+        ) -> Result<(Arc<dyn Provider>, AgentOptions), crate::session::SetupError>
         + Send
         + Sync,
 >;
@@ -72,7 +75,7 @@ pub async fn run(
     provider: Arc<dyn Provider>,
     options: AgentOptions,
     setup: Setup,
-) -> anyhow::Result<()> {
+) -> Result<(), UiError> {
     install_panic_hook();
     let enhanced = enter()?;
     let result = event_loop(provider, options, &setup, enhanced).await;
@@ -89,7 +92,7 @@ async fn event_loop(
     options: AgentOptions,
     setup: &Setup,
     enhanced: bool,
-) -> anyhow::Result<String> {
+) -> Result<String, UiError> {
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
     // The provider's model list arrives when it is read; one from a provider left since is dropped.
@@ -362,11 +365,8 @@ fn switch_session(
     setup: &Setup,
     kind: Option<String>,
     model: Option<String>,
-) -> anyhow::Result<(Arc<dyn Provider>, AgentOptions)> {
-    let switch = setup
-        .switch
-        .as_ref()
-        .ok_or_else(|| anyhow::anyhow!("switching is not available in this session"))?;
+) -> Result<(Arc<dyn Provider>, AgentOptions), UiError> {
+    let switch = setup.switch.as_ref().ok_or(UiError::NoSwitch)?;
     let (provider, mut options) = switch(kind, model)?;
     options.session_id = current.session_id.clone();
     options.mode = current.mode;
@@ -374,7 +374,7 @@ fn switch_session(
         .sessions_dir
         .as_ref()
         .map(|d| d.join(format!("{}.jsonl", current.session_id)))
-        .ok_or_else(|| anyhow::anyhow!("this session keeps no log to go on from"))?;
+        .ok_or(UiError::NoLog)?;
     options.resume = Some(crate::session_log::load(&log)?);
     Ok((provider, options))
 }

@@ -12,6 +12,7 @@ pub mod commands;
 pub mod composer;
 pub mod cost;
 pub mod editor;
+mod error;
 pub mod export;
 pub mod files;
 pub mod help;
@@ -28,3 +29,4 @@ pub mod tool_panel;
 pub mod transcript;
 
 pub use app::App;
+pub use error::UiError;

@@ -208,6 +208,25 @@ pub enum Scope {
     Project,
 }
 
+/// Why an "allow always" rule was not saved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{path} is not valid JSON ({why}); fix it before saving rules there")]
+    NotJson { path: String, why: String },
+    #[error("{path}: {what} is not {expected}")]
+    Shape {
+        path: String,
+        what: &'static str,
+        expected: &'static str,
+    },
+    #[error("cannot {what} {path}: {why}")]
+    Io {
+        what: &'static str,
+        path: String,
+        why: String,
+    },
+}
+
 /// Adds `rule` to the `allow` list of the user's or the project's settings file (created when
 /// missing); a project file the user has approved stays approved after the edit.
 pub fn save_allow(
@@ -215,12 +234,18 @@ pub fn save_allow(
     home: &Path,
     project_root: &Path,
     rule: &str,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, SettingsError> {
     let (root, rel) = match scope {
         Scope::User => (home.to_path_buf(), PathBuf::from("settings.json")),
         Scope::Project => (project_root.to_path_buf(), PathBuf::from(PROJECT_FILE)),
     };
     let path = root.join(&rel);
+    let shown = path.display().to_string();
+    let io = |what: &'static str, e: std::io::Error| SettingsError::Io {
+        what,
+        path: shown.clone(),
+        why: e.to_string(),
+    };
     let was_approved = scope == Scope::Project
         && crate::files::read_bounded(&path, MAX_FILE_BYTES)
             .map(|b| {
@@ -228,53 +253,52 @@ pub fn save_allow(
             })
             .unwrap_or(true);
     let mut json: Value = match crate::files::read_bounded(&path, MAX_FILE_BYTES) {
-        Ok(b) => serde_json::from_slice(&b.bytes).map_err(|e| {
-            format!(
-                "{} is not valid JSON ({e}); fix it before saving rules there",
-                path.display()
-            )
+        Ok(b) => serde_json::from_slice(&b.bytes).map_err(|e| SettingsError::NotJson {
+            path: shown.clone(),
+            why: e.to_string(),
         })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
-        Err(e) => return Err(format!("{} cannot be read: {e}", path.display())),
+        Err(e) => return Err(io("read", e)),
     };
-    let Some(object) = json.as_object_mut() else {
-        return Err(format!("{} is not a JSON object", path.display()));
-    };
-    let permissions = object
-        .entry("permissions")
-        .or_insert_with(|| Value::Object(Default::default()));
-    let Some(permissions) = permissions.as_object_mut() else {
-        return Err(format!(
-            "{}: `permissions` is not an object",
-            path.display()
-        ));
-    };
-    let allow = permissions
-        .entry("allow")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    let Some(allow) = allow.as_array_mut() else {
-        return Err(format!(
-            "{}: `permissions.allow` is not a list",
-            path.display()
-        ));
-    };
-    if !allow.iter().any(|v| v.as_str() == Some(rule)) {
-        allow.push(Value::String(rule.to_string()));
-    }
-    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
+    add_allow(&mut json, rule).map_err(|(what, expected)| SettingsError::Shape {
+        path: shown.clone(),
+        what,
+        expected,
+    })?;
+    let text = serde_json::to_string_pretty(&json)
+        .map_err(|e| io("write", std::io::Error::other(e)))?
+        + "\n";
     if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
         crate::files::create_dir_beneath(&root, parent)
-            .map_err(|e| format!("cannot create {}: {e}", root.join(parent).display()))?;
+            .map_err(|e| io("create the folder of", e))?;
     }
-    crate::files::write_beneath(&root, &rel, text.as_bytes(), 0o644)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    crate::files::write_beneath(&root, &rel, text.as_bytes(), 0o644).map_err(|e| io("write", e))?;
     if was_approved && scope == Scope::Project {
         let fingerprint = hex(&sha2::Sha256::digest(text.as_bytes()));
         Approvals::new(home)
             .approve(project_root, &fingerprint)
-            .map_err(|e| format!("cannot record the approval: {e}"))?;
+            .map_err(|e| io("record the approval of", e))?;
     }
     Ok(path)
+}
+
+/// Puts `rule` in `permissions.allow` of `json`; `Err` names the part that has the wrong shape.
+fn add_allow(json: &mut Value, rule: &str) -> Result<(), (&'static str, &'static str)> {
+    let object = json.as_object_mut().ok_or(("the file", "a JSON object"))?;
+    let permissions = object
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(Default::default()))
+        .as_object_mut()
+        .ok_or(("`permissions`", "an object"))?;
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or(("`permissions.allow`", "a list"))?;
+    if !allow.iter().any(|v| v.as_str() == Some(rule)) {
+        allow.push(Value::String(rule.to_string()));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

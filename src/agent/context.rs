@@ -268,19 +268,18 @@ impl Agent {
         if !self.over_guard(system, tools, &messages) {
             return messages;
         }
-        if let Err(message) = self.summarize(cancel).await {
-            self.emit(AgentEvent::Notice { message });
+        if let Err(e) = self.summarize(cancel).await {
+            self.emit(AgentEvent::Notice {
+                message: e.to_string(),
+            });
         }
         self.render_messages()
     }
 
     /// Replaces older turns by a summary the model writes; `Err` says why nothing changed.
-    pub(super) async fn summarize(&mut self, cancel: &CancellationToken) -> Result<(), String> {
+    pub(super) async fn summarize(&mut self, cancel: &CancellationToken) -> Result<(), AgentError> {
         let Some(cut) = summary::cut_point(&self.thread.history) else {
-            return Err(format!(
-                "nothing to compact: the conversation has at most {} messages",
-                summary::KEEP_MESSAGES
-            ));
+            return Err(AgentError::NothingToCompact(summary::KEEP_MESSAGES));
         };
         self.emit(AgentEvent::Notice {
             message: format!("compacting: summarising {cut} earlier messages (one extra request)"),
@@ -302,12 +301,12 @@ impl Agent {
         let mut text = String::new();
         loop {
             let next = tokio::select! {
-                _ = cancel.cancelled() => return Err("compaction cancelled".into()),
+                _ = cancel.cancelled() => return Err(AgentError::CompactionCancelled),
                 next = stream.next() => next,
             };
             match next {
                 None => break,
-                Some(Err(e)) => return Err(format!("compaction failed: {e}")),
+                Some(Err(e)) => return Err(AgentError::CompactionFailed(e)),
                 Some(Ok(ProviderEvent::TextDelta(t))) => text.push_str(&t),
                 Some(Ok(ProviderEvent::Usage(usage))) => self.record_usage(0, usage),
                 Some(Ok(ProviderEvent::Stop(_))) => break,
@@ -315,7 +314,7 @@ impl Agent {
             }
         }
         if text.trim().is_empty() {
-            return Err("compaction failed: the model returned an empty summary".into());
+            return Err(AgentError::EmptySummary);
         }
         let replaced: usize = self.thread.history[..cut]
             .iter()

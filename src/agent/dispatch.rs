@@ -146,7 +146,7 @@ impl Agent {
         });
         let started = Instant::now();
         let (content, ok) = match agents::parse_tasks(&self.tools.roster, args) {
-            Err(text) => (text, false),
+            Err(e) => (e.to_string(), false),
             Ok(tasks) => (self.run_tasks(tasks, cancel).await, true),
         };
         let duration_ms = started.elapsed().as_millis() as u64;

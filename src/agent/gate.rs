@@ -126,6 +126,7 @@ impl Gate {
             (Some(scope), Some(home)) => {
                 crate::user_settings::save_allow(scope, home, &self.project_root, &text)
                     .map(|path| path.display().to_string())
+                    .map_err(|e| e.to_string())
             }
             (Some(_), None) => Err("this session has no settings folder".to_string()),
         };

@@ -135,7 +135,7 @@ impl Agent {
 
     /// `UserPromptSubmit`: `Err` is the reason the prompt was blocked (the user reads it);
     /// `Ok` the context to send with it (and any the session's start left).
-    pub(super) async fn prompt_hooks(&mut self, text: &str) -> Result<Vec<String>, String> {
+    pub(super) async fn prompt_hooks(&mut self, text: &str) -> Result<Vec<String>, AgentError> {
         let outcome = self
             .hooks()
             .run(
@@ -145,7 +145,7 @@ impl Agent {
             .await;
         gate::report(&outcome.runs, &self.sink);
         if let Some(reason) = outcome.blocked {
-            return Err(reason);
+            return Err(AgentError::PromptBlocked(reason));
         }
         let mut context = std::mem::take(&mut self.stack.hook_context);
         context.extend(
@@ -205,7 +205,7 @@ impl Agent {
         &mut self,
         text: String,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, AgentError> {
         let Some((command, args)) = crate::command_files::find(&self.options.setup.commands, &text)
         else {
             return Ok(text);
@@ -257,10 +257,7 @@ impl Agent {
             out = out.replace(&format!("{{{{shell:{index}}}}}"), output.trim_end());
         }
         if cancel.is_cancelled() {
-            return Err(format!(
-                "/{} was interrupted while it ran its commands",
-                command.name
-            ));
+            return Err(AgentError::CommandInterrupted(command.name));
         }
         Ok(out)
     }

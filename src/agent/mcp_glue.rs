@@ -220,7 +220,7 @@ impl Agent {
             Ok(()) => format!(
                 "approved MCP server `{name}` for this workspace; starting it (its tools join at the next prompt)"
             ),
-            Err(e) => e,
+            Err(e) => e.to_string(),
         }
     }
 

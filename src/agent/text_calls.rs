@@ -15,6 +15,8 @@
 
 use serde_json::Value;
 
+use super::AgentError;
+
 /// What was found in a response's text.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Extracted {
@@ -23,7 +25,7 @@ pub struct Extracted {
     /// The text without the blocks that held the calls (trimmed).
     pub text: String,
     /// A block that looked like a call but did not parse, or named no offered tool: why.
-    pub malformed: Option<String>,
+    pub malformed: Option<AgentError>,
 }
 
 const HERMES_OPEN: &str = "<tool_call>";
@@ -74,14 +76,14 @@ fn extract_mistral(text: &str, before: &str, body: &str, tools: &[&str]) -> Extr
     let mut out = Extracted::default();
     let body = body.trim();
     match serde_json::from_str::<Value>(body)
-        .map_err(|_| "the [TOOL_CALLS] list is not valid JSON".to_string())
+        .map_err(|_| AgentError::MistralNotJson)
         .and_then(|v| match v {
             Value::Array(items) => items
                 .into_iter()
                 .map(|item| call_of(item, tools))
                 .collect::<Result<Vec<_>, _>>(),
             item @ Value::Object(_) => call_of(item, tools).map(|c| vec![c]),
-            _ => Err("[TOOL_CALLS] must be followed by a list of calls".to_string()),
+            _ => Err(AgentError::MistralNotList),
         }) {
         Ok(calls) => {
             out.calls = calls;
@@ -139,35 +141,34 @@ fn extract_fenced(text: &str, tools: &[&str]) -> Extracted {
 }
 
 /// One Hermes block's body.
-fn parse_call(body: &str, tools: &[&str]) -> Result<(String, Value), String> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|_| "the <tool_call> block is not one JSON object".to_string())?;
+fn parse_call(body: &str, tools: &[&str]) -> Result<(String, Value), AgentError> {
+    let value: Value = serde_json::from_str(body).map_err(|_| AgentError::HermesNotJson)?;
     call_of(value, tools)
 }
 
 /// `{"name": …, "arguments": {…}}` (arguments may arrive as a JSON string, as OpenAI sends them).
-fn call_of(value: Value, tools: &[&str]) -> Result<(String, Value), String> {
+fn call_of(value: Value, tools: &[&str]) -> Result<(String, Value), AgentError> {
     let Value::Object(mut object) = value else {
-        return Err("a call must be a JSON object".into());
+        return Err(AgentError::CallNotObject);
     };
     let name = match object.remove("name") {
         Some(Value::String(name)) => name,
-        _ => return Err("the call has no \"name\"".into()),
+        _ => return Err(AgentError::CallWithoutName),
     };
     if !tools.contains(&name.as_str()) {
-        return Err(format!("\"{name}\" is not one of the tools offered"));
+        return Err(AgentError::NotOffered(name));
     }
     let arguments = match object
         .remove("arguments")
         .or_else(|| object.remove("parameters"))
     {
         Some(Value::String(s)) => serde_json::from_str::<Value>(&s)
-            .map_err(|_| format!("the arguments of {name} are not a JSON object"))?,
+            .map_err(|_| AgentError::ArgumentsNotObject(name.clone()))?,
         Some(v) => v,
         None => Value::Object(Default::default()),
     };
     if !arguments.is_object() {
-        return Err(format!("the arguments of {name} are not a JSON object"));
+        return Err(AgentError::ArgumentsNotObject(name));
     }
     Ok((name, arguments))
 }
@@ -293,11 +294,11 @@ impl Holdback {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reminder {
     pub text: String,
-    pub why: String,
+    pub why: AgentError,
 }
 
 /// The reminder sent back once when a block did not parse: what went wrong and the shape.
-pub fn format_error(why: &str, example_tool: &str) -> String {
+pub fn format_error(why: impl std::fmt::Display, example_tool: &str) -> String {
     format!(
         "FORMAT ERROR: {why}. Write the call as <tool_call>{{\"name\": \"{example_tool}\", \"arguments\": {{…}}}}</tool_call> with one JSON object inside, or answer in plain text."
     )

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{AgentSpec, Effort, Source};
+use super::{AgentSpec, Effort, Source, SpecialistError};
 use crate::skills::frontmatter;
 
 /// Where project agents live, under the project root.
@@ -90,18 +90,15 @@ fn load_dir(dir: &Path, project: bool, warnings: &mut Vec<String>) -> Vec<AgentS
 }
 
 /// One agent from its file's text; `Err` says what is wrong, in words.
-pub fn parse(text: &str, source: Source) -> Result<AgentSpec, String> {
+pub fn parse(text: &str, source: Source) -> Result<AgentSpec, SpecialistError> {
     let (fm, body) = frontmatter::parse(text)?;
     let tools = match &fm.tools {
         None => READ_ONLY.iter().map(|t| t.to_string()).collect(),
         Some(names) => {
             let mut tools: Vec<String> = Vec::new();
             for name in names {
-                let mapped = map_tool(name).ok_or_else(|| {
-                    format!(
-                        "`tools`: unknown tool {name:?} (use Read, Grep, Glob, Bash, Write, Edit)"
-                    )
-                })?;
+                let mapped =
+                    map_tool(name).ok_or_else(|| SpecialistError::UnknownTool(name.clone()))?;
                 tools.extend(mapped.iter().map(|t| t.to_string()));
             }
             tools.sort();
@@ -111,11 +108,12 @@ pub fn parse(text: &str, source: Source) -> Result<AgentSpec, String> {
     };
     let effort = match fm.effort.as_deref() {
         None => Effort::Medium,
-        Some(text) => Effort::parse(text)
-            .ok_or_else(|| format!("`effort` must be low, medium or high (got {text:?})"))?,
+        Some(text) => {
+            Effort::parse(text).ok_or_else(|| SpecialistError::Effort(text.to_string()))?
+        }
     };
     if body.trim().is_empty() {
-        return Err("the body (the agent's instructions) is empty".into());
+        return Err(SpecialistError::EmptyBody);
     }
     Ok(AgentSpec {
         name: fm.name,
@@ -173,7 +171,7 @@ mod tests {
             ("no header", "no YAML front matter"),
         ];
         for (text, problem) in cases {
-            let err = parse(text, source()).expect_err(text);
+            let err = parse(text, source()).expect_err(text).to_string();
             assert!(err.contains(problem), "{text:?}: {err}");
         }
     }

@@ -72,7 +72,7 @@ pub(super) fn read(path: &Path, profile: Option<&str>) -> Result<FileSettings, C
     };
     let mut file = FileSettings::default();
     for (key, value) in table {
-        take(&mut file, &key, value).map_err(file_error)?;
+        take(&mut file, &key, value).map_err(|e| file_error(e.to_string()))?;
     }
     let Some(name) = profile else {
         return Ok(file);
@@ -89,24 +89,31 @@ pub(super) fn read(path: &Path, profile: Option<&str>) -> Result<FileSettings, C
         )));
     };
     for (key, value) in chosen {
-        take(&mut file, &key, value).map_err(|m| file_error(format!("[profiles.{name}]: {m}")))?;
+        take(&mut file, &key, value).map_err(|e| file_error(format!("[profiles.{name}]: {e}")))?;
     }
     Ok(file)
 }
 
+/// What is wrong with one `key = value` of the file (the caller names the file).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum KeyError {
+    #[error(
+        "unknown setting `{0}`: a key is a variable without CHATCLI_, lower-cased (e.g. `agent_max_turns = 30`); docs/configuration.md lists them"
+    )]
+    Unknown(String),
+    #[error("`{0}` must be a string, a number or true/false")]
+    NotScalar(String),
+}
+
 /// Records one `key = value`; a later one replaces an earlier (the profile's over the top's).
-fn take(file: &mut FileSettings, key: &str, value: toml::Value) -> Result<(), String> {
-    let setting = settings::by_key(key).ok_or_else(|| {
-        format!(
-            "unknown setting `{key}`: a key is a variable without CHATCLI_, lower-cased (e.g. `agent_max_turns = 30`); docs/configuration.md lists them"
-        )
-    })?;
+fn take(file: &mut FileSettings, key: &str, value: toml::Value) -> Result<(), KeyError> {
+    let setting = settings::by_key(key).ok_or_else(|| KeyError::Unknown(key.into()))?;
     let text = match value {
         toml::Value::String(s) => s,
         toml::Value::Integer(n) => n.to_string(),
         toml::Value::Float(n) => n.to_string(),
         toml::Value::Boolean(b) => b.to_string(),
-        _ => return Err(format!("`{key}` must be a string, a number or true/false")),
+        _ => return Err(KeyError::NotScalar(key.into())),
     };
     match key {
         "model" => file.model = Some(text),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use super::{Hook, HookEvent, Outcome};
+use super::{Hook, HookError, HookEvent, Outcome};
 use crate::process::GroupGuard;
 use crate::rules::Verdict;
 
@@ -120,7 +120,7 @@ pub(super) async fn run(hook: &Hook, stdin: &str, cwd: &Path) -> HookRun {
             run.stdout = stdout;
             run.stderr = stderr;
         }
-        Err(why) => run.note = why,
+        Err(why) => run.note = why.to_string(),
     }
     run.duration_ms = started.elapsed().as_millis() as u64;
     run
@@ -135,7 +135,7 @@ fn first_line(text: &str) -> &str {
 
 type Finished = (Option<i32>, String, String);
 
-async fn spawn_and_wait(hook: &Hook, stdin: &str, cwd: &Path) -> Result<Finished, String> {
+async fn spawn_and_wait(hook: &Hook, stdin: &str, cwd: &Path) -> Result<Finished, HookError> {
     let mut door = crate::process::Door::new("sh");
     let command = door.command();
     command
@@ -151,10 +151,10 @@ async fn spawn_and_wait(hook: &Hook, stdin: &str, cwd: &Path) -> Result<Finished
             command.env(name, value);
         }
     }
-    let mut child = door
-        .into_tokio()
-        .spawn()
-        .map_err(|e| format!("hook could not start: {e}"))?;
+    let mut child = door.into_tokio().spawn().map_err(|e| HookError::Process {
+        what: "start",
+        why: e.to_string(),
+    })?;
     let guard = GroupGuard::new(child.id());
     let input = child.stdin.take();
     let payload = stdin.as_bytes().to_vec();
@@ -168,14 +168,16 @@ async fn spawn_and_wait(hook: &Hook, stdin: &str, cwd: &Path) -> Result<Finished
     let out = tokio::spawn(read_capped(child.stdout.take()));
     let err = tokio::spawn(read_capped(child.stderr.take()));
     let status = match tokio::time::timeout(hook.timeout, child.wait()).await {
-        Ok(status) => status.map_err(|e| format!("hook could not be waited for: {e}"))?,
+        Ok(status) => status.map_err(|e| HookError::Process {
+            what: "be waited for",
+            why: e.to_string(),
+        })?,
         Err(_) => {
             drop(guard);
             writer.abort();
-            return Err(format!(
-                "hook timed out after {} and was killed",
-                crate::provider::wait_text(hook.timeout.as_millis() as u64)
-            ));
+            return Err(HookError::TimedOut(crate::provider::wait_text(
+                hook.timeout.as_millis() as u64,
+            )));
         }
     };
     // Children the hook left behind are killed with its group.

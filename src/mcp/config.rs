@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::Digest;
 
+use super::McpError;
 use crate::env::Env;
 
 /// Where a server's entry came from.
@@ -61,21 +62,6 @@ pub struct ServerConfig {
     pub fingerprint: String,
 }
 
-/// A config file or entry chatcli cannot use.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum McpConfigError {
-    /// The file is not the expected JSON.
-    #[error("{path}: {message} (expected {{\"mcpServers\": {{\"NAME\": {{\"command\": …}}}}}})")]
-    File { path: String, message: String },
-    /// One entry is unusable; the others still start.
-    #[error("MCP server `{name}` in {path}: {message}")]
-    Entry {
-        name: String,
-        path: String,
-        message: String,
-    },
-}
-
 #[derive(Deserialize)]
 struct File {
     #[serde(rename = "mcpServers", default)]
@@ -100,20 +86,18 @@ struct Entry {
 }
 
 /// Replaces each `${VAR}` by the variable's value; an unset variable is an error naming it.
-pub fn expand(value: &str, env: &Env) -> Result<String, String> {
+pub fn expand(value: &str, env: &Env) -> Result<String, McpError> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some((before, after)) = rest.split_once("${") {
         out.push_str(before);
         let Some((name, after)) = after.split_once('}') else {
-            return Err(format!("`${{` without a closing `}}` in \"{value}\""));
+            return Err(McpError::UnclosedVariable(value.to_string()));
         };
         match env.get(name) {
             Some(v) => out.push_str(v),
             None => {
-                return Err(format!(
-                    "${{{name}}} is not set: export {name} or edit the file"
-                ));
+                return Err(McpError::UnsetVariable(name.to_string()));
             }
         }
         rest = after;
@@ -126,7 +110,7 @@ pub fn expand(value: &str, env: &Env) -> Result<String, String> {
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The servers of one file; a missing file is no servers.
-pub fn read_file(path: &Path, scope: Scope, env: &Env) -> (Vec<ServerConfig>, Vec<McpConfigError>) {
+pub fn read_file(path: &Path, scope: Scope, env: &Env) -> (Vec<ServerConfig>, Vec<McpError>) {
     let shown = path.display().to_string();
     // Through the file door: a FIFO or a device named mcp.json is refused, a giant is cut.
     let text = match crate::files::read_bounded(path, MAX_FILE_BYTES)
@@ -137,7 +121,7 @@ pub fn read_file(path: &Path, scope: Scope, env: &Env) -> (Vec<ServerConfig>, Ve
         Err(e) => {
             return (
                 Vec::new(),
-                vec![McpConfigError::File {
+                vec![McpError::File {
                     path: shown,
                     message: e.to_string(),
                 }],
@@ -149,7 +133,7 @@ pub fn read_file(path: &Path, scope: Scope, env: &Env) -> (Vec<ServerConfig>, Ve
         Err(e) => {
             return (
                 Vec::new(),
-                vec![McpConfigError::File {
+                vec![McpError::File {
                     path: shown,
                     message: e.to_string(),
                 }],
@@ -159,7 +143,7 @@ pub fn read_file(path: &Path, scope: Scope, env: &Env) -> (Vec<ServerConfig>, Ve
     let mut servers = Vec::new();
     let mut errors = Vec::new();
     for (name, raw) in file.servers {
-        let entry_error = |message: String| McpConfigError::Entry {
+        let entry_error = |message: String| McpError::Entry {
             name: name.clone(),
             path: shown.clone(),
             message,
@@ -186,14 +170,14 @@ pub fn read_file(path: &Path, scope: Scope, env: &Env) -> (Vec<ServerConfig>, Ve
                 transport,
                 fingerprint,
             }),
-            Err(message) => errors.push(entry_error(message)),
+            Err(e) => errors.push(entry_error(e.to_string())),
         }
     }
     (servers, errors)
 }
 
-fn transport(entry: Entry, env: &Env) -> Result<Transport, String> {
-    let expand_map = |map: BTreeMap<String, String>| -> Result<BTreeMap<String, String>, String> {
+fn transport(entry: Entry, env: &Env) -> Result<Transport, McpError> {
+    let expand_map = |map: BTreeMap<String, String>| -> Result<BTreeMap<String, String>, McpError> {
         map.into_iter()
             .map(|(k, v)| expand(&v, env).map(|v| (k, v)))
             .collect()
@@ -204,9 +188,7 @@ fn transport(entry: Entry, env: &Env) -> Result<Transport, String> {
         .unwrap_or(if entry.url.is_some() { "http" } else { "stdio" });
     match kind {
         "stdio" => {
-            let command = entry
-                .command
-                .ok_or("a stdio server needs \"command\"".to_string())?;
+            let command = entry.command.ok_or(McpError::NoCommand)?;
             Ok(Transport::Stdio {
                 command: expand(&command, env)?,
                 args: entry
@@ -218,27 +200,19 @@ fn transport(entry: Entry, env: &Env) -> Result<Transport, String> {
             })
         }
         "http" | "streamable-http" | "streamableHttp" => {
-            let url = entry
-                .url
-                .ok_or("an http server needs \"url\"".to_string())?;
+            let url = entry.url.ok_or(McpError::NoUrl)?;
             Ok(Transport::Http {
                 url: expand(&url, env)?,
                 headers: expand_map(entry.headers)?,
             })
         }
-        other => Err(format!(
-            "\"type\": \"{other}\" is not supported (use \"stdio\" or \"http\")"
-        )),
+        other => Err(McpError::UnknownType(other.to_string())),
     }
 }
 
 /// Every configured server: user scope first, then the project's servers whose names the user
 /// scope does not already use, each list sorted by name.
-pub fn load(
-    home: &Path,
-    project_root: &Path,
-    env: &Env,
-) -> (Vec<ServerConfig>, Vec<McpConfigError>) {
+pub fn load(home: &Path, project_root: &Path, env: &Env) -> (Vec<ServerConfig>, Vec<McpError>) {
     let (mut servers, mut errors) = read_file(&home.join("mcp.json"), Scope::User, env);
     let (project, project_errors) = read_file(&project_root.join(".mcp.json"), Scope::Project, env);
     errors.extend(project_errors);
@@ -312,7 +286,7 @@ mod tests {
             Ok("Bearer s3cret!")
         );
         assert_eq!(expand("plain", &env).as_deref(), Ok("plain"));
-        let err = expand("${NOPE}", &env).unwrap_err();
+        let err = expand("${NOPE}", &env).unwrap_err().to_string();
         assert!(err.contains("${NOPE} is not set"), "{err}");
     }
 

@@ -25,6 +25,7 @@ use rmcp::service::{NotificationContext, Peer, RoleClient, RunningServiceCancell
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::sync::watch;
 
+use super::McpError;
 use super::config::{ServerConfig, Transport};
 
 /// The default of `CHATCLI_MCP_STARTUP_TIMEOUT`.
@@ -265,17 +266,17 @@ impl McpHub {
 
     /// Starts a server that was waiting for approval (`/mcp approve`); its tools join at the
     /// next request, which therefore misses the cache once.
-    pub fn start_approved(self: &Arc<Self>, name: &str) -> Result<(), String> {
+    pub fn start_approved(self: &Arc<Self>, name: &str) -> Result<(), McpError> {
         let Some((index, server)) = self.named(name) else {
-            return Err(format!("no MCP server named `{name}` (/mcp lists them)"));
+            return Err(McpError::NotConfigured(name.to_string()));
         };
         {
             let mut state = server
                 .state
                 .lock()
-                .map_err(|_| "MCP state unavailable".to_string())?;
+                .map_err(|_| McpError::StateUnavailable)?;
             if state.status != Some(Status::NotApproved) {
-                return Err(format!("MCP server `{name}` needs no approval"));
+                return Err(McpError::NeedsNoApproval(name.to_string()));
             }
             state.status = Some(Status::Starting);
         }
@@ -334,10 +335,7 @@ impl McpHub {
             Ok(Err(e)) => Err(e),
             Err(_) => {
                 self.kill(index);
-                Err(format!(
-                    "did not answer within {}s (CHATCLI_MCP_STARTUP_TIMEOUT)",
-                    timeout.as_secs_f64()
-                ))
+                Err(McpError::StartTimeout(timeout.as_secs_f64()))
             }
         };
         if let Err(why) = outcome {
@@ -355,11 +353,11 @@ impl McpHub {
         index: usize,
         handler: Handler,
         workspace: PathBuf,
-    ) -> Result<(), String> {
+    ) -> Result<(), McpError> {
         let server = self
             .servers
             .get(index)
-            .ok_or_else(|| format!("no MCP server number {index}"))?;
+            .ok_or(McpError::NoSuchIndex(index))?;
         let service = match &server.config.transport {
             Transport::Stdio { command, args, env } => {
                 connect_stdio(server, handler, command, args, env, &workspace).await?
@@ -473,25 +471,25 @@ impl McpHub {
         server: &str,
         tool: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<rmcp::model::CallToolResult, String> {
+    ) -> Result<rmcp::model::CallToolResult, McpError> {
         let Some((index, slot)) = self.named(server) else {
-            return Err(format!("no MCP server named `{server}`"));
+            return Err(McpError::NoSuchServer(server.to_string()));
         };
         let peer = {
-            let state = slot
-                .state
-                .lock()
-                .map_err(|_| "MCP state unavailable".to_string())?;
+            let state = slot.state.lock().map_err(|_| McpError::StateUnavailable)?;
             match (&state.status, &state.peer) {
                 (Some(Status::Running), Some(peer)) => peer.clone(),
                 (Some(Status::Failed(why)), _) => {
-                    return Err(format!("MCP server `{server}` is not running: {why}"));
+                    return Err(McpError::Failed {
+                        server: server.to_string(),
+                        why: why.clone(),
+                    });
                 }
                 (status, _) => {
-                    return Err(format!(
-                        "MCP server `{server}` is not running ({})",
-                        status.as_ref().map_or("unknown", Status::word)
-                    ));
+                    return Err(McpError::NotRunning {
+                        server: server.to_string(),
+                        status: status.as_ref().map_or("unknown", Status::word),
+                    });
                 }
             }
         };
@@ -499,11 +497,14 @@ impl McpHub {
         match peer.call_tool(params).await {
             Ok(result) => Ok(result),
             Err(e) => {
-                let why = format!("call of `{tool}` failed: {e}");
                 if peer.is_transport_closed() {
                     self.fail(index, format!("stopped: {e}"));
                 }
-                Err(format!("MCP server `{server}`: {why}"))
+                Err(McpError::Call {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                    message: e.to_string(),
+                })
             }
         }
     }
@@ -515,20 +516,20 @@ impl McpHub {
         server: &str,
         prompt: &str,
         args: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, McpError> {
         let Some((_, slot)) = self.named(server) else {
-            return Err(format!("no MCP server named `{server}`"));
+            return Err(McpError::NoSuchServer(server.to_string()));
         };
         let (peer, info) = {
-            let state = slot
-                .state
-                .lock()
-                .map_err(|_| "MCP state unavailable".to_string())?;
+            let state = slot.state.lock().map_err(|_| McpError::StateUnavailable)?;
             let info = state.prompts.iter().find(|p| p.name == prompt).cloned();
             (state.peer.clone(), info)
         };
-        let peer = peer.ok_or_else(|| format!("MCP server `{server}` is not running (/mcp)"))?;
-        let info = info.ok_or_else(|| format!("MCP server `{server}` has no prompt `{prompt}`"))?;
+        let peer = peer.ok_or_else(|| McpError::PromptServerDown(server.to_string()))?;
+        let info = info.ok_or_else(|| McpError::NoSuchPrompt {
+            server: server.to_string(),
+            prompt: prompt.to_string(),
+        })?;
         let mut arguments = serde_json::Map::new();
         let args = args.trim();
         if !args.is_empty() {
@@ -537,10 +538,11 @@ impl McpHub {
             } else {
                 for pair in args.split_whitespace() {
                     let Some((key, value)) = pair.split_once('=') else {
-                        return Err(format!(
-                            "/{server}:{prompt} takes key=value arguments ({})",
-                            info.arguments.join(", ")
-                        ));
+                        return Err(McpError::PromptArguments {
+                            server: server.to_string(),
+                            prompt: prompt.to_string(),
+                            arguments: info.arguments.join(", "),
+                        });
                     };
                     arguments.insert(key.to_string(), value.into());
                 }
@@ -550,7 +552,11 @@ impl McpHub {
         let result = peer
             .get_prompt(params)
             .await
-            .map_err(|e| format!("/{server}:{prompt} failed: {e}"))?;
+            .map_err(|e| McpError::Prompt {
+                server: server.to_string(),
+                prompt: prompt.to_string(),
+                message: e.to_string(),
+            })?;
         let value = serde_json::to_value(&result).unwrap_or_default();
         let texts: Vec<&str> = value
             .get("messages")
@@ -560,7 +566,10 @@ impl McpHub {
             .filter_map(|m| m.pointer("/content/text").and_then(|t| t.as_str()))
             .collect();
         if texts.is_empty() {
-            return Err(format!("/{server}:{prompt} returned no text"));
+            return Err(McpError::PromptEmpty {
+                server: server.to_string(),
+                prompt: prompt.to_string(),
+            });
         }
         Ok(texts.join("\n\n"))
     }
@@ -682,14 +691,17 @@ async fn connect_stdio(
     args: &[String],
     env: &std::collections::BTreeMap<String, String>,
     workspace: &std::path::Path,
-) -> Result<Connection, String> {
+) -> Result<Connection, McpError> {
     let mut door = crate::process::Door::new(command);
     door.command().args(args).envs(env).current_dir(workspace);
     let cmd = door.into_tokio();
     let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+        .map_err(|e| McpError::Spawn {
+            command: command.to_string(),
+            message: e.to_string(),
+        })?;
     if let Some(pgid) = transport.id() {
         crate::process::register_group(pgid);
     }
@@ -709,7 +721,7 @@ async fn connect_stdio(
     handler
         .serve(transport)
         .await
-        .map_err(|e| format!("initialisation failed: {e}"))
+        .map_err(|e| McpError::Initialise(e.to_string()))
 }
 
 /// Connects to a streamable HTTP server; an `Authorization` header becomes the bearer token.
@@ -717,7 +729,7 @@ async fn connect_http(
     handler: Handler,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-) -> Result<Connection, String> {
+) -> Result<Connection, McpError> {
     use rmcp::transport::StreamableHttpClientTransport;
     install_crypto();
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -729,10 +741,14 @@ async fn connect_http(
             config = config.auth_header(token);
             continue;
         }
-        let key = http::HeaderName::from_bytes(key.as_bytes())
-            .map_err(|e| format!("header `{key}`: {e}"))?;
-        let value =
-            http::HeaderValue::from_str(value).map_err(|e| format!("header `{key}`: {e}"))?;
+        let key = http::HeaderName::from_bytes(key.as_bytes()).map_err(|e| McpError::Header {
+            key: key.clone(),
+            message: e.to_string(),
+        })?;
+        let value = http::HeaderValue::from_str(value).map_err(|e| McpError::Header {
+            key: key.to_string(),
+            message: e.to_string(),
+        })?;
         custom.insert(key, value);
     }
     let config = config.custom_headers(custom);
@@ -740,7 +756,10 @@ async fn connect_http(
     handler
         .serve(transport)
         .await
-        .map_err(|e| format!("cannot connect to {url}: {e}"))
+        .map_err(|e| McpError::Connect {
+            url: url.to_string(),
+            message: e.to_string(),
+        })
 }
 
 /// What a server offers, as listed when it starts.
@@ -753,14 +772,14 @@ struct Offers {
 
 /// Lists what the server says it has in its capabilities (tools when it says nothing). A failed
 /// tool list fails the start; prompts and resources that cannot be listed count as none.
-async fn list_offers(peer: &Peer<RoleClient>) -> Result<Offers, String> {
+async fn list_offers(peer: &Peer<RoleClient>) -> Result<Offers, McpError> {
     let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
     let tools = match capabilities.as_ref().map(|c| c.tools.is_some()) {
         Some(false) => Vec::new(),
         _ => peer
             .list_all_tools()
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?,
+            .map_err(|e| McpError::ToolsList(e.to_string()))?,
     };
     let prompts = if capabilities.as_ref().is_some_and(|c| c.prompts.is_some()) {
         list_prompts(peer).await

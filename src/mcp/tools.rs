@@ -197,7 +197,7 @@ async fn call(
     let result = hub
         .call(&entry.server, &entry.tool, arguments)
         .await
-        .map_err(ToolError::Failed)?;
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
     let value = serde_json::to_value(&result).unwrap_or(Value::Null);
     let is_error = value
         .get("isError")

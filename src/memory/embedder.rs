@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::MemoryError;
+
 /// Which embedding endpoint, at which base, with which key and model.
 #[derive(Clone, PartialEq)]
 pub enum Embedder {
@@ -75,14 +77,14 @@ impl Embedder {
     }
 
     /// Embeds `texts` (in batches); `None` for the local embedder.
-    pub async fn embed(&self, texts: &[String]) -> Result<Option<Vec<Vec<f32>>>, String> {
+    pub async fn embed(&self, texts: &[String]) -> Result<Option<Vec<Vec<f32>>>, MemoryError> {
         if matches!(self, Embedder::Local) {
             return Ok(None);
         }
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| MemoryError::EmbedTransport(e.to_string()))?;
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(BATCH) {
             let (request, pick): (reqwest::RequestBuilder, Pick) = match self {
@@ -123,24 +125,26 @@ impl Embedder {
                     )
                 }
             };
-            let response = request.send().await.map_err(|e| e.to_string())?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| MemoryError::EmbedTransport(e.to_string()))?;
             let status = response.status();
             let text = response.text().await.unwrap_or_default();
             if !status.is_success() {
-                return Err(format!(
-                    "HTTP {}: {}",
-                    status.as_u16(),
-                    crate::provider::http::error_message(&text)
-                ));
+                return Err(MemoryError::EmbedHttp {
+                    status: status.as_u16(),
+                    message: crate::provider::http::error_message(&text),
+                });
             }
-            let body: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+            let body: Value = serde_json::from_str(&text)
+                .map_err(|e| MemoryError::EmbedNotJson(e.to_string()))?;
             let got = pick(&body);
             if got.len() != chunk.len() {
-                return Err(format!(
-                    "asked for {} embeddings, got {}",
-                    chunk.len(),
-                    got.len()
-                ));
+                return Err(MemoryError::EmbedCount {
+                    asked: chunk.len(),
+                    got: got.len(),
+                });
             }
             out.extend(got);
         }

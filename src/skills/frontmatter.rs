@@ -8,6 +8,8 @@
 //! open on the very first line with `---`; a file without it is not a skill, and the caller
 //! reports that as the problem.
 
+use super::SkillError;
+
 /// The keys a skill's front matter gives.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrontMatter {
@@ -25,27 +27,24 @@ pub struct FrontMatter {
 }
 
 /// Splits `text` into its front matter and body; `Err` says what is wrong, in words.
-pub fn parse(text: &str) -> Result<(FrontMatter, String), String> {
+pub fn parse(text: &str) -> Result<(FrontMatter, String), SkillError> {
     let (header, body) = split_header(text)?;
     let fm = read_keys(&header)?;
     if fm.name.is_empty() {
-        return Err("`name` is missing".into());
+        return Err(SkillError::NoName);
     }
     if fm.name.len() > 64 || fm.name.chars().any(|c| c.is_whitespace() || c == '/') {
-        return Err(format!(
-            "`name` {:?} must be one word of at most 64 characters (letters, digits, `-`)",
-            fm.name
-        ));
+        return Err(SkillError::BadName(fm.name));
     }
     if fm.description.is_empty() {
-        return Err("`description` is missing".into());
+        return Err(SkillError::NoDescription);
     }
     Ok((fm, body))
 }
 
 /// Like `parse`, for files where front matter is optional and no key is required (custom
 /// slash commands): a file without a leading `---` is all body.
-pub fn parse_optional(text: &str) -> Result<(FrontMatter, String), String> {
+pub fn parse_optional(text: &str) -> Result<(FrontMatter, String), SkillError> {
     let stripped = text.strip_prefix('\u{feff}').unwrap_or(text);
     if stripped.lines().next().map(str::trim_end) != Some("---") {
         return Ok((FrontMatter::default(), stripped.trim().to_string()));
@@ -56,11 +55,11 @@ pub fn parse_optional(text: &str) -> Result<(FrontMatter, String), String> {
 
 /// The front matter's lines, between the opening `---` on the first line and the closing one,
 /// and the body after it (trimmed).
-fn split_header(text: &str) -> Result<(Vec<&str>, String), String> {
+fn split_header(text: &str) -> Result<(Vec<&str>, String), SkillError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
-        return Err("no YAML front matter (the file must start with a `---` line)".into());
+        return Err(SkillError::NoFrontMatter);
     }
     let mut header: Vec<&str> = Vec::new();
     let mut closed = false;
@@ -72,7 +71,7 @@ fn split_header(text: &str) -> Result<(Vec<&str>, String), String> {
         header.push(line);
     }
     if !closed {
-        return Err("the front matter is not closed by a `---` line".into());
+        return Err(SkillError::Unclosed);
     }
     let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
     Ok((header, body))
@@ -80,7 +79,7 @@ fn split_header(text: &str) -> Result<(Vec<&str>, String), String> {
 
 /// The keys of the front matter's lines, each with the lines indented under it; comments,
 /// blank lines and unknown keys are skipped.
-fn read_keys(header: &[&str]) -> Result<FrontMatter, String> {
+fn read_keys(header: &[&str]) -> Result<FrontMatter, SkillError> {
     let mut fm = FrontMatter::default();
     let mut i = 0;
     while let Some(&line) = header.get(i) {
@@ -93,10 +92,10 @@ fn read_keys(header: &[&str]) -> Result<FrontMatter, String> {
             continue;
         }
         let Some((key, value)) = line.split_once(':') else {
-            return Err(format!(
-                "line {}: expected `key: value`, got {line:?}",
-                i + 1
-            ));
+            return Err(SkillError::NotKeyValue {
+                line: i + 1,
+                text: line.to_string(),
+            });
         };
         let key = key.trim();
         let value = strip_comment(value.trim());
@@ -116,7 +115,7 @@ fn read_keys(header: &[&str]) -> Result<FrontMatter, String> {
 impl FrontMatter {
     /// Sets `key` from its `value` and the lines `nested` under it; a key skills do not use is
     /// skipped.
-    fn set(&mut self, key: &str, value: &str, nested: &[&str]) -> Result<(), String> {
+    fn set(&mut self, key: &str, value: &str, nested: &[&str]) -> Result<(), SkillError> {
         match key {
             "name" | "description" | "model" | "effort" | "argument-hint" => {
                 let text = scalar(key, value, nested)?;
@@ -164,12 +163,15 @@ fn strip_comment(value: &str) -> &str {
     }
 }
 
-fn unquote(key: &str, value: &str) -> Result<String, String> {
+fn unquote(key: &str, value: &str) -> Result<String, SkillError> {
     let value = value.trim();
     for quote in ['"', '\''] {
         if let Some(inner) = value.strip_prefix(quote) {
             let Some(inner) = inner.strip_suffix(quote) else {
-                return Err(format!("`{key}`: unterminated {quote} quote"));
+                return Err(SkillError::Unterminated {
+                    key: key.to_string(),
+                    quote,
+                });
             };
             return Ok(if quote == '"' {
                 inner.replace("\\\"", "\"").replace("\\n", "\n")
@@ -181,7 +183,7 @@ fn unquote(key: &str, value: &str) -> Result<String, String> {
     Ok(value.to_string())
 }
 
-fn scalar(key: &str, value: &str, nested: &[&str]) -> Result<String, String> {
+fn scalar(key: &str, value: &str, nested: &[&str]) -> Result<String, SkillError> {
     let lines = || nested.iter().map(|l| l.trim());
     match value {
         ">" | ">-" | ">+" => Ok(lines()
@@ -190,7 +192,7 @@ fn scalar(key: &str, value: &str, nested: &[&str]) -> Result<String, String> {
             .join(" ")),
         "|" | "|-" | "|+" => Ok(lines().collect::<Vec<_>>().join("\n").trim().to_string()),
         "" if nested.iter().any(|l| l.trim_start().starts_with("- ")) => {
-            Err(format!("`{key}` must be text, not a list"))
+            Err(SkillError::NotText(key.to_string()))
         }
         // A plain scalar may continue on indented lines.
         _ => {
@@ -204,13 +206,11 @@ fn scalar(key: &str, value: &str, nested: &[&str]) -> Result<String, String> {
     }
 }
 
-fn list(key: &str, value: &str, nested: &[&str]) -> Result<Vec<String>, String> {
+fn list(key: &str, value: &str, nested: &[&str]) -> Result<Vec<String>, SkillError> {
     let mut items = Vec::new();
     if let Some(inner) = value.strip_prefix('[') {
         let Some(inner) = inner.strip_suffix(']') else {
-            return Err(format!(
-                "`{key}`: a `[` list must close with `]` on the same line"
-            ));
+            return Err(SkillError::UnclosedList(key.to_string()));
         };
         for item in inner.split(',') {
             items.push(unquote(key, item)?);
@@ -224,9 +224,10 @@ fn list(key: &str, value: &str, nested: &[&str]) -> Result<Vec<String>, String> 
                 .strip_prefix("- ")
                 .or(line.strip_prefix('-').filter(|r| r.is_empty()))
             else {
-                return Err(format!(
-                    "`{key}` must be a list of `- item` lines (got {line:?})"
-                ));
+                return Err(SkillError::NotList {
+                    key: key.to_string(),
+                    line: line.to_string(),
+                });
             };
             items.push(unquote(key, strip_comment(item.trim()))?);
         }
@@ -290,7 +291,7 @@ mod tests {
             ("---\nname a\n---\n", "expected `key: value`"),
         ];
         for (text, problem) in cases {
-            let err = parse(text).expect_err(text);
+            let err = parse(text).expect_err(text).to_string();
             assert!(err.contains(problem), "{text:?}: {err}");
         }
     }

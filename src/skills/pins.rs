@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::SkillError;
+
 /// The pins of one workspace, and where they persist.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pins {
@@ -36,7 +38,7 @@ impl Pins {
     }
 
     /// Pins `name`; `Ok(false)` when it already was.
-    pub fn pin(&mut self, name: &str) -> Result<bool, String> {
+    pub fn pin(&mut self, name: &str) -> Result<bool, SkillError> {
         if self.names.iter().any(|n| n == name) {
             return Ok(false);
         }
@@ -46,7 +48,7 @@ impl Pins {
     }
 
     /// Unpins `name`; `Ok(false)` when it was not pinned.
-    pub fn unpin(&mut self, name: &str) -> Result<bool, String> {
+    pub fn unpin(&mut self, name: &str) -> Result<bool, SkillError> {
         let before = self.names.len();
         self.names.retain(|n| n != name);
         if before == self.names.len() {
@@ -55,7 +57,7 @@ impl Pins {
         self.save().map(|_| true)
     }
 
-    fn save(&self) -> Result<(), String> {
+    fn save(&self) -> Result<(), SkillError> {
         let Some(file) = &self.file else {
             return Ok(());
         };
@@ -67,10 +69,10 @@ impl Pins {
         }
         let text = serde_json::to_string_pretty(&all).unwrap_or_default();
         crate::private_fs::replace_private(file, text.as_bytes()).map_err(|e| {
-            format!(
-                "the pin holds for this session but was not saved to {}: {e}",
-                file.display()
-            )
+            SkillError::PinNotSaved {
+                path: file.display().to_string(),
+                message: e.to_string(),
+            }
         })
     }
 }

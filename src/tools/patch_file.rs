@@ -156,18 +156,13 @@ fn patch_confined(
 }
 
 /// The text with its single occurrence of `search` replaced, or why that is not possible.
-pub fn patch(text: &str, search: &str, replace: &str) -> Result<String, String> {
+pub fn patch(text: &str, search: &str, replace: &str) -> Result<String, ToolError> {
     let Some((before, after)) = text.split_once(search) else {
-        return Err(
-            "the search text was not found (it must match exactly, whitespace included)".into(),
-        );
+        return Err(ToolError::SearchNotFound);
     };
     let others = after.matches(search).count();
     if others > 0 {
-        return Err(format!(
-            "the search text occurs {} times; include more surrounding lines so it occurs once",
-            others + 1
-        ));
+        return Err(ToolError::SearchRepeated(others + 1));
     }
     let mut out = String::with_capacity(text.len() + replace.len());
     out.push_str(before);
@@ -183,10 +178,16 @@ mod tests {
     #[test]
     fn replaces_exactly_one_occurrence() {
         assert_eq!(patch("a b c", "b", "x"), Ok("a x c".to_string()));
-        assert!(patch("a b c", "z", "x").unwrap_err().contains("not found"));
+        assert!(
+            patch("a b c", "z", "x")
+                .unwrap_err()
+                .to_string()
+                .contains("not found")
+        );
         assert!(
             patch("b b", "b", "x")
                 .unwrap_err()
+                .to_string()
                 .contains("occurs 2 times")
         );
     }

@@ -120,14 +120,18 @@ pub fn read_confined(target: &Rooted, shown: &str, range: LineRange) -> Result<S
     })
 }
 
-/// Why lines could not be selected.
-#[derive(Debug)]
+/// Why lines could not be selected: a step of `read_file`, turned into the `ToolError` the
+/// model reads (with the file's name) before it leaves this module.
+#[derive(Debug, thiserror::Error)]
 pub enum SelectError {
     /// A NUL byte near the start.
+    #[error("a binary file")]
     Binary,
     /// Reading failed.
+    #[error("cannot read it: {0}")]
     Io(std::io::Error),
     /// The selection lies past `MAX_SCAN_BYTES`.
+    #[error("{0}")]
     TooFar(String),
 }
 

@@ -10,22 +10,10 @@
 
 use std::io::Write;
 
+use super::UiError;
+
 /// Bytes of the saved draft read back at most.
 const MAX_DRAFT_BYTES: u64 = 16 * 1024 * 1024;
-
-/// Why the draft could not be edited.
-#[derive(Debug, thiserror::Error)]
-pub enum EditorError {
-    #[error("cannot prepare the draft for the editor: {0}")]
-    File(std::io::Error),
-    #[error("cannot start the editor `{editor}` (set VISUAL or EDITOR): {source}")]
-    Start {
-        editor: String,
-        source: std::io::Error,
-    },
-    #[error("the editor `{editor}` exited with {status}: the draft is unchanged")]
-    Failed { editor: String, status: String },
-}
 
 /// The editor command the user chose.
 pub fn editor_command() -> String {
@@ -37,20 +25,20 @@ pub fn editor_command() -> String {
 }
 
 /// Opens `draft` in the user's editor and returns what was saved.
-pub fn edit(draft: &str) -> Result<String, EditorError> {
+pub fn edit(draft: &str) -> Result<String, UiError> {
     edit_with(&editor_command(), draft)
 }
 
 /// Opens `draft` in `editor` (a shell command line) and returns what was saved.
-pub fn edit_with(editor: &str, draft: &str) -> Result<String, EditorError> {
+pub fn edit_with(editor: &str, draft: &str) -> Result<String, UiError> {
     let mut file = tempfile::Builder::new()
         .prefix("chatcli-draft-")
         .suffix(".md")
         .tempfile()
-        .map_err(EditorError::File)?;
+        .map_err(UiError::EditorFile)?;
     file.as_file_mut()
         .write_all(draft.as_bytes())
-        .map_err(EditorError::File)?;
+        .map_err(UiError::EditorFile)?;
     // Through the process door, keeping the terminal: the user types into it.
     let mut door = chatcli_door("sh");
     door.command()
@@ -61,21 +49,21 @@ pub fn edit_with(editor: &str, draft: &str) -> Result<String, EditorError> {
     let status = door
         .into_std()
         .status()
-        .map_err(|source| EditorError::Start {
+        .map_err(|source| UiError::EditorStart {
             editor: editor.to_string(),
             source,
         })?;
     if !status.success() {
-        return Err(EditorError::Failed {
+        return Err(UiError::EditorFailed {
             editor: editor.to_string(),
             status: status.to_string(),
         });
     }
     // The editor may have replaced the file (write to a new one, rename): read it by its path.
     let read =
-        crate::files::read_bounded(file.path(), MAX_DRAFT_BYTES).map_err(EditorError::File)?;
+        crate::files::read_bounded(file.path(), MAX_DRAFT_BYTES).map_err(UiError::EditorFile)?;
     String::from_utf8(read.bytes).map_err(|_| {
-        EditorError::File(std::io::Error::new(
+        UiError::EditorFile(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             "the saved draft is not UTF-8 text",
         ))
@@ -95,6 +83,6 @@ mod tests {
         let edited = edit_with("sed -i 's/draft/edited draft/'", "my draft\n").expect("edits");
         assert_eq!(edited, "my edited draft\n");
         let failed = edit_with("false", "keep me");
-        assert!(matches!(failed, Err(EditorError::Failed { .. })));
+        assert!(matches!(failed, Err(UiError::EditorFailed { .. })));
     }
 }

@@ -11,6 +11,7 @@
 
 use base64::Engine;
 
+use super::UiError;
 use super::chat::{CellKind, HistoryCell};
 
 /// The OSC 52 sequence that asks the terminal to put `text` on the clipboard.
@@ -21,7 +22,7 @@ pub fn osc52(text: &str) -> String {
 
 /// The text of the last answer, or of its `block`-th fenced code block (1-based); `Err` says
 /// what is missing.
-pub fn copy_text(cells: &[HistoryCell], block: Option<usize>) -> Result<String, String> {
+pub fn copy_text(cells: &[HistoryCell], block: Option<usize>) -> Result<String, UiError> {
     let answer = cells
         .iter()
         .rev()
@@ -29,18 +30,16 @@ pub fn copy_text(cells: &[HistoryCell], block: Option<usize>) -> Result<String, 
             CellKind::Assistant { text, .. } if !text.trim().is_empty() => Some(text.clone()),
             _ => None,
         })
-        .ok_or_else(|| "nothing to copy yet: no answer in this conversation".to_string())?;
+        .ok_or(UiError::NothingToCopy)?;
     let Some(n) = block else {
         return Ok(answer.trim_end().to_string());
     };
     let blocks = code_blocks(&answer);
     match n.checked_sub(1).and_then(|i| blocks.get(i)) {
         Some(code) => Ok(code.clone()),
-        None => Err(format!(
-            "the last answer has {} code block(s); /copy N takes 1 to {}",
-            blocks.len(),
-            blocks.len().max(1)
-        )),
+        None => Err(UiError::NoSuchBlock {
+            count: blocks.len(),
+        }),
     }
 }
 

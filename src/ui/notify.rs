@@ -20,15 +20,13 @@ pub enum Notify {
 
 impl Notify {
     /// Reads `CHATCLI_NOTIFY`: `bell` (default), `osc9`, `osc777` or `off`.
-    pub fn parse(value: &str) -> Result<Notify, String> {
+    pub fn parse(value: &str) -> Result<Notify, super::UiError> {
         match value.trim().to_ascii_lowercase().as_str() {
             "" | "bell" | "on" => Ok(Notify::Bell),
             "osc9" => Ok(Notify::Osc9),
             "osc777" => Ok(Notify::Osc777),
             "off" | "0" | "false" => Ok(Notify::Off),
-            other => Err(format!(
-                "CHATCLI_NOTIFY must be bell, osc9, osc777 or off (got \"{other}\")"
-            )),
+            other => Err(super::UiError::Notify(other.to_string())),
         }
     }
 
@@ -79,10 +77,11 @@ mod tests {
 
     #[test]
     fn notifications_parse_and_never_carry_control_characters() {
-        assert_eq!(Notify::parse("OSC9"), Ok(Notify::Osc9));
+        assert_eq!(Notify::parse("OSC9").ok(), Some(Notify::Osc9));
         assert!(
             Notify::parse("loud")
                 .unwrap_err()
+                .to_string()
                 .contains("CHATCLI_NOTIFY")
         );
         assert_eq!(

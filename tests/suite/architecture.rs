@@ -502,3 +502,205 @@ fn super_paths_and_reexports_are_edges() {
         "{err}"
     );
 }
+
+/// `src` text with every `#[cfg(test)]` item cut out (rustfmt closes an item with a `}` at the
+/// indentation it opened at) and with comment lines dropped.
+fn production_code(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while let Some(&line) = lines.get(i) {
+        i += 1;
+        if line.trim() != "#[cfg(test)]" {
+            if !line.trim_start().starts_with("//") {
+                kept.push(line);
+            }
+            continue;
+        }
+        // Further attributes, then the item: one line ending in `;`, or a block.
+        while lines
+            .get(i)
+            .is_some_and(|l| l.trim_start().starts_with("#["))
+        {
+            i += 1;
+        }
+        let Some(item) = lines.get(i) else { break };
+        i += 1;
+        if item.trim_end().ends_with(';') {
+            continue;
+        }
+        let indent = item
+            .get(..item.len() - item.trim_start().len())
+            .unwrap_or("");
+        let close = format!("{indent}}}");
+        while lines.get(i).is_some_and(|l| l.trim_end() != close) {
+            i += 1;
+        }
+        i += 1;
+    }
+    kept.join("\n")
+}
+
+/// The error argument of each `Result<…>` in `code` that is a bare `String`.
+fn string_results(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (start, _) in code.match_indices("Result<") {
+        let args = code.get(start + "Result<".len()..).unwrap_or("");
+        let (mut depth, mut last_comma, mut end) = (1usize, None, None);
+        let mut previous = ' ';
+        for (i, c) in args.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                // `->` inside `Fn(…) -> T` closes nothing.
+                '>' if previous == '-' => {}
+                '>' | ')' | ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                ',' if depth == 1 => last_comma = Some(i),
+                _ => {}
+            }
+            previous = c;
+        }
+        if let (Some(comma), Some(end)) = (last_comma, end) {
+            let error: String = args
+                .get(comma + 1..end)
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            if error == "String" || error == "std::string::String" {
+                let written = args.get(..end).unwrap_or("").split_whitespace();
+                let shown = written.collect::<Vec<_>>().join(" ");
+                found.push(format!("Result<{shown}>"));
+            }
+        }
+    }
+    found
+}
+
+/// Error types written by hand in production code under `src`: `Result<_, String>`, an
+/// `impl Error`/`impl Display for …Error`, an `…Error` type that does not derive
+/// `thiserror::Error`, and `anyhow` anywhere but `main.rs`. One line each, with the file.
+fn error_type_violations(src: &Path) -> Vec<String> {
+    let hand_error =
+        regex::Regex::new(r"impl(?:<[^>]*>)?\s+(?:std::)?(?:error::)?Error\s+for\s+[\w:]+")
+            .expect("re");
+    let hand_display =
+        regex::Regex::new(r"impl(?:<[^>]*>)?\s+(?:std::)?(?:fmt::)?Display\s+for\s+[\w:]*Error\b")
+            .expect("re");
+    let error_type =
+        regex::Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?(?:enum|struct)\s+(\w*Error)\b")
+            .expect("re");
+    let mut files = Vec::new();
+    collect_rs(src, &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let code = production_code(&text);
+        let shown = file
+            .strip_prefix(src)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        if shown != "main.rs" && code.contains("anyhow") {
+            problems.push(format!(
+                "{shown}: anyhow outside main.rs: use the layer's error type"
+            ));
+        }
+        for result in string_results(&code) {
+            problems.push(format!(
+                "{shown}: {result}: give the layer's error type a variant"
+            ));
+        }
+        for found in hand_error
+            .find_iter(&code)
+            .chain(hand_display.find_iter(&code))
+        {
+            problems.push(format!(
+                "{shown}: `{}`: derive thiserror::Error instead",
+                found.as_str()
+            ));
+        }
+        for found in error_type.captures_iter(&code) {
+            let before = code
+                .get(..found.get(0).map_or(0, |m| m.start()))
+                .unwrap_or("");
+            let attributes: Vec<&str> = before
+                .lines()
+                .rev()
+                .take_while(|l| l.trim_start().starts_with("#[") || l.trim().is_empty())
+                .collect();
+            if !attributes.iter().any(|a| a.contains("thiserror::Error")) {
+                problems.push(format!(
+                    "{shown}: `{}` does not derive thiserror::Error",
+                    &found[1]
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// Every error in `src` is a `thiserror` type, one per layer (`docs/architecture.md` lists
+/// them): a message built in a `String`, or a `Display` written by hand, fails here.
+#[test]
+fn errors_are_thiserror_types_not_strings() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = error_type_violations(&src);
+    assert!(
+        problems.is_empty(),
+        "hand-made errors in src:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn a_string_error_or_a_hand_written_error_impl_fails_and_test_code_does_not() {
+    let dir = tiny_crate(&[
+        (
+            "parse.rs",
+            "pub fn parse(s: &str) -> Result<Vec<(u8, String)>, String> { todo() }\n\
+             fn boxed() -> Result<Box<dyn Fn(u8) -> u8>, std::string::String> { todo() }\n\
+             fn fine() -> Result<String, ParseError> { todo() }\n\
+             fn glue() -> anyhow::Result<()> { todo() }\n\
+             /// Returns `Result<(), String>` no more.\n\
+             #[derive(Debug, thiserror::Error)]\n\
+             #[error(\"bad\")]\n\
+             pub struct ParseError;\n\
+             #[derive(Debug)]\n\
+             pub enum LooseError { A }\n\
+             impl std::fmt::Display for LooseError {}\n\
+             impl std::error::Error for LooseError {}\n\
+             #[cfg(test)]\n\
+             mod tests {\n    fn helper() -> Result<(), String> { Ok(()) }\n}\n",
+        ),
+        (
+            "clean.rs",
+            "#[cfg(test)]\nuse std::fmt::Display;\n\
+             #[derive(Debug, Clone, thiserror::Error)]\npub enum CleanError {\n    #[error(\"x\")]\n    X,\n}\n\
+             #[cfg(test)]\n#[allow(dead_code)]\nmod tests {\n    impl std::fmt::Display for super::T {}\n    fn f() -> Result<(), String> {\n        Ok(())\n    }\n}\n",
+        ),
+    ]);
+    // The binary may glue with anyhow.
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "fn main() -> anyhow::Result<()> { Ok(()) }\n",
+    )
+    .expect("write");
+    let problems = error_type_violations(dir.path());
+    assert_eq!(
+        problems,
+        [
+            "parse.rs: anyhow outside main.rs: use the layer's error type",
+            "parse.rs: Result<Vec<(u8, String)>, String>: give the layer's error type a variant",
+            "parse.rs: Result<Box<dyn Fn(u8) -> u8>, std::string::String>: give the layer's error type a variant",
+            "parse.rs: `impl std::error::Error for LooseError`: derive thiserror::Error instead",
+            "parse.rs: `impl std::fmt::Display for LooseError`: derive thiserror::Error instead",
+            "parse.rs: `LooseError` does not derive thiserror::Error",
+        ]
+    );
+}

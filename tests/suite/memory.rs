@@ -535,7 +535,7 @@ async fn gemini_and_ollama_embeddings_are_read_from_their_own_shapes() {
         model: "text-embedding-004".into(),
     };
     assert_eq!(
-        gemini.embed(&texts).await,
+        gemini.embed(&texts).await.map_err(|e| e.to_string()),
         Ok(Some(vec![vec![0.5, 0.25], vec![1.0, 0.0]]))
     );
     let ollama = Embedder::Ollama {
@@ -543,7 +543,7 @@ async fn gemini_and_ollama_embeddings_are_read_from_their_own_shapes() {
         model: "nomic-embed-text".into(),
     };
     assert_eq!(
-        ollama.embed(&texts).await,
+        ollama.embed(&texts).await.map_err(|e| e.to_string()),
         Ok(Some(vec![vec![0.0, 1.0], vec![1.0, 1.0]]))
     );
     // A short answer is an error, not a silent misalignment of facts and vectors.
@@ -554,8 +554,14 @@ async fn gemini_and_ollama_embeddings_are_read_from_their_own_shapes() {
     };
     let three = vec!["a".to_string(), "b".to_string(), "c".to_string()];
     assert_eq!(
-        short.embed(&three).await,
+        short.embed(&three).await.map_err(|e| e.to_string()),
         Err("asked for 3 embeddings, got 2".to_string())
     );
-    assert_eq!(Embedder::Local.embed(&texts).await, Ok(None));
+    assert_eq!(
+        Embedder::Local
+            .embed(&texts)
+            .await
+            .map_err(|e| e.to_string()),
+        Ok(None)
+    );
 }

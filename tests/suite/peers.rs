@@ -227,7 +227,8 @@ async fn the_peer_refuses_embeddings_with_an_error_recall_can_fall_back_on() {
     let err = embedder
         .embed(&["deploy with helm".to_string()])
         .await
-        .expect_err("no embeddings on this server");
+        .expect_err("no embeddings on this server")
+        .to_string();
     assert!(
         err.starts_with("HTTP 501") && err.contains("does not support embeddings"),
         "{err}"

@@ -241,11 +241,11 @@ impl App {
             },
             "context" => match crate::protocol::ContextAction::parse(rest) {
                 Ok(action) => self.send(Op::Context { action }),
-                Err(usage) => self.notice(usage),
+                Err(usage) => self.notice(usage.to_string()),
             },
             "skill" => match crate::protocol::SkillAction::parse(rest) {
                 Ok(action) => self.send(Op::Skill { action }),
-                Err(usage) => self.notice(usage),
+                Err(usage) => self.notice(usage.to_string()),
             },
             _ => return false,
         }
@@ -303,7 +303,7 @@ impl App {
             n => n
                 .parse::<usize>()
                 .map(Some)
-                .map_err(|_| format!("/copy takes a code block's number (got \"{n}\")")),
+                .map_err(|_| crate::ui::UiError::BlockNumber(n.to_string())),
         };
         match block.and_then(|b| crate::ui::export::copy_text(self.chat.cells(), b)) {
             Ok(text) => {
@@ -318,7 +318,7 @@ impl App {
                     text.chars().count()
                 ));
             }
-            Err(e) => self.chat.push(CellKind::Notice(e)),
+            Err(e) => self.chat.push(CellKind::Notice(e.to_string())),
         }
     }
 
