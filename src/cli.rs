@@ -28,8 +28,8 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_MAX_RETRIES      times a failed request is sent again (default 4)
   CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (default index)
   CHATCLI_MEMORY_EMBEDDINGS local: recall never calls the provider's embedding endpoint
-  CHATCLI_MICROCOMPACT_SCHEDULE consumed | batched | eager: when large tool results are shrunk
-                           (default consumed; batched when a stage knob is set and this is not)
+  CHATCLI_MICROCOMPACT_SCHEDULE batched | eager | consumed: when large tool results are shrunk (default consumed)
+                           a stage knob below, set while this is unset, selects batched
   CHATCLI_MICROCOMPACT_TRUNCATE_TURNS  stage knob: age at which a result is cut (default 2)
   CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS stage knob: age at which it is a summary line (default 4)
   CHATCLI_MICROCOMPACT_HEAD_CHARS, CHATCLI_MICROCOMPACT_TAIL_CHARS  stage knobs: what a cut keeps
