@@ -26,13 +26,18 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_AGENT_SMART_ROUTE off | hint | auto: route plain questions in agent mode (default hint)
   CHATCLI_SESSION_BUDGET_USD  stop starting requests once the session costs this much
   CHATCLI_MAX_RETRIES      times a failed request is sent again (default 4)
-  CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (index)
+  CHATCLI_MEMORY_MODE      index | full | off: how long-term memory enters the prompt (default index)
   CHATCLI_MEMORY_EMBEDDINGS local: recall never calls the provider's embedding endpoint
-  CHATCLI_MICROCOMPACT_SCHEDULE consumed | batched | eager: when large tool results are shrunk (default consumed)
+  CHATCLI_MICROCOMPACT_SCHEDULE batched | eager | consumed: when large tool results are shrunk (default consumed)
+                           a stage knob below, set while this is unset, selects batched
+  CHATCLI_MICROCOMPACT_TRUNCATE_TURNS  stage knob: age at which a result is cut (default 2)
+  CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS stage knob: age at which it is a summary line (default 4)
+  CHATCLI_MICROCOMPACT_HEAD_CHARS, CHATCLI_MICROCOMPACT_TAIL_CHARS  stage knobs: what a cut keeps
+  CHATCLI_MICROCOMPACT_MIN_CONTENT  results shorter than this (characters) stay whole
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
   CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
-  CHATCLI_WEBFETCH_AUTOSAVE_BYTES  web pages larger than this are saved, not inlined (10000)
+  CHATCLI_WEBFETCH_AUTOSAVE_BYTES  web pages larger than this are saved, not inlined (default 10000)
   CHATCLI_AGENT_TMPDIR     your own scratch directory for saved files (never deleted)
   CHATCLI_SANDBOX          workspace-write | read-only | off | required: OS sandbox of commands
   CHATCLI_SANDBOX_NETWORK  off cuts the network of commands (default on)
@@ -41,7 +46,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_NOTIFY           bell | osc9 | osc777 | off: a turn's end or an approval while unfocused
   CHATCLI_SEARXNG_URL, BRAVE_SEARCH_API_KEY  backend of the web_search tool
   CHATCLI_MCP_STARTUP_TIMEOUT  seconds an MCP server may take to start (default 10)
-  CHATCLI_MCP_SCHEMA_BUDGET    tokens of MCP schemas sent directly before deferring (2000)
+  CHATCLI_MCP_SCHEMA_BUDGET    tokens of MCP schemas sent directly before deferring (default 2000)
 
 Keys in the TUI: Enter send, Shift+Enter or Ctrl+J newline, Shift+Tab cycle mode,
 Ctrl+C interrupt (twice to quit), F1 help.";
@@ -56,35 +61,36 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// Flags shared by the TUI and `exec`.
+/// The session flags: the TUI's, and `exec`'s (given after `exec` or before it). Other
+/// subcommands start no session and do not take them (`models` takes the provider's three).
 #[derive(Debug, Args, Clone, Default)]
 pub struct CommonArgs {
     /// Go on with a saved session: its id, or the latest when no id is given.
-    #[arg(long, global = true, num_args = 0..=1, default_missing_value = "latest", value_name = "ID")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "latest", value_name = "ID")]
     pub resume: Option<String>,
     /// Mode: chat, agent, coder or run [env: CHATCLI_MODE] [default: agent]
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub mode: Option<String>,
     /// Provider to talk to [env: CHATCLI_PROVIDER, LLM_PROVIDER]
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub provider: Option<String>,
     /// Model id [env: <PROVIDER>_MODEL]
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub model: Option<String>,
     /// Endpoint override [env: <PROVIDER>_BASE_URL]
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub base_url: Option<String>,
     /// Requests per prompt in the tool loop, 1-200 [env: CHATCLI_AGENT_MAX_TURNS] [default: 50]
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub max_turns: Option<String>,
     /// Workspace directory for the coder tools [default: the current directory]
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub cwd: Option<PathBuf>,
     /// OS sandbox of commands: workspace-write, read-only, off or required [env: CHATCLI_SANDBOX] [default: workspace-write]
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub sandbox: Option<String>,
     /// Lay the settings of `[profiles.NAME]` in CHATCLI_HOME/config.toml over its top level
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
 }
 
@@ -114,9 +120,25 @@ pub enum Command {
     Skill(SkillCommand),
 }
 
+/// The flags that pick a provider's endpoint and model (`chatcli models`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ProviderArgs {
+    /// Provider to talk to [env: CHATCLI_PROVIDER, LLM_PROVIDER]
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model id [env: <PROVIDER>_MODEL]
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Endpoint override [env: <PROVIDER>_BASE_URL]
+    #[arg(long)]
+    pub base_url: Option<String>,
+}
+
 /// `chatcli models` flags.
 #[derive(Debug, Args)]
 pub struct ModelsArgs {
+    #[command(flatten)]
+    pub provider: ProviderArgs,
     /// Ask the provider again instead of using the list kept from the last day.
     #[arg(long)]
     pub refresh: bool,
@@ -145,7 +167,7 @@ pub enum McpCommand {
 /// `chatcli bench` flags.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Run one scenario: lookup, coder, edit, research, stagnation, memory, long, session6, session11, session25 or orchestrated [default: all]
+    /// Run one scenario: lookup, coder, edit, research, stagnation, memory, long, orchestrated, session6, session11, session25 or fanout [default: all]
     #[arg(long)]
     pub scenario: Option<String>,
     /// Cache semantics and prices: anthropic (Claude Sonnet 4.5) or openai (GPT-4.1) [default: both]
@@ -193,8 +215,9 @@ pub enum MemoryCommand {
 }
 
 impl MemoryCommand {
-    /// The action to run.
-    pub fn action(self) -> crate::memory::cli::Action {
+    /// The action to run, from working directory `workspace` (a `project` fact names its
+    /// project).
+    pub fn action(self, workspace: &std::path::Path) -> crate::memory::cli::Action {
         use crate::memory::cli::Action;
         match self {
             MemoryCommand::Add {
@@ -205,6 +228,7 @@ impl MemoryCommand {
                 text,
                 category,
                 tags,
+                project: crate::memory::profile::project_name(workspace),
             },
             MemoryCommand::List => Action::List,
             MemoryCommand::Forget { id } => Action::Forget { id },
@@ -217,6 +241,8 @@ impl MemoryCommand {
 /// `chatcli exec` flags.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
+    #[command(flatten)]
+    pub session: CommonArgs,
     /// Approve tool calls that write or execute (without it they are denied, and the model is told).
     #[arg(long)]
     pub yes: bool,
@@ -232,7 +258,53 @@ pub struct ExecArgs {
     pub prompt: Vec<String>,
 }
 
+impl Cli {
+    /// The flags as config overrides: the ones given before the subcommand, then the
+    /// subcommand's own (which win).
+    pub fn overrides(&self) -> Overrides {
+        match &self.command {
+            Some(Command::Exec(args)) => self.common.merged(&args.session).overrides(args.yes),
+            Some(Command::Models(args)) => self
+                .common
+                .merged(&CommonArgs {
+                    provider: args.provider.provider.clone(),
+                    model: args.provider.model.clone(),
+                    base_url: args.provider.base_url.clone(),
+                    ..CommonArgs::default()
+                })
+                .overrides(false),
+            _ => self.common.overrides(false),
+        }
+    }
+
+    /// `--resume`, before `exec` or after it.
+    pub fn resume(&self) -> Option<&str> {
+        match &self.command {
+            Some(Command::Exec(args)) if args.session.resume.is_some() => {
+                args.session.resume.as_deref()
+            }
+            _ => self.common.resume.as_deref(),
+        }
+    }
+}
+
 impl CommonArgs {
+    /// These flags with `later`'s given values laid over them.
+    fn merged(&self, later: &CommonArgs) -> CommonArgs {
+        let pick = |a: &Option<String>, b: &Option<String>| b.clone().or_else(|| a.clone());
+        CommonArgs {
+            resume: pick(&self.resume, &later.resume),
+            mode: pick(&self.mode, &later.mode),
+            provider: pick(&self.provider, &later.provider),
+            model: pick(&self.model, &later.model),
+            base_url: pick(&self.base_url, &later.base_url),
+            max_turns: pick(&self.max_turns, &later.max_turns),
+            cwd: later.cwd.clone().or_else(|| self.cwd.clone()),
+            sandbox: pick(&self.sandbox, &later.sandbox),
+            profile: pick(&self.profile, &later.profile),
+        }
+    }
+
     /// The flags as config overrides.
     pub fn overrides(&self, yes: bool) -> Overrides {
         Overrides {

@@ -544,13 +544,18 @@ fn resolve_autosave(read: &Reader) -> Result<usize, ConfigError> {
     )
 }
 
-/// `CHATCLI_MICROCOMPACT*`.
+/// `CHATCLI_MICROCOMPACT*`. A stage knob (`knobs::STAGE_KNOBS`) set with no schedule named
+/// selects the staged schedule that honours it; `MIN_CONTENT`, when set, is also the size below
+/// which `consumed` keeps a result whole.
 fn resolve_compaction(read: &Reader) -> Result<crate::agent::compaction::Settings, ConfigError> {
-    use crate::agent::compaction::{Schedule, Settings};
+    use crate::agent::compaction::{Schedule, Settings, knobs};
     let defaults = Settings::default();
+    let stage_knobs_set = knobs::STAGE_KNOBS.map(|var| read.env.get(var).is_some());
+    let min_content_set = read.env.get("CHATCLI_MICROCOMPACT_MIN_CONTENT").is_some();
+    let min_content = read.positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?;
     Ok(Settings {
         enabled: read.switch("CHATCLI_MICROCOMPACT", defaults.enabled)?,
-        min_content: read.positive("CHATCLI_MICROCOMPACT_MIN_CONTENT", defaults.min_content)?,
+        min_content,
         truncate_turns: read.positive(
             "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
             defaults.truncate_turns,
@@ -563,7 +568,7 @@ fn resolve_compaction(read: &Reader) -> Result<crate::agent::compaction::Setting
         tail_chars: read.positive("CHATCLI_MICROCOMPACT_TAIL_CHARS", defaults.tail_chars)?,
         schedule: read.setting(
             "CHATCLI_MICROCOMPACT_SCHEDULE",
-            defaults.schedule,
+            knobs::implied_schedule(stage_knobs_set),
             "consumed, batched or eager",
             |v| match v.to_ascii_lowercase().as_str() {
                 "eager" => Some(Schedule::Eager),
@@ -572,6 +577,12 @@ fn resolve_compaction(read: &Reader) -> Result<crate::agent::compaction::Setting
                 _ => None,
             },
         )?,
+        consume_min_chars: if min_content_set {
+            min_content
+        } else {
+            defaults.consume_min_chars
+        },
+        stage_knobs_set,
     })
 }
 

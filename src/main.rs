@@ -50,8 +50,8 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let yes = matches!(&cli.command, Some(Command::Exec(args)) if args.yes);
-    let mut config = Config::resolve(&cli.common.overrides(yes), Env::from_process()?)?;
+    let overrides = cli.overrides();
+    let mut config = Config::resolve(&overrides, Env::from_process()?)?;
     let starts_provider = matches!(
         cli.command,
         None | Some(Command::Exec(_)) | Some(Command::Models(_))
@@ -73,7 +73,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .unwrap_or(""),
     );
     chatcli::ui::theme::set_theme(config.env.get("CHATCLI_THEME"));
-    let start = open_session(config, local, cli.common.resume.as_deref())?;
+    let start = open_session(config, local, cli.resume())?;
 
     match cli.command {
         Some(Command::Bench(args)) => bench(args).await,
@@ -83,7 +83,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Models(args)) => models(&start, args).await,
         Some(Command::Skill(chatcli::cli::SkillCommand::List)) => skill_list(&start.config),
         Some(Command::Exec(args)) => exec(start, args).await,
-        None => run_tui(start, cli.common.overrides(yes)).await,
+        None => run_tui(start, overrides).await,
     }
 }
 
@@ -231,7 +231,7 @@ fn memory(config: &Config, command: MemoryCommand) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
     chatcli::memory::cli::run(
         &config.home.join("memory"),
-        command.action(),
+        command.action(&config.workspace),
         chatcli::secrets::Secrets::from_env(&config.env),
         &mut stdout,
     )?;

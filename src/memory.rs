@@ -20,6 +20,7 @@ pub mod digest;
 pub mod embedder;
 pub mod embedding;
 pub mod keywords;
+pub mod profile;
 pub mod recall;
 
 use crate::files::File;

@@ -11,6 +11,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+/// The marker a tip notice starts with (the reference system prints its routing tip after
+/// `ℹ`); the chat pane draws it in place of a notice's usual dot.
+pub const TIP_MARKER: &str = "ℹ ";
+
 /// A slash command the agent offers: an MCP server's prompt, or a command file (`file`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpPromptCommand {
@@ -601,7 +605,7 @@ pub enum AgentEvent {
     },
     /// Something went wrong; the session goes on.
     Error { message: String },
-    /// A short notice for the user (not an error).
+    /// A short notice for the user (not an error); one that starts with `TIP_MARKER` is a tip.
     Notice { message: String },
     /// The MCP servers' prompts, offered as `/SERVER:PROMPT` commands (sent once they started).
     McpPrompts { commands: Vec<McpPromptCommand> },

@@ -23,6 +23,7 @@ use std::hash::{Hash, Hasher};
 use crate::conversation::{ContentBlock, Message, Role};
 use crate::tools::{Scratch, last_chars, take_chars};
 
+pub mod knobs;
 pub mod placement;
 use placement::Placement;
 
@@ -50,6 +51,11 @@ pub struct Settings {
     pub head_chars: usize,
     pub tail_chars: usize,
     pub schedule: Schedule,
+    /// Results shorter than this (characters) stay whole under `consumed`:
+    /// `placement::CONSUME_MIN_CHARS`, or `CHATCLI_MICROCOMPACT_MIN_CONTENT` when it is set.
+    pub consume_min_chars: usize,
+    /// Which of `knobs::STAGE_KNOBS` the user set (for the notice naming an unused one).
+    pub stage_knobs_set: [bool; 4],
 }
 
 impl Default for Settings {
@@ -64,6 +70,8 @@ impl Default for Settings {
             // `chatcli bench` measures consumed at or below batched, eager and "off" on every
             // scenario (`docs/benchmark.md`), so it is the default.
             schedule: Schedule::Consumed,
+            consume_min_chars: placement::CONSUME_MIN_CHARS,
+            stage_knobs_set: [false; 4],
         }
     }
 }

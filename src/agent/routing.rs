@@ -412,18 +412,29 @@ pub fn classify(query: &str) -> Route {
 }
 
 /// The routing tip for a conversational prompt, in the prompt's language (Portuguese or
-/// English, as the reference system has it). `rerouted` says whether it was answered as chat;
-/// `first` gives the whole tip, later ones are a short marker so the transcript is not nagged.
+/// English), in the reference system's words (its `agent.early_exit.chat_hint`, which it prints
+/// in both modes): `rerouted` (auto) says the agent loop was skipped, as the reference does;
+/// in hint mode the loop still runs, so that one clause says so instead. `first` gives the
+/// whole tip, later ones are a short marker so the transcript is not nagged.
 pub fn tip(prompt: &str, rerouted: bool, first: bool) -> String {
     let pt = looks_portuguese(prompt);
-    match (pt, rerouted, first) {
-        (false, true, true) => "Tip: this query looks conversational — the /agent loop was skipped. Use /chat or just type the question to force chat mode, or /run to force agent mode.".into(),
-        (false, false, true) => "Tip: this query looks conversational — /chat answers it in one request without tool schemas (this one runs in the agent loop as asked); /run forces agent mode without this tip.".into(),
-        (true, true, true) => "Dica: essa pergunta parece conversacional — o loop /agent foi ignorado. Use /chat ou digite a pergunta direto para forçar chat, ou /run para forçar o agente.".into(),
-        (true, false, true) => "Dica: essa pergunta parece conversacional — /chat responde em uma requisição, sem esquemas de ferramentas (esta roda no loop do agente, como pedido); /run força o agente sem esta dica.".into(),
-        (false, _, false) => "(conversational: /chat · /run)".into(),
-        (true, _, false) => "(conversacional: /chat · /run)".into(),
-    }
+    let text = match (pt, rerouted, first) {
+        (false, true, true) => {
+            "Tip: this query looks conversational — the /agent loop was skipped. Use /chat or just type the question to force chat mode, or /run to force agent mode."
+        }
+        (false, false, true) => {
+            "Tip: this query looks conversational — the /agent loop runs as asked. Use /chat to force chat mode, or /run to force agent mode."
+        }
+        (true, true, true) => {
+            "Dica: essa pergunta parece conversacional — o loop /agent foi ignorado. Use /chat ou digite a pergunta direto para forçar chat, ou /run para forçar o agente."
+        }
+        (true, false, true) => {
+            "Dica: essa pergunta parece conversacional — o loop /agent roda como pedido. Use /chat para forçar chat, ou /run para forçar o agente."
+        }
+        (false, _, false) => "looks conversational: /chat · /run",
+        (true, _, false) => "parece conversacional: /chat · /run",
+    };
+    format!("{}{text}", crate::protocol::TIP_MARKER)
 }
 
 /// Whether the prompt reads as Portuguese rather than English (common words and diacritics).
@@ -486,11 +497,30 @@ mod tests {
 
     #[test]
     fn the_tip_speaks_the_prompts_language_and_shortens_after_the_first() {
+        // The reference's words (`agent.early_exit.chat_hint`, en and pt-BR), after its marker.
+        assert_eq!(
+            tip("what is a channel in Go?", true, true),
+            "ℹ Tip: this query looks conversational — the /agent loop was skipped. Use /chat or just type the question to force chat mode, or /run to force agent mode."
+        );
+        assert_eq!(
+            tip("o que é um canal em Go?", true, true),
+            "ℹ Dica: essa pergunta parece conversacional — o loop /agent foi ignorado. Use /chat ou digite a pergunta direto para forçar chat, ou /run para forçar o agente."
+        );
+        // Hint mode: the same opening, and the truth about the loop, which still runs.
         let en = tip("what is a channel in Go?", false, true);
-        assert!(en.starts_with("Tip:") && en.contains("/chat") && en.contains("/run"));
-        let pt = tip("o que é um canal em Go?", true, true);
-        assert!(pt.starts_with("Dica:") && pt.contains("/chat") && pt.contains("/run"));
-        assert!(tip("what is a channel in Go?", false, false).len() < 40);
+        assert!(
+            en.starts_with(
+                "ℹ Tip: this query looks conversational — the /agent loop runs as asked."
+            ) && en.ends_with("Use /chat to force chat mode, or /run to force agent mode."),
+            "{en}"
+        );
+        let pt = tip("o que é um canal em Go?", false, true);
+        assert!(
+            pt.starts_with("ℹ Dica: essa pergunta parece conversacional — o loop /agent roda"),
+            "{pt}"
+        );
+        let short = tip("what is a channel in Go?", false, false);
+        assert!(short.contains("looks conversational") && short.chars().count() < 40);
         assert!(looks_portuguese("qual a diferença entre TCP e UDP?"));
         assert!(!looks_portuguese(
             "what is the difference between TCP and UDP?"

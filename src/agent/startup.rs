@@ -78,6 +78,9 @@ impl Agent {
         for message in self.pricing_notices() {
             self.emit(AgentEvent::Notice { message });
         }
+        if let Some(message) = self.options.compaction.unused_knobs_notice() {
+            self.emit(AgentEvent::Notice { message });
+        }
         if let Some(message) = self.options.sandbox.notice() {
             self.emit(AgentEvent::Notice { message });
         }

@@ -103,7 +103,18 @@ impl Config {
             (
                 "microcompact schedule",
                 format!("{:?}", self.compaction.schedule).to_lowercase(),
-                source(None, &["CHATCLI_MICROCOMPACT_SCHEDULE"], env, from_file),
+                source(
+                    None,
+                    &[
+                        "CHATCLI_MICROCOMPACT_SCHEDULE",
+                        "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
+                        "CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS",
+                        "CHATCLI_MICROCOMPACT_HEAD_CHARS",
+                        "CHATCLI_MICROCOMPACT_TAIL_CHARS",
+                    ],
+                    env,
+                    from_file,
+                ),
             ),
             (
                 "smart routing",

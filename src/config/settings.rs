@@ -221,32 +221,32 @@ pub const SETTINGS: &[Setting] = &[
     var(
         "CHATCLI_MICROCOMPACT_MIN_CONTENT",
         "3000",
-        "smallest tool result (characters) that is staged (`batched`, `eager`, the context guard)",
+        "smallest tool result (characters) that is staged (`batched`, `eager`, the context guard); when set, also the size below which `consumed` keeps a result whole (unset: 1000)",
     ),
     var(
         "CHATCLI_MICROCOMPACT_TRUNCATE_TURNS",
         "2",
-        "age at which a result is truncated (`batched`, `eager`)",
+        "age at which a result is truncated (`batched`, `eager`); setting it with no schedule named selects `batched`",
     ),
     var(
         "CHATCLI_MICROCOMPACT_SUMMARIZE_TURNS",
         "4",
-        "age at which a result is summarised (`batched`, `eager`)",
+        "age at which a result is summarised (`batched`, `eager`); setting it with no schedule named selects `batched` (100 with the one above keeps results whole)",
     ),
     var(
         "CHATCLI_MICROCOMPACT_HEAD_CHARS",
         "2000",
-        "characters kept from a truncated result's start",
+        "characters kept from a truncated result's start (`batched`, `eager`; selects `batched` like the ages)",
     ),
     var(
         "CHATCLI_MICROCOMPACT_TAIL_CHARS",
         "500",
-        "characters kept from a truncated result's end",
+        "characters kept from a truncated result's end (`batched`, `eager`; selects `batched` like the ages)",
     ),
     var(
         "CHATCLI_MICROCOMPACT_SCHEDULE",
         "`consumed`",
-        "`consumed`, `batched` or `eager`: when large tool results are shrunk",
+        "`consumed`, `batched` or `eager`: when large tool results are shrunk; unset, a stage knob (`TRUNCATE_TURNS`, `SUMMARIZE_TURNS`, `HEAD_CHARS`, `TAIL_CHARS`) selects `batched`, and one the schedule named never reads is said once at the start",
     ),
     var(
         "CHATCLI_PROMPT_CACHE",

@@ -14,6 +14,8 @@ pub enum Action {
         text: String,
         category: Option<String>,
         tags: Vec<String>,
+        /// The project of the working directory: a `project` fact records it in the profile.
+        project: Option<String>,
     },
     List,
     Forget {
@@ -47,13 +49,19 @@ pub fn run(
             text,
             category,
             tags,
+            project,
         } => {
+            let category = category.unwrap_or_default();
+            let is_project = category.is_empty() || category.eq_ignore_ascii_case("project");
             let added = store.add(NewFact {
                 content: text,
-                category: category.unwrap_or_default(),
+                category,
                 tags,
                 source: "user".into(),
             })?;
+            if is_project && let Some(name) = project {
+                store.note_project(&name)?;
+            }
             match added {
                 Added::New(id) => writeln!(out, "remembered {id}"),
                 Added::Reinforced(id) => writeln!(out, "already known: reinforced {id}"),

@@ -16,22 +16,11 @@ pub const AUTORECALL_BUDGET: usize = 700;
 /// The compact, turn-independent digest of the store.
 pub fn index_digest(store: &Store) -> String {
     let mut lines = Vec::new();
-    let p = &store.profile;
-    let mut profile = Vec::new();
-    for part in [&p.name, &p.role, &p.company] {
-        if !part.is_empty() {
-            profile.push(part.clone());
-        }
-    }
-    if !p.expertise.is_empty() {
-        profile.push(format!("expertise: {}", p.expertise.join(", ")));
-    }
+    let profile = super::profile::profile_summary(store);
     if !profile.is_empty() {
         lines.push(format!("Profile: {}", profile.join(" · ")));
     }
-    let mut projects = p.projects.clone();
-    projects.sort_by(|a, b| b.last_active.cmp(&a.last_active).then(a.name.cmp(&b.name)));
-    let projects: Vec<String> = projects.into_iter().take(6).map(|p| p.name).collect();
+    let projects = super::profile::index_projects(store);
     if !projects.is_empty() {
         lines.push(format!("Projects: {}", projects.join(", ")));
     }

@@ -182,7 +182,7 @@ impl Tool for MemoryTool {
             };
             match required_str(args, "action")? {
                 "recall" => recall(memory, ctx, required_str(args, "query")?).await,
-                "add" => add(memory, args).await,
+                "add" => add(memory, args, &ctx.workspace).await,
                 "forget" => forget(memory, required_str(args, "id")?).await,
                 other => Err(ToolError::InvalidArgs(format!(
                     "unknown action \"{other}\" (expected recall, add or forget)"
@@ -275,7 +275,11 @@ fn recall_listing(facts: &[Fact], query: &str) -> String {
 }
 
 /// `add`: stores a fact (or reinforces the same one already known).
-async fn add(memory: &SharedMemory, args: &Value) -> Result<ToolOutput, ToolError> {
+async fn add(
+    memory: &SharedMemory,
+    args: &Value,
+    workspace: &Path,
+) -> Result<ToolOutput, ToolError> {
     let content = required_str(args, "content")?;
     let tags = args
         .get("tags")
@@ -286,23 +290,36 @@ async fn add(memory: &SharedMemory, args: &Value) -> Result<ToolOutput, ToolErro
                 .collect()
         })
         .unwrap_or_default();
+    let category = optional_str(args, "category")
+        .unwrap_or("project")
+        .to_string();
+    // A project fact records the workspace's project for the memory index.
+    let project = category
+        .eq_ignore_ascii_case("project")
+        .then(|| crate::memory::profile::project_name(workspace))
+        .flatten();
     let new = NewFact {
         content: content.to_string(),
-        category: optional_str(args, "category")
-            .unwrap_or("project")
-            .to_string(),
+        category,
         tags,
         source: "agent".into(),
     };
     let store = memory.lock().map_err(|_| poisoned())?.store.detached();
-    let (added, facts) = off_task(store, move |store| {
-        store
-            .add(new)
-            .map(|added| (added, std::mem::take(&mut store.facts)))
+    let (added, facts, profile) = off_task(store, move |store| {
+        let added = store.add(new)?;
+        if let Some(name) = project {
+            store.note_project(&name)?;
+        }
+        Ok((
+            added,
+            std::mem::take(&mut store.facts),
+            std::mem::take(&mut store.profile),
+        ))
     })
     .await
     .map_err(failed)?;
     replace_facts(memory, facts)?;
+    memory.lock().map_err(|_| poisoned())?.store.profile = profile;
     Ok(ToolOutput::text(match added {
         Added::New(id) => format!(
             "remembered (id {})",

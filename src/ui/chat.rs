@@ -204,7 +204,15 @@ impl HistoryCell {
                 tool_calls,
                 usage,
             } => assistant_lines(text, reasoning, tool_calls, *usage, width, &mut calls),
-            CellKind::Notice(text) => prefixed(text, "· ", Style::new().fg(Color::DarkGray), width),
+            CellKind::Notice(text) => match text.strip_prefix(crate::protocol::TIP_MARKER) {
+                Some(tip) => prefixed(
+                    tip,
+                    crate::protocol::TIP_MARKER,
+                    Style::new().fg(Color::DarkGray),
+                    width,
+                ),
+                None => prefixed(text, "· ", Style::new().fg(Color::DarkGray), width),
+            },
             CellKind::Error(text) => prefixed(text, "✗ ", Style::new().fg(Color::LightRed), width),
         };
         lines.push(Line::default());

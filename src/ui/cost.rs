@@ -1,8 +1,9 @@
 //! `/cost` and the cache chart.
 //!
-//! The summary shows the session's bill in a fixed shape (provider and model, tokens by kind,
-//! total), then requests, what the cache saved, the budget, and each model's share when the
-//! session used more than one. The chart (Ctrl+G) draws one column per request, stacked from the
+//! The summary shows the session's bill in the reference system's lines and order (provider and
+//! model, input and output tokens, cache read, cache creation, total cost), then chatcli's
+//! breakdown: uncached input, requests, what the cache saved, the budget, and each model's and
+//! agent's share when there is more than one. The chart (Ctrl+G) draws one column per request, stacked from the
 //! bottom: cache read (green █), cache write (yellow ▒), uncached input (red ░), so a user sees the
 //! cache warm up turn by turn and spots a miss at a glance.
 
@@ -54,22 +55,22 @@ fn money(cost: Option<f64>) -> String {
         .unwrap_or_else(|| "unknown (model not in the price catalog)".into())
 }
 
-/// The summary's lines.
+/// The summary's lines: the reference system's first (provider and model, input, output, cache
+/// read, cache creation, total cost: users and their scripts look for these words), then
+/// chatcli's breakdown.
 pub fn summary_lines(view: &CostView) -> Vec<String> {
     let rule = "──────────────────────────────".to_string();
     let row = |label: &str, n: u64| format!("  {label:<16}{:>12}", thousands(n));
     let mut lines = vec![
         "Session cost summary".to_string(),
         format!("  Provider: {} | Model: {}", view.provider, view.model),
-        format!("  {rule}"),
         row("Input tokens:", view.input_tokens),
-        row("  uncached:", view.uncached_input_tokens),
-        row("  cache read:", view.cache_read_tokens),
-        row("  cache write:", view.cache_creation_tokens),
         row("Output tokens:", view.output_tokens),
-        format!("  {rule}"),
+        row("Cache read:", view.cache_read_tokens),
+        row("Cache creation:", view.cache_creation_tokens),
         format!("  Total cost: {}", money(view.cost_usd)),
-        String::new(),
+        format!("  {rule}"),
+        row("Uncached input:", view.uncached_input_tokens),
         format!("  Requests: {}", view.requests),
         format!(
             "  Cache saved: ${:.4} against paying full input price",

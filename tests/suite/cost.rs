@@ -228,5 +228,20 @@ fn the_cost_summary_and_the_cache_chart() {
     let summary = screen_text(&draw(&mut app));
     assert!(summary.contains("Session cost summary"));
     assert!(summary.contains("Total cost: $0.0234"));
+    // The reference system's lines first, in its order, then chatcli's breakdown.
+    let at = |needle: &str| summary.find(needle).unwrap_or(usize::MAX);
+    let order = [
+        "Provider: anthropic | Model: claude-sonnet-4-5",
+        "Input tokens:",
+        "Output tokens:",
+        "Cache read:",
+        "Cache creation:",
+        "Total cost:",
+        "Uncached input:",
+        "Requests: 5",
+    ];
+    for pair in order.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} before {}", pair[0], pair[1]);
+    }
     assert_snapshot!("cost_summary", summary);
 }

@@ -290,9 +290,10 @@ async fn smart_route_hint_keeps_the_loop_and_says_so_truthfully() {
         .unwrap_or_default()
         .to_string();
     assert!(
-        tip.contains("/chat")
+        tip.starts_with("ℹ Tip: this query looks conversational")
+            && tip.contains("/chat")
             && tip.contains("/run")
-            && tip.contains("runs in the agent loop as asked"),
+            && tip.contains("the /agent loop runs as asked"),
         "{tip}"
     );
 }

@@ -33,7 +33,8 @@ pub enum Placement {
 
 /// Tokens a pointer line costs (it stays in every later request).
 pub const POINTER_TOKENS: u64 = 60;
-/// Results shorter than this (characters) are always kept: a pointer saves too little.
+/// Results shorter than this (characters) are always kept: a pointer saves too little
+/// (`Settings::consume_min_chars`; `CHATCLI_MICROCOMPACT_MIN_CONTENT` replaces it when set).
 pub const CONSUME_MIN_CHARS: usize = 1_000;
 /// Requests expected after a result arrives: as many as the session has made so far, within
 /// these bounds (sessions of 10–30 requests are what the schedule is built for; `chatcli bench`
@@ -162,7 +163,7 @@ impl Compactor {
                         .get(id.as_str())
                         .copied()
                         .unwrap_or(("@ mention", &null));
-                    let placement = if content.chars().count() < CONSUME_MIN_CHARS
+                    let placement = if content.chars().count() < self.settings.consume_min_chars
                         || !arrival.consume_pays()
                     {
                         Placement::Keep
