@@ -154,7 +154,10 @@ pub struct BenchArgs {
     /// Smaller inputs: every scenario in a few seconds.
     #[arg(long)]
     pub quick: bool,
-    /// Where bench-report.md and bench-report.json are written.
+    /// Run a scenario written as JSON (its shape: docs/benchmark.md) instead of the built-in ones.
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
+    pub script: Option<std::path::PathBuf>,
+    /// Where bench-report.md and bench-report.json are written (made when missing).
     #[arg(long, default_value = ".")]
     pub out: std::path::PathBuf,
 }

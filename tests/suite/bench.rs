@@ -65,9 +65,14 @@ async fn quick_bench_rows_are_honest() {
             .collect(),
         provider_models: vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
         quick: true,
+        script: None,
     };
     let rows = bench::run(&options).await.expect("the benchmark runs");
-    assert_eq!(rows.len(), 3 * bench::variants().len() * 2);
+    assert_eq!(
+        rows.len(),
+        3 * (bench::variants_for(ProviderModel::Anthropic).len()
+            + bench::variants_for(ProviderModel::OpenAi).len())
+    );
     assert_eq!(bench::honesty_violations(&rows), Vec::<String>::new());
     for r in &rows {
         assert!(
@@ -119,6 +124,7 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
             .collect(),
         provider_models: vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
         quick: false,
+        script: None,
     };
     let rows = bench::run(&options).await.expect("the benchmark runs");
     assert_eq!(bench::honesty_violations(&rows), Vec::<String>::new());
@@ -192,6 +198,7 @@ async fn a_parallel_batch_keeps_the_history_cached() {
         scenarios: vec!["fanout".to_string()],
         provider_models: vec![ProviderModel::Anthropic],
         quick: false,
+        script: None,
     };
     let rows = bench::run(&options).await.expect("the benchmark runs");
     assert_eq!(bench::honesty_violations(&rows), Vec::<String>::new());
@@ -205,4 +212,42 @@ async fn a_parallel_batch_keeps_the_history_cached() {
     assert!(batched.floor_ratio() <= 1.3, "{batched:?}");
     let optimised = find(&rows, "fanout", "optimised", "anthropic");
     assert!(optimised.floor_ratio() <= 1.2, "{optimised:?}");
+}
+
+/// Two runs of `chatcli bench --json` print the same bytes: fixed workspace paths, scratch
+/// names on the virtual clock, and the `orchestrated` specialists answered in one order. The
+/// first run writes its reports into a folder that does not exist yet.
+#[test]
+fn two_bench_runs_print_the_same_json_and_out_makes_its_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |out: &std::path::Path, scenario: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+            .env("CHATCLI_HOME", dir.path().join("home"))
+            .args([
+                "bench",
+                "--quick",
+                "--json",
+                "--scenario",
+                scenario,
+                "--out",
+            ])
+            .arg(out)
+            .output()
+            .expect("run chatcli bench");
+        assert!(
+            output.status.success(),
+            "stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    let missing = dir.path().join("reports").join("today");
+    for scenario in ["orchestrated", "lookup"] {
+        let first = run(&missing, scenario);
+        let second = run(&dir.path().join("again"), scenario);
+        assert!(first.contains("\"orchestrated\"") || first.contains("\"lookup\""));
+        pretty_assertions::assert_eq!(first, second, "{scenario}: two runs differ");
+    }
+    assert!(missing.join("bench-report.json").is_file());
+    assert!(missing.join("bench-report.md").is_file());
 }
