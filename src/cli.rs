@@ -31,7 +31,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_MICROCOMPACT_SCHEDULE consumed | batched | eager: when large tool results are shrunk (default consumed)
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
-  CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
+  CHATCLI_PROMPT_CACHE_TTL auto | 5m (in_memory) | 1h (24h): cache lifetime; auto goes to 1h after an idle pause and asks OpenAI for 24h (default auto)
   CHATCLI_WEBFETCH_AUTOSAVE_BYTES  web pages larger than this are saved, not inlined (10000)
   CHATCLI_AGENT_TMPDIR     your own scratch directory for saved files (never deleted)
   CHATCLI_SANDBOX          workspace-write | read-only | off | required: OS sandbox of commands

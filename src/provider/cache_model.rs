@@ -178,8 +178,9 @@ impl CacheModel {
                     .filter_map(|&m| segments.get(m).map(|s| (m, s)))
                 {
                     if prefix_tokens(segments, m + 1) >= MIN_PREFIX {
+                        // An entry already there keeps its own lifetime (no free upgrade).
                         let ttl = match self.written.get(&segment.prefix_hash) {
-                            Some((_, ttl)) => (*ttl).max(self.write_ttl),
+                            Some((_, ttl)) => *ttl,
                             None => self.write_ttl,
                         };
                         self.written.insert(segment.prefix_hash, (now + ttl, ttl));

@@ -3,10 +3,12 @@
 //!
 //! Anthropic's 5-minute entry costs 1.25× the input price to write, the 1-hour entry 2×; both
 //! read at 0.1× and a read refreshes the entry. A session without pauses never lets a 5-minute
-//! entry lapse, so `auto` starts with 5 minutes and pays nothing extra there; once the session
-//! has been idle longer than the 5-minute lifetime (the user reads, runs tests, goes to a
-//! meeting: their rhythm says pauses happen) every marker asks for 1 hour, so the next pause
-//! reads the conversation instead of writing it again. OpenAI's extended `24h` retention costs
+//! entry lapse, so `auto` starts with 5 minutes and pays nothing extra there; once the user has
+//! been idle for more than 2 minutes between two requests (they read, run tests, go to a
+//! meeting: their rhythm says longer pauses will come) every marker asks for 1 hour, so the
+//! next long pause reads the conversation instead of writing it again. The 2 minutes were
+//! chosen on the benchmark's scripted day (docs/benchmark.md): waiting for a pause past 5
+//! minutes lost that first pause's rewrite and cost 10% more. OpenAI's extended `24h` retention costs
 //! the same as in-memory, so `auto` asks for it from the first request on the models that offer
 //! it. `5m` (alias `in_memory`) and `1h` (alias `24h`) fix the lifetime. What a newcomer gets
 //! wrong: the benchmark's model and the real providers must take the same decision from the
@@ -23,8 +25,9 @@ pub enum Lifetime {
     Long,
 }
 
-/// Idle time past which the short-lived entries are gone, in seconds (Anthropic's 5 minutes).
-pub const SHORT_LIFETIME_SECS: u64 = 300;
+/// Idle time between two requests after which `auto` asks for the long lifetime, in seconds:
+/// a human pause, far above the seconds between the requests of one tool loop.
+pub const PAUSE_SECS: u64 = 120;
 
 /// One session's lifetime decisions.
 #[derive(Debug, Clone)]
@@ -55,7 +58,7 @@ impl PausePolicy {
         match self.setting {
             CacheTtl::FiveMinutes => Lifetime::Short,
             CacheTtl::OneHour => Lifetime::Long,
-            CacheTtl::Auto if self.longest_idle > SHORT_LIFETIME_SECS => Lifetime::Long,
+            CacheTtl::Auto if self.longest_idle > PAUSE_SECS => Lifetime::Long,
             CacheTtl::Auto => Lifetime::Short,
         }
     }
@@ -76,16 +79,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_stays_short_without_pauses_and_goes_long_after_the_first_lapse() {
+    fn auto_stays_short_without_pauses_and_goes_long_after_the_first_human_pause() {
         let mut p = PausePolicy::new(CacheTtl::Auto);
         for t in (0..600).step_by(12) {
             assert_eq!(p.lifetime(t), Lifetime::Short, "no pause at {t}");
         }
-        // Four minutes idle: the 5-minute entries were still there.
-        assert_eq!(p.lifetime(600 + 240), Lifetime::Short);
-        // Twelve minutes idle: they lapsed; from now on 1 hour.
-        assert_eq!(p.lifetime(840 + 720), Lifetime::Long);
-        assert_eq!(p.lifetime(840 + 732), Lifetime::Long);
+        // A minute and a half: still a tool loop's rhythm, or a quick reply.
+        assert_eq!(p.lifetime(600 + 90), Lifetime::Short);
+        // Four minutes idle: the user pauses; from now on 1 hour.
+        assert_eq!(p.lifetime(690 + 240), Lifetime::Long);
+        assert_eq!(p.lifetime(930 + 12), Lifetime::Long);
         assert!(p.extended_retention());
     }
 
