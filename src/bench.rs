@@ -12,8 +12,10 @@
 //! gets wrong: a baseline that is a different program (a strawman) instead of one switch.
 
 pub mod fake;
+mod places;
 mod report;
 pub mod scenarios;
+pub mod script_file;
 pub mod sessions;
 
 pub use report::{
@@ -33,10 +35,12 @@ use crate::config::{Config, Overrides};
 use crate::cost::{Catalog, Pricing};
 use crate::env::Env;
 use crate::memory::Store;
+use crate::protocol::Mode;
 use crate::protocol::{AgentEvent, Op};
 use crate::provider::cache_model::Semantics;
 use fake::FakeModel;
-use scenarios::Size;
+use scenarios::{Prompt, Size};
+pub use script_file::ScriptedScenario;
 
 /// An optimisation the benchmark can switch off, with the variable a user sets to do the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +96,30 @@ pub const FEATURES: [Feature; 7] = [
 pub struct Variant {
     pub mode: String,
     pub env: Vec<(&'static str, &'static str)>,
+    /// The one family it means something on (the fixed cache lifetimes), else every family.
+    pub family: Option<ProviderModel>,
 }
+
+/// The fixed cache lifetimes, each a row on its family: (mode, `CHATCLI_PROMPT_CACHE_TTL`,
+/// family). `optimised` is the pause-aware `auto`.
+pub const LIFETIMES: [(&str, &str, ProviderModel); 4] = [
+    ("ttl:5m", "5m", ProviderModel::Anthropic),
+    ("ttl:1h", "1h", ProviderModel::Anthropic),
+    ("ttl:in_memory", "in_memory", ProviderModel::OpenAi),
+    ("ttl:24h", "24h", ProviderModel::OpenAi),
+];
+
+/// The lifetime row that is the provider's own default on family `pm`.
+pub fn default_lifetime(pm: &str) -> &'static str {
+    if pm == "openai" {
+        "ttl:in_memory"
+    } else {
+        "ttl:5m"
+    }
+}
+
+/// The virtual clock's start: a fixed time, so the dynamic context is the same on every run.
+const EPOCH: u64 = 1_796_000_000;
 
 /// The reference system's eager microcompact, kept as one extra row.
 pub const REFERENCE_EAGER: &str = "reference:eager_compaction";
@@ -100,34 +127,48 @@ pub const REFERENCE_EAGER: &str = "reference:eager_compaction";
 pub const SCHEDULE_BATCHED: &str = "schedule:batched";
 
 /// Every configuration, in report order: `optimised` (the defaults), `off` (every switch off),
-/// one `without:<feature>` per feature, the reference's eager compaction and the `batched`
-/// schedule.
+/// one `without:<feature>` per feature, the reference's eager compaction, the `batched`
+/// schedule and the fixed cache lifetimes.
 pub fn variants() -> Vec<Variant> {
+    let every = |mode: String, env: Vec<(&'static str, &'static str)>| Variant {
+        mode,
+        env,
+        family: None,
+    };
     let mut out = vec![
-        Variant {
-            mode: "optimised".into(),
-            env: Vec::new(),
-        },
-        Variant {
-            mode: "off".into(),
-            env: FEATURES.iter().map(|f| (f.var, f.off)).collect(),
-        },
+        every("optimised".into(), Vec::new()),
+        every(
+            "off".into(),
+            FEATURES.iter().map(|f| (f.var, f.off)).collect(),
+        ),
     ];
     for f in FEATURES {
+        out.push(every(format!("without:{}", f.name), vec![(f.var, f.off)]));
+    }
+    out.push(every(
+        REFERENCE_EAGER.into(),
+        vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "eager")],
+    ));
+    out.push(every(
+        SCHEDULE_BATCHED.into(),
+        vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "batched")],
+    ));
+    for (mode, value, family) in LIFETIMES {
         out.push(Variant {
-            mode: format!("without:{}", f.name),
-            env: vec![(f.var, f.off)],
+            mode: mode.into(),
+            env: vec![("CHATCLI_PROMPT_CACHE_TTL", value)],
+            family: Some(family),
         });
     }
-    out.push(Variant {
-        mode: REFERENCE_EAGER.into(),
-        env: vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "eager")],
-    });
-    out.push(Variant {
-        mode: SCHEDULE_BATCHED.into(),
-        env: vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "batched")],
-    });
     out
+}
+
+/// The configurations run on family `pm`.
+pub fn variants_for(pm: ProviderModel) -> Vec<Variant> {
+    variants()
+        .into_iter()
+        .filter(|v| v.family.is_none_or(|f| f == pm))
+        .collect()
 }
 
 /// The configuration a variant resolves to, the way `chatcli` resolves its own environment.
@@ -216,6 +257,8 @@ pub struct Row {
     pub fixed_prefix_tokens: u64,
     /// What the fixed prefix cost over the run, as each request was billed for it.
     pub fixed_prefix_cost_usd: f64,
+    /// The user's pauses between prompts, in minutes in all.
+    pub pause_minutes: f64,
 }
 
 impl Row {
@@ -244,6 +287,8 @@ pub struct BenchOptions {
     pub scenarios: Vec<String>,
     pub provider_models: Vec<ProviderModel>,
     pub quick: bool,
+    /// A scenario from `--script FILE`: run instead of `scenarios`.
+    pub script: Option<ScriptedScenario>,
 }
 
 /// Why the benchmark could not run.
@@ -270,6 +315,9 @@ pub enum BenchError {
     /// The memory scenario's store could not be filled.
     #[error("bench: {0}")]
     Memory(#[from] crate::memory::MemoryError),
+    /// A `--script` file that is not a scenario.
+    #[error("bench: --script: {0}")]
+    Script(String),
     /// The agent task ended before the prompt did.
     #[error("bench: the agent stopped")]
     AgentStopped,
@@ -291,7 +339,11 @@ fn err(context: &'static str) -> impl FnOnce(std::io::Error) -> BenchError {
 
 /// Runs every requested scenario in every mode; rows in a stable order.
 pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
-    for name in &options.scenarios {
+    let names: Vec<String> = match &options.script {
+        Some(script) => vec![script.name.clone()],
+        None => options.scenarios.clone(),
+    };
+    for name in names.iter().filter(|_| options.script.is_none()) {
         if !scenarios::NAMES.contains(&name.as_str()) {
             return Err(BenchError::UnknownScenario {
                 name: name.clone(),
@@ -314,63 +366,113 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
             .lookup(pm.model())
             .cloned()
             .ok_or_else(|| BenchError::NoPrice(pm.model().to_string()))?;
-        for name in &options.scenarios {
-            for variant in variants() {
-                rows.push(run_one(name, &variant, *pm, size, &pricing, &catalog, &web).await?);
+        for name in &names {
+            for variant in variants_for(*pm) {
+                let run = Run {
+                    name,
+                    script: options.script.as_ref(),
+                    variant: &variant,
+                    pm: *pm,
+                    size,
+                    web: &web,
+                };
+                rows.push(run_one(&run, &pricing, &catalog).await?);
             }
         }
     }
     Ok(rows)
 }
 
-/// Runs scenario `name` once in `variant` on family `pm`: a fresh workspace and home, the
-/// scripted model, the real agent; the row is what the model was billed.
-async fn run_one(
-    name: &str,
-    variant: &Variant,
+/// One run: which scenario (a built-in name, or the `--script` one), in which configuration,
+/// on which family.
+struct Run<'a> {
+    name: &'a str,
+    script: Option<&'a ScriptedScenario>,
+    variant: &'a Variant,
     pm: ProviderModel,
     size: Size,
-    pricing: &Pricing,
-    catalog: &Catalog,
-    web: &str,
-) -> Result<Row, BenchError> {
-    let workspace = tempfile::tempdir().map_err(err("cannot make a workspace"))?;
-    let home = tempfile::tempdir().map_err(err("cannot make a home"))?;
-    scenarios::write_scenario_workspace(name, workspace.path(), size)
+    web: &'a str,
+}
+
+/// What a run sends: the prompts and the pause before each (seconds), the specialists' lanes,
+/// and the mode.
+struct Work {
+    prompts: Vec<Prompt>,
+    pauses: Vec<u64>,
+    lanes: Vec<Prompt>,
+    mode: Mode,
+}
+
+/// Writes the run's workspace (and its memory facts) and says what it sends.
+fn prepare(run: &Run, config: &Config, workspace: &std::path::Path) -> Result<Work, BenchError> {
+    if let Some(script) = run.script {
+        script.write_files(workspace)?;
+        let prompts = script.prompts();
+        return Ok(Work {
+            pauses: script.pauses(),
+            prompts,
+            lanes: Vec::new(),
+            mode: script.mode()?,
+        });
+    }
+    let name = run.name;
+    scenarios::write_scenario_workspace(name, workspace, run.size)
         .map_err(err("cannot write the fixture crate"))?;
-    let config = variant_config(variant, home.path(), workspace.path(), web)?;
     if name == "memory" {
         let mut store = Store::open(&config.home.join("memory"))?;
-        store.add_all(scenarios::facts(size.facts))?;
+        store.add_all(scenarios::facts(run.size.facts))?;
     }
     let (prompts, lanes) = if name == scenarios::ORCHESTRATED {
         scenarios::orchestrated(config.agents.parallel)
     } else {
-        (scenarios::script(name, size, web), Vec::new())
+        (scenarios::script(name, run.size, run.web), Vec::new())
     };
-    let turns = prompts
+    Ok(Work {
+        pauses: vec![0; prompts.len()],
+        prompts,
+        lanes,
+        mode: scenarios::mode(name),
+    })
+}
+
+/// Runs one scenario once in one configuration: a fresh workspace and home at fixed paths, the
+/// scripted model, the real agent; the row is what the model was billed.
+async fn run_one(run: &Run<'_>, pricing: &Pricing, catalog: &Catalog) -> Result<Row, BenchError> {
+    let places = places::Places::take().map_err(err("cannot make a workspace"))?;
+    let workspace = places.workspace();
+    let config = variant_config(run.variant, &places.home(), &workspace, run.web)?;
+    let work = prepare(run, &config, &workspace)?;
+    let turns = work
+        .prompts
         .iter()
         .flat_map(|(_, turns)| turns.clone())
         .collect();
+    let pm = run.pm;
     let model = Arc::new(
         FakeModel::new(
             pm.model(),
             pm.semantics(),
-            config.prompt_cache,
-            workspace.path().to_path_buf(),
+            (config.prompt_cache, config.cache_ttl),
+            workspace.clone(),
             turns,
         )
-        .with_lanes(lanes),
+        .with_lanes(work.lanes),
     );
-    let options = bench_options(&config, model.as_ref(), catalog, name, pricing);
-    let mode = variant.mode.as_str();
+    let now = Arc::new(AtomicU64::new(EPOCH));
+    let options = bench_options(&config, model.as_ref(), catalog, run.name, pricing, &now);
+    let mode = run.variant.mode.as_str();
     let mut handle = agent::spawn(model.clone(), options);
-    for (prompt, _) in prompts {
-        send_prompt(&mut handle, name, mode, prompt).await?;
+    for ((prompt, _), pause) in work.prompts.into_iter().zip(work.pauses.iter()) {
+        // The user's pause moves the cache's clock on; the agent's clock is set to it.
+        model.pause(*pause);
+        now.store(EPOCH + model.now(), Ordering::Relaxed);
+        send_prompt(&mut handle, (run.name, mode), prompt, work.mode).await?;
     }
     let _ = handle.ops.send(Op::Shutdown);
     let _ = handle.join.await;
-    Ok(row(name, mode, pm, pricing, &model.log()))
+    let mut row = row(run.name, mode, pm, pricing, &model.log());
+    row.pause_minutes = work.pauses.iter().sum::<u64>() as f64 / 60.0;
+    Ok(row)
 }
 
 /// The same options `chatcli` builds from its configuration; only the clock is virtual, and the
@@ -381,6 +483,7 @@ fn bench_options(
     catalog: &Catalog,
     name: &str,
     pricing: &Pricing,
+    now: &Arc<AtomicU64>,
 ) -> agent::AgentOptions {
     let mut options = crate::session::agent_options(
         config,
@@ -392,12 +495,19 @@ fn bench_options(
     options.pricing = Some(pricing.clone());
     // Time zone fixed so the dynamic context is the same on every machine.
     options.time_zone = crate::prompt::dynamic::TimeZone::utc();
-    // A virtual clock: each request takes 12 s, as the cache model's clock does.
-    let now = Arc::new(AtomicU64::new(1_796_000_000));
-    let tick = Arc::clone(&now);
+    // A virtual clock, moved on only between prompts to the cache model's time (12 s per
+    // request, plus the user's pauses). Within a prompt it stands still: specialists read it
+    // concurrently, and a clock that ticked per reading would give them different minutes (and
+    // so a different dynamic context) from one run to the next.
+    let tick = Arc::clone(now);
     options.clock = Clock(Arc::new(move || {
-        UNIX_EPOCH + Duration::from_secs(tick.fetch_add(12, Ordering::Relaxed))
+        UNIX_EPOCH + Duration::from_secs(tick.load(Ordering::Relaxed))
     }));
+    // Scratch files are named by the same clock: their names are in the requests.
+    options.scratch = options
+        .scratch
+        .clone()
+        .with_clock(Arc::clone(&options.clock.0));
     options
 }
 
@@ -405,15 +515,15 @@ fn bench_options(
 /// 120 s without an event fails the run.
 async fn send_prompt(
     handle: &mut agent::AgentHandle,
-    name: &str,
-    mode: &str,
+    (name, mode): (&str, &str),
     prompt: String,
+    prompt_mode: Mode,
 ) -> Result<(), BenchError> {
     let id = handle
         .ops
         .send(Op::Submit {
             text: prompt,
-            mode: scenarios::mode(name),
+            mode: prompt_mode,
         })
         .map_err(|_| BenchError::AgentStopped)?;
     loop {
@@ -452,6 +562,7 @@ fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake
         floor_cost_usd: 0.0,
         fixed_prefix_tokens: 0,
         fixed_prefix_cost_usd: 0.0,
+        pause_minutes: 0.0,
     };
     let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
     for l in log {
@@ -574,6 +685,7 @@ mod tests {
             floor_cost_usd: cost,
             fixed_prefix_tokens: 0,
             fixed_prefix_cost_usd: 0.0,
+            pause_minutes: 0.0,
         }
     }
 

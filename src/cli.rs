@@ -36,7 +36,7 @@ Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_MICROCOMPACT_MIN_CONTENT  results shorter than this (characters) stay whole
   <PROVIDER>_MODEL         model for that provider, e.g. ANTHROPIC_MODEL
   <PROVIDER>_BASE_URL      endpoint override, e.g. OPENAI_BASE_URL
-  CHATCLI_PROMPT_CACHE_TTL 5m | 1h, the TTL of Anthropic cache markers (default 5m)
+  CHATCLI_PROMPT_CACHE_TTL auto | 5m (in_memory) | 1h (24h): cache lifetime; auto goes to 1h after an idle pause and asks OpenAI for 24h (default auto)
   CHATCLI_WEBFETCH_AUTOSAVE_BYTES  web pages larger than this are saved, not inlined (default 10000)
   CHATCLI_AGENT_TMPDIR     your own scratch directory for saved files (never deleted)
   CHATCLI_SANDBOX          workspace-write | read-only | off | required: OS sandbox of commands
@@ -179,7 +179,10 @@ pub struct BenchArgs {
     /// Smaller inputs: every scenario in a few seconds.
     #[arg(long)]
     pub quick: bool,
-    /// Where bench-report.md and bench-report.json are written.
+    /// Run a scenario written as JSON (its shape: docs/benchmark.md) instead of the built-in ones.
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
+    pub script: Option<std::path::PathBuf>,
+    /// Where bench-report.md and bench-report.json are written (made when missing).
     #[arg(long, default_value = ".")]
     pub out: std::path::PathBuf,
 }

@@ -507,17 +507,13 @@ fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, ConfigError> {
     Ok(workspace)
 }
 
-/// `CHATCLI_PROMPT_CACHE_TTL`: `5m` or `1h`.
+/// `CHATCLI_PROMPT_CACHE_TTL`: `auto`, `5m` (`in_memory`) or `1h` (`24h`).
 fn resolve_cache_ttl(read: &Reader) -> Result<CacheTtl, ConfigError> {
     read.setting(
         "CHATCLI_PROMPT_CACHE_TTL",
-        CacheTtl::FiveMinutes,
-        "5m or 1h",
-        |v| match v.to_ascii_lowercase().as_str() {
-            "5m" => Some(CacheTtl::FiveMinutes),
-            "1h" => Some(CacheTtl::OneHour),
-            _ => None,
-        },
+        CacheTtl::Auto,
+        "auto, 5m (in_memory) or 1h (24h)",
+        CacheTtl::parse,
     )
 }
 

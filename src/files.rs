@@ -374,6 +374,12 @@ pub fn write_beneath(root: &Path, rel: &Path, bytes: &[u8], mode: u32) -> std::i
     file.write_all(bytes)
 }
 
+/// Creates the folder `path` and any missing folders above it (0777 less the umask, as `mkdir -p`
+/// does): a folder the user names for output. An existing folder is not an error.
+pub fn create_dirs(path: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new().recursive(true).create(path)
+}
+
 /// Removes the regular file `rel` below `root`; a link there (or above) is refused. A file that
 /// is already gone is not an error.
 pub fn remove_beneath(root: &Path, rel: &Path) -> std::io::Result<()> {

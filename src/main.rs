@@ -164,16 +164,29 @@ async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             .map(|s| s.to_string())
             .collect(),
     };
+    let script = match &args.script {
+        Some(path) => {
+            // A scenario file is small; 16 MiB is far above any a person writes.
+            let text = chatcli::files::read_bounded(path, 16 << 20)
+                .and_then(|b| b.into_text())
+                .map_err(|e| anyhow::anyhow!("--script {}: {e}", path.display()))?;
+            Some(chatcli::bench::ScriptedScenario::parse(&text)?)
+        }
+        None => None,
+    };
     let options = BenchOptions {
         scenarios,
         provider_models,
         quick: args.quick,
+        script,
     };
     let rows = chatcli::bench::run(&options).await?;
     let markdown = chatcli::bench::markdown(&rows);
     let json = chatcli::bench::json(&rows);
-    // Into the folder the user named, never through a link planted at a report's name;
-    // 0666 less the umask, as before.
+    // Into the folder the user named (made when missing), never through a link planted at a
+    // report's name; 0666 less the umask, as before.
+    chatcli::files::create_dirs(&args.out)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
     for (name, text) in [("bench-report.md", &markdown), ("bench-report.json", &json)] {
         chatcli::files::write_beneath(&args.out, Path::new(name), text.as_bytes(), 0o666)?;
     }

@@ -14,6 +14,7 @@ pub mod anthropic;
 pub mod bedrock;
 pub mod cache_markers;
 pub mod cache_model;
+pub mod cache_policy;
 pub mod copilot;
 pub mod demo;
 pub mod gemini;

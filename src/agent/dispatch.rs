@@ -74,7 +74,6 @@ struct Outcome {
     ending: String,
     answer: String,
     requests: u32,
-    duration_ms: u64,
     transcript: Option<std::path::PathBuf>,
 }
 
@@ -202,7 +201,6 @@ impl Agent {
                 ending: "not started: interrupted".into(),
                 answer: String::new(),
                 requests: 0,
-                duration_ms: 0,
                 transcript: None,
             };
         }
@@ -230,7 +228,6 @@ impl Agent {
             ending: ending_words(&ending).to_string(),
             answer,
             requests,
-            duration_ms,
             transcript,
         }
     }
@@ -356,13 +353,14 @@ fn ending_words(ending: &Ending) -> &'static str {
 
 /// One task's section of the dispatch result: a header line, the transcript's path, the answer.
 fn render_section(outcome: &Outcome) -> String {
+    // No wall time here: the model has no use for it, and a duration in the history makes the
+    // same work cost different tokens on a faster machine (the tool panel shows it instead).
     let mut text = format!(
-        "## Task {} · {} · {} ({} requests, {})",
+        "## Task {} · {} · {} ({} requests)",
         outcome.index + 1,
         outcome.agent,
         outcome.ending,
         outcome.requests,
-        crate::provider::wait_text(outcome.duration_ms)
     );
     if let Some(path) = &outcome.transcript {
         text.push_str(&format!("\nTranscript: {}", path.display()));
@@ -426,12 +424,11 @@ mod tests {
             ending: "done".into(),
             answer: "x".repeat(agents::ANSWER_MAX_CHARS + 10),
             requests: 2,
-            duration_ms: 1500,
             transcript: Some("/s/agent-file-task2.md".into()),
         };
         let text = render_section(&outcome);
         assert!(
-            text.starts_with("## Task 2 · file · done (2 requests, "),
+            text.starts_with("## Task 2 · file · done (2 requests)\n"),
             "{text}"
         );
         assert!(text.contains("\nTranscript: /s/agent-file-task2.md\n"));

@@ -10,16 +10,24 @@
 //!
 //! Dispatched specialists ask concurrently, so their turns cannot share one queue: a request
 //! whose first user message contains a lane's key (its task text) plays that lane's script.
+//! The lanes are answered one after another, in their order (a lane's first request waits until
+//! every lane before it has given its final answer): the cache model sees the same sequence of
+//! requests on every run, so two runs bill the same (the agent still dispatches concurrently).
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 
 use crate::conversation::{ContentBlock, ModelRequest};
-use crate::provider::cache_model::{CacheModel, Semantics, count, hash_bytes, segments};
+use crate::provider::anthropic::CacheTtl;
+use crate::provider::cache_model::{
+    CacheModel, EXTENDED_SECS, IN_MEMORY_SECS, Semantics, TTL_LONG_SECS, TTL_SECS, count,
+    hash_bytes, segments,
+};
+use crate::provider::cache_policy::{Lifetime, PausePolicy};
 use crate::provider::{Provider, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 
 /// Where a needed fact can be read again.
@@ -96,6 +104,10 @@ struct State {
     /// Re-reads asked for the turn at the head of the script (at most two rounds).
     rereads: u32,
     cache: CacheModel,
+    /// The lifetime each request's entries get, decided as the real providers decide.
+    policy: PausePolicy,
+    /// OpenAI: `24h` retention asked for (the model offers it and the policy wants it).
+    extended: bool,
     memo: HashMap<u64, u64>,
     log: Vec<Logged>,
     calls: u64,
@@ -105,8 +117,10 @@ struct State {
 pub struct FakeModel {
     model: String,
     markers: bool,
-    workspace: PathBuf,
-    state: Mutex<State>,
+    workspace: Arc<PathBuf>,
+    state: Arc<Mutex<State>>,
+    /// How many lanes, in order, have given their final answer.
+    lanes_done: Arc<tokio::sync::watch::Sender<usize>>,
 }
 
 /// Seconds the virtual clock moves per request (well inside the 5-minute TTL).
@@ -114,27 +128,36 @@ const SECONDS_PER_REQUEST: u64 = 12;
 
 impl FakeModel {
     /// A model that plays `script` under `semantics` on files in `workspace`; `markers` says
-    /// whether the client places cache markers (`CHATCLI_PROMPT_CACHE`).
+    /// whether the client places cache markers (`CHATCLI_PROMPT_CACHE`), `ttl` what lifetime
+    /// it asks for (`CHATCLI_PROMPT_CACHE_TTL`).
     pub fn new(
         model: &str,
         semantics: Semantics,
-        markers: bool,
+        (markers, ttl): (bool, CacheTtl),
         workspace: PathBuf,
         script: Vec<Turn>,
     ) -> Self {
+        let policy = PausePolicy::new(ttl);
+        // `CHATCLI_PROMPT_CACHE=off` strips the retention field with every other cache hint.
+        let extended = markers
+            && policy.extended_retention()
+            && crate::provider::openai_responses::offers_extended_retention(model);
         FakeModel {
             model: model.to_string(),
             markers,
-            workspace,
-            state: Mutex::new(State {
+            workspace: Arc::new(workspace),
+            lanes_done: Arc::new(tokio::sync::watch::Sender::new(0)),
+            state: Arc::new(Mutex::new(State {
                 rereads: 0,
                 script: script.into(),
                 lanes: Vec::new(),
                 cache: CacheModel::new(semantics),
+                policy,
+                extended,
                 memo: HashMap::new(),
                 log: Vec::new(),
                 calls: 0,
-            }),
+            })),
         }
     }
 
@@ -145,6 +168,18 @@ impl FakeModel {
             state.lanes = lanes.into_iter().map(|(k, t)| (k, t.into())).collect();
         }
         self
+    }
+
+    /// The user pauses `secs` seconds before the next prompt: the cache's clock moves on.
+    pub fn pause(&self, secs: u64) {
+        if let Ok(mut state) = self.state.lock() {
+            state.cache.now += secs;
+        }
+    }
+
+    /// The cache's clock: seconds since the session began (12 per request, plus the pauses).
+    pub fn now(&self) -> u64 {
+        self.state.lock().map(|s| s.cache.now).unwrap_or_default()
     }
 
     /// Every request's usage and floor so far.
@@ -163,58 +198,83 @@ impl Provider for FakeModel {
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {
-        let mut events = Vec::new();
-        if let Ok(mut state) = self.state.lock() {
-            let state = &mut *state;
-            let billed = bill_input(state, &request, self.markers);
-            let turn = self.next_turn(state, &request);
-            events = play(state, &turn, billed);
-        }
-        Box::pin(stream::iter(events.into_iter().map(Ok)))
+        let state = Arc::clone(&self.state);
+        let workspace = Arc::clone(&self.workspace);
+        let lanes_done = Arc::clone(&self.lanes_done);
+        let markers = self.markers;
+        let lane = self.state.lock().ok().and_then(|s| lane_of(&s, &request));
+        let answer = async move {
+            if let Some(lane) = lane {
+                // Wait for every earlier lane's final answer (see the module note).
+                let _ = lanes_done.subscribe().wait_for(|done| *done >= lane).await;
+            }
+            let mut events = Vec::new();
+            if let Ok(mut state) = state.lock() {
+                let state = &mut *state;
+                let billed = bill_input(state, &request, markers);
+                let (turn, finished) = next_turn(state, &request, &workspace, lane);
+                events = play(state, &turn, billed);
+                if finished && let Some(lane) = lane {
+                    lanes_done.send_replace(lane + 1);
+                }
+            }
+            stream::iter(events.into_iter().map(Ok))
+        };
+        Box::pin(stream::once(answer).flatten())
     }
 }
 
-impl FakeModel {
-    /// The turn that answers `request`: re-reads of what a scripted turn needs and the request
-    /// no longer carries (two rounds at most), else the next turn of its script (a specialist's
-    /// lane when its task names one).
-    fn next_turn(&self, state: &mut State, request: &ModelRequest) -> Turn {
-        let sent = request_text(request);
-        let task = request
-            .messages
-            .first()
-            .map(|m| m.text())
-            .unwrap_or_default();
-        let lane = state.lanes.iter().position(|(key, _)| task.contains(key));
-        let script = match lane {
-            Some(i) => &mut state.lanes[i].1,
-            None => &mut state.script,
-        };
-        let missing: Vec<Need> = script
-            .front()
-            .map(|t| {
-                t.needs
-                    .iter()
-                    .filter(|n| !sent.contains(&n.text))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        if !missing.is_empty() && state.rereads < 2 {
-            state.rereads += 1;
-            let calls = missing
+/// The lane whose key the request's task (its first message) contains.
+fn lane_of(state: &State, request: &ModelRequest) -> Option<usize> {
+    let task = request
+        .messages
+        .first()
+        .map(|m| m.text())
+        .unwrap_or_default();
+    state.lanes.iter().position(|(key, _)| task.contains(key))
+}
+
+/// The turn that answers `request`: re-reads of what a scripted turn needs and the request no
+/// longer carries (two rounds at most), else the next turn of its script (`lane`'s when a
+/// specialist asks); and whether that was the lane's final answer.
+fn next_turn(
+    state: &mut State,
+    request: &ModelRequest,
+    workspace: &Path,
+    lane: Option<usize>,
+) -> (Turn, bool) {
+    let sent = request_text(request);
+    let script = match lane.and_then(|i| state.lanes.get_mut(i)) {
+        Some((_, script)) => script,
+        None => &mut state.script,
+    };
+    let missing: Vec<Need> = script
+        .front()
+        .map(|t| {
+            t.needs
                 .iter()
-                .map(|n| self.reread(n, request))
-                .collect::<Vec<_>>();
-            Turn {
-                text: String::new(),
-                calls,
-                needs: Vec::new(),
-            }
-        } else {
-            state.rereads = 0;
-            script.pop_front().unwrap_or_else(|| Turn::answer("done"))
-        }
+                .filter(|n| !sent.contains(&n.text))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if !missing.is_empty() && state.rereads < 2 {
+        state.rereads += 1;
+        let calls = missing
+            .iter()
+            .map(|n| reread(workspace, n, request))
+            .collect::<Vec<_>>();
+        let turn = Turn {
+            text: String::new(),
+            calls,
+            needs: Vec::new(),
+        };
+        (turn, false)
+    } else {
+        state.rereads = 0;
+        let turn = script.pop_front().unwrap_or_else(|| Turn::answer("done"));
+        let finished = turn.calls.is_empty() && script.is_empty();
+        (turn, finished)
     }
 }
 
@@ -223,6 +283,15 @@ impl FakeModel {
 fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logged {
     let (segs, marks) = segments(request, &mut state.memo, markers, crate::tokens::count);
     state.cache.now += SECONDS_PER_REQUEST;
+    state.cache.write_ttl = match state.policy.lifetime(state.cache.now) {
+        Lifetime::Short => TTL_SECS,
+        Lifetime::Long => TTL_LONG_SECS,
+    };
+    state.cache.retention = if state.extended {
+        EXTENDED_SECS
+    } else {
+        IN_MEMORY_SECS
+    };
     let usage = state.cache.account(&segs, &marks);
     let (floor_read, floor_fresh) = state.cache.floor(&segs);
     let fixed_units = (request.tools.len() + request.system.len()).min(segs.len());
@@ -333,24 +402,22 @@ fn saved_copy(request: &ModelRequest, url: &str) -> Option<String> {
     None
 }
 
-impl FakeModel {
-    /// The call that brings `need` back into the conversation.
-    fn reread(&self, need: &Need, request: &ModelRequest) -> (String, Value) {
-        match &need.source {
-            Source::File(path) => ranged_read(path, &self.workspace.join(path), &need.text)
-                .unwrap_or_else(|| ("read_file".to_string(), json!({"file": path}))),
-            Source::Web(url) => saved_copy(request, url)
-                .and_then(|saved| ranged_read(&saved, std::path::Path::new(&saved), &need.text))
-                .unwrap_or_else(|| {
-                    (
-                        "web_fetch".to_string(),
-                        json!({"url": url, "filter": regex::escape(&need.text)}),
-                    )
-                }),
-            Source::Memory(query) => (
-                "memory".to_string(),
-                json!({"action": "recall", "query": query}),
-            ),
-        }
+/// The call that brings `need` back into the conversation.
+fn reread(workspace: &Path, need: &Need, request: &ModelRequest) -> (String, Value) {
+    match &need.source {
+        Source::File(path) => ranged_read(path, &workspace.join(path), &need.text)
+            .unwrap_or_else(|| ("read_file".to_string(), json!({"file": path}))),
+        Source::Web(url) => saved_copy(request, url)
+            .and_then(|saved| ranged_read(&saved, std::path::Path::new(&saved), &need.text))
+            .unwrap_or_else(|| {
+                (
+                    "web_fetch".to_string(),
+                    json!({"url": url, "filter": regex::escape(&need.text)}),
+                )
+            }),
+        Source::Memory(query) => (
+            "memory".to_string(),
+            json!({"action": "recall", "query": query}),
+        ),
     }
 }

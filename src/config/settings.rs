@@ -255,8 +255,8 @@ pub const SETTINGS: &[Setting] = &[
     ),
     var(
         "CHATCLI_PROMPT_CACHE_TTL",
-        "`5m`",
-        "`5m` or `1h`: TTL of the Anthropic cache markers",
+        "`auto`",
+        "cache lifetime: `auto` (Anthropic 5 minutes until the session has been idle past them, then 1 hour; OpenAI `24h` retention on the models that offer it), `5m` (alias `in_memory`) or `1h` (alias `24h`)",
     ),
     var(
         "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",

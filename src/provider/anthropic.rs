@@ -15,16 +15,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
+use super::cache_policy::{Lifetime, PausePolicy};
 use super::http::{Http, HttpRequest, SseEvent, StreamParser, json_at, json_str, set_field};
 use super::listing::{ListRequest, ListShape};
 use super::{Provider, ProviderError, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 use crate::conversation::{ContentBlock, Effort, MarkerPlaces, Message, ModelRequest, Role};
 
-/// How long cache entries written by the markers live.
+/// How long cache entries written by the markers live (`CHATCLI_PROMPT_CACHE_TTL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CacheTtl {
+    /// Pause-aware: 5 minutes until the session has been idle past them, then 1 hour; OpenAI's
+    /// `24h` where offered (`cache_policy`).
     #[default]
+    Auto,
+    /// Anthropic 5 minutes; OpenAI in memory.
     FiveMinutes,
+    /// Anthropic 1 hour; OpenAI `24h` where offered.
     OneHour,
 }
 
@@ -32,8 +38,19 @@ impl CacheTtl {
     /// The value `CHATCLI_PROMPT_CACHE_TTL` takes for it.
     pub fn name(self) -> &'static str {
         match self {
+            CacheTtl::Auto => "auto",
             CacheTtl::FiveMinutes => "5m",
             CacheTtl::OneHour => "1h",
+        }
+    }
+
+    /// Parses `auto`, `5m` (or `in_memory`) and `1h` (or `24h`).
+    pub fn parse(value: &str) -> Option<CacheTtl> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(CacheTtl::Auto),
+            "5m" | "in_memory" | "in-memory" => Some(CacheTtl::FiveMinutes),
+            "1h" | "24h" => Some(CacheTtl::OneHour),
+            _ => None,
         }
     }
 }
@@ -45,7 +62,8 @@ pub struct Anthropic {
     base_url: String,
     api_key: String,
     model: String,
-    ttl: CacheTtl,
+    /// The lifetime each request's markers ask for (`cache_policy`).
+    policy: std::sync::Mutex<PausePolicy>,
     warned_minimum: Arc<AtomicBool>,
 }
 
@@ -65,7 +83,7 @@ impl Anthropic {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
             model,
-            ttl,
+            policy: std::sync::Mutex::new(PausePolicy::new(ttl)),
             warned_minimum: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -93,7 +111,16 @@ impl Provider for Anthropic {
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {
-        let body = build_body(&request, self.ttl);
+        let lifetime = self
+            .policy
+            .lock()
+            .map(|mut p| p.lifetime(crate::clock::now_secs()))
+            .unwrap_or(Lifetime::Short);
+        let ttl = match lifetime {
+            Lifetime::Short => CacheTtl::FiveMinutes,
+            Lifetime::Long => CacheTtl::OneHour,
+        };
+        let body = build_body(&request, ttl);
         let prefix = crate::tokens::rough(
             body.get("tools").map(|t| t.to_string().len()).unwrap_or(0)
                 + body.get("system").map(|s| s.to_string().len()).unwrap_or(0),
@@ -102,7 +129,7 @@ impl Provider for Anthropic {
             ("x-api-key".to_string(), self.api_key.clone()),
             ("anthropic-version".to_string(), "2023-06-01".to_string()),
         ];
-        if self.ttl == CacheTtl::OneHour {
+        if ttl == CacheTtl::OneHour {
             headers.push((
                 "anthropic-beta".to_string(),
                 "extended-cache-ttl-2025-04-11".to_string(),
@@ -153,7 +180,7 @@ fn is_opus_45_or_later(model: &str) -> bool {
 
 fn cache_control(ttl: CacheTtl) -> Value {
     match ttl {
-        CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
+        CacheTtl::Auto | CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
         CacheTtl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
     }
 }

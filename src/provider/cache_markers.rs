@@ -17,6 +17,7 @@ pub fn strip_body(body: &mut Value) {
         Value::Object(map) => {
             map.remove("cache_control");
             map.remove("prompt_cache_key");
+            map.remove("prompt_cache_retention");
             for value in map.values_mut() {
                 strip_body(value);
             }

@@ -6,9 +6,14 @@
 //! - Anthropic semantics: at each `cache_control` marker the prefix up to it is written if it
 //!   holds at least 1,024 tokens; a request reads the longest prefix written before that ends at
 //!   or up to 20 content blocks before one of its markers; input after the last marker is
-//!   uncached; entries live 5 minutes from their last use.
+//!   uncached; an entry lives 5 minutes (written at 1.25× the input price) or 1 hour (2×) from
+//!   its last use, as its marker asked (`write_ttl`), and a read refreshes it for its own
+//!   lifetime.
 //! - OpenAI semantics: automatic; the longest prefix shared with an earlier request is read,
 //!   counted from 1,024 tokens in steps of 128; cached tokens are part of the prompt tokens.
+//!   Prefixes are kept `retention` seconds after their last use: in memory, 10 minutes (OpenAI's
+//!   guide: "typically cleared within 5 to 10 minutes of inactivity"; the upper end, so a pause
+//!   is never made to cost more than the docs say); extended, 24 hours.
 //! - The floor: perfect prefix caching without a price for it — every token of a prefix sent
 //!   before is read at the cache-read price, every other token costs plain input (no write
 //!   premium, no minimum, no marker limit, no TTL). A provider's cache can only read a prefix
@@ -26,8 +31,14 @@ use crate::provider::UsageRecord;
 pub const MIN_PREFIX: u64 = 1024;
 /// How far back from a marker Anthropic looks for an earlier write, in content blocks.
 pub const LOOKBACK: usize = 20;
-/// Cache entry lifetime after its last use, in seconds.
+/// Cache entry lifetime after its last use, in seconds (Anthropic's default marker).
 pub const TTL_SECS: u64 = 300;
+/// An Anthropic entry written by a 1-hour marker, in seconds.
+pub const TTL_LONG_SECS: u64 = 3600;
+/// OpenAI's in-memory retention after the last use, in seconds (see the module note).
+pub const IN_MEMORY_SECS: u64 = 600;
+/// OpenAI's extended (`24h`) retention, in seconds.
+pub const EXTENDED_SECS: u64 = 86_400;
 /// OpenAI counts cached tokens in steps of this many beyond the minimum.
 pub const STEP: u64 = 128;
 
@@ -70,13 +81,17 @@ pub fn chain(units: &[(u64, u64)]) -> Vec<Segment> {
 #[derive(Debug, Clone)]
 pub struct CacheModel {
     semantics: Semantics,
-    /// Anthropic: written prefixes and when they expire.
-    written: HashMap<u64, u64>,
-    /// OpenAI: every prefix sent before.
-    sent: HashSet<u64>,
+    /// Anthropic: written prefixes, when they expire and their lifetime.
+    written: HashMap<u64, (u64, u64)>,
+    /// OpenAI: every prefix sent before, and when it expires.
+    sent: HashMap<u64, u64>,
     /// The floor: every prefix sent before, whatever the rules.
     floor_seen: HashSet<u64>,
     pub now: u64,
+    /// Anthropic: the lifetime of entries the next request's markers write, in seconds.
+    pub write_ttl: u64,
+    /// OpenAI: how long a prefix is kept after its last use, in seconds.
+    pub retention: u64,
 }
 
 fn prefix_tokens(segments: &[Segment], end: usize) -> u64 {
@@ -101,9 +116,11 @@ impl CacheModel {
         CacheModel {
             semantics,
             written: HashMap::new(),
-            sent: HashSet::new(),
+            sent: HashMap::new(),
             floor_seen: HashSet::new(),
             now: 0,
+            write_ttl: TTL_SECS,
+            retention: IN_MEMORY_SECS,
         }
     }
 
@@ -113,12 +130,16 @@ impl CacheModel {
         let total: u64 = segments.iter().map(|s| s.tokens).sum();
         match self.semantics {
             Semantics::OpenAi => {
+                let now = self.now;
+                self.sent.retain(|_, expires| *expires > now);
                 let common = segments
                     .iter()
-                    .take_while(|s| self.sent.contains(&s.prefix_hash))
+                    .take_while(|s| self.sent.contains_key(&s.prefix_hash))
                     .count();
                 let shared = prefix_tokens(segments, common);
-                self.sent.extend(segments.iter().map(|s| s.prefix_hash));
+                let expires = now + self.retention;
+                self.sent
+                    .extend(segments.iter().map(|s| (s.prefix_hash, expires)));
                 let cached = if shared >= MIN_PREFIX {
                     MIN_PREFIX + (shared - MIN_PREFIX) / STEP * STEP
                 } else {
@@ -132,7 +153,7 @@ impl CacheModel {
             }
             Semantics::Anthropic => {
                 let now = self.now;
-                self.written.retain(|_, expires| *expires > now);
+                self.written.retain(|_, (expires, _)| *expires > now);
                 // The longest earlier write ending at, or up to 20 blocks before, a marker.
                 let mut read_end = 0usize;
                 for &m in markers.iter().filter(|m| **m < segments.len()) {
@@ -145,8 +166,11 @@ impl CacheModel {
                     }
                 }
                 let read = prefix_tokens(segments, read_end);
-                if let Some(last) = read_end.checked_sub(1).and_then(|i| segments.get(i)) {
-                    self.written.insert(last.prefix_hash, now + TTL_SECS);
+                // A read refreshes the entry for its own lifetime.
+                if let Some(last) = read_end.checked_sub(1).and_then(|i| segments.get(i))
+                    && let Some((expires, ttl)) = self.written.get_mut(&last.prefix_hash)
+                {
+                    *expires = now + *ttl;
                 }
                 let mut written_end = read_end;
                 for (m, segment) in markers
@@ -154,15 +178,22 @@ impl CacheModel {
                     .filter_map(|&m| segments.get(m).map(|s| (m, s)))
                 {
                     if prefix_tokens(segments, m + 1) >= MIN_PREFIX {
-                        self.written.insert(segment.prefix_hash, now + TTL_SECS);
+                        // An entry already there keeps its own lifetime (no free upgrade).
+                        let ttl = match self.written.get(&segment.prefix_hash) {
+                            Some((_, ttl)) => *ttl,
+                            None => self.write_ttl,
+                        };
+                        self.written.insert(segment.prefix_hash, (now + ttl, ttl));
                         written_end = written_end.max(m + 1);
                     }
                 }
                 let write = prefix_tokens(segments, written_end) - read;
+                let long = self.write_ttl > TTL_SECS;
                 UsageRecord {
                     uncached_input: total - read - write,
                     cache_read: read,
-                    cache_write_5m: write,
+                    cache_write_5m: if long { 0 } else { write },
+                    cache_write_1h: if long { write } else { 0 },
                     ..UsageRecord::default()
                 }
             }
@@ -371,6 +402,51 @@ mod tests {
         assert_eq!(cache.account(&s, &[0]).cache_read, 1200);
         cache.now = 800;
         assert_eq!(cache.account(&s, &[0]).cache_read, 0, "expired");
+    }
+
+    #[test]
+    fn a_one_hour_entry_outlives_a_pause_that_empties_the_five_minute_cache_and_costs_2x() {
+        let s = segs(&[1200, 100]);
+        let mut short = CacheModel::new(Semantics::Anthropic);
+        let mut long = CacheModel::new(Semantics::Anthropic);
+        long.write_ttl = TTL_LONG_SECS;
+        let first = long.account(&s, &[0]);
+        assert_eq!((first.cache_write_1h, first.cache_write_5m), (1200, 0));
+        short.account(&s, &[0]);
+        // Twenty minutes later.
+        short.now = 1200;
+        long.now = 1200;
+        assert_eq!(
+            short.account(&s, &[0]).cache_write_5m,
+            1200,
+            "written again"
+        );
+        let after = long.account(&s, &[0]);
+        assert_eq!((after.cache_read, after.cache_write()), (1200, 0));
+        // The read refreshed it for another hour.
+        long.now = 1200 + 3500;
+        assert_eq!(long.account(&s, &[0]).cache_read, 1200);
+    }
+
+    #[test]
+    fn openai_forgets_after_its_retention_in_memory_but_not_with_24h() {
+        let s = segs(&[1100, 100]);
+        let mut memory = CacheModel::new(Semantics::OpenAi);
+        let mut extended = CacheModel::new(Semantics::OpenAi);
+        extended.retention = EXTENDED_SECS;
+        memory.account(&s, &[]);
+        extended.account(&s, &[]);
+        memory.now = 9 * 60;
+        extended.now = 9 * 60;
+        assert_eq!(memory.account(&s, &[]).cache_read, 1152, "9 minutes: kept");
+        memory.now += 11 * 60;
+        extended.now += 11 * 60 + 3 * 3600;
+        assert_eq!(
+            memory.account(&s, &[]).cache_read,
+            0,
+            "11 minutes idle: gone"
+        );
+        assert_eq!(extended.account(&s, &[]).cache_read, 1152);
     }
 
     #[test]

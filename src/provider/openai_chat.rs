@@ -84,6 +84,8 @@ pub struct OpenAiChat {
     base_url: String,
     api_key: String,
     model: String,
+    /// Ask for `24h` retention where the model offers it (`CHATCLI_PROMPT_CACHE_TTL`).
+    extended_retention: bool,
 }
 
 impl OpenAiChat {
@@ -101,7 +103,15 @@ impl OpenAiChat {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
             model,
+            extended_retention: true,
         }
+    }
+
+    /// Asks for OpenAI's `24h` retention (where the model offers it) unless `ttl` is `5m`.
+    pub fn with_cache_ttl(mut self, ttl: crate::provider::anthropic::CacheTtl) -> Self {
+        self.extended_retention =
+            crate::provider::cache_policy::PausePolicy::new(ttl).extended_retention();
+        self
     }
 }
 
@@ -139,7 +149,12 @@ impl Provider for OpenAiChat {
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {
-        let body = build_body(&request, &self.preset);
+        let mut body = build_body(&request, &self.preset);
+        if !self.extended_retention
+            && let Some(map) = body.as_object_mut()
+        {
+            map.remove("prompt_cache_retention");
+        }
         let mut headers = vec![(
             "Authorization".to_string(),
             format!("Bearer {}", self.api_key),
@@ -222,6 +237,12 @@ pub fn build_body(request: &ModelRequest, preset: &Preset) -> Value {
     }
     if preset.prompt_cache_key {
         set_field(&mut body, "prompt_cache_key", json!(request.session_id));
+    }
+    // OpenAI's own models with extended retention keep the prefix through a pause (#39).
+    if *preset == Preset::OPENAI
+        && super::openai_responses::offers_extended_retention(&request.model)
+    {
+        set_field(&mut body, "prompt_cache_retention", json!("24h"));
     }
     body
 }

@@ -21,6 +21,8 @@ pub struct OpenAiResponses {
     base_url: String,
     api_key: String,
     model: String,
+    /// Ask for `24h` retention where the model offers it (`CHATCLI_PROMPT_CACHE_TTL`).
+    extended_retention: bool,
 }
 
 impl OpenAiResponses {
@@ -38,7 +40,15 @@ impl OpenAiResponses {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
             model,
+            extended_retention: true,
         }
+    }
+
+    /// Asks for OpenAI's `24h` retention (where the model offers it) unless `ttl` is `5m`.
+    pub fn with_cache_ttl(mut self, ttl: crate::provider::anthropic::CacheTtl) -> Self {
+        self.extended_retention =
+            crate::provider::cache_policy::PausePolicy::new(ttl).extended_retention();
+        self
     }
 }
 
@@ -72,7 +82,15 @@ impl Provider for OpenAiResponses {
                     "Authorization".to_string(),
                     format!("Bearer {}", self.api_key),
                 )],
-                body: build_body(&request),
+                body: {
+                    let mut body = build_body(&request);
+                    if !self.extended_retention
+                        && let Some(map) = body.as_object_mut()
+                    {
+                        map.remove("prompt_cache_retention");
+                    }
+                    body
+                },
             },
             ResponsesParser::new(self.name),
         )
@@ -84,6 +102,33 @@ pub(crate) fn is_reasoning_model(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
     m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit())
         || m.starts_with("gpt-5")
+}
+
+/// Whether OpenAI offers extended (`24h`) prompt-cache retention for the model, at the
+/// in-memory price: gpt-4.1 and the gpt-5 family (OpenAI's prompt-caching guide lists gpt-4.1,
+/// gpt-5, gpt-5-codex, gpt-5.1 and its codex and chat variants, gpt-5.2, gpt-5.3-codex and
+/// gpt-5.4; later models keep only `24h`). gpt-5-mini and -nano are not listed, nor gpt-4.1's.
+pub(crate) fn offers_extended_retention(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    let m = m.rsplit('/').next().unwrap_or_default();
+    let base = |name: &str| {
+        m == name
+            || m.strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|rest| {
+                    rest.starts_with("20")
+                        || rest == "codex"
+                        || rest.starts_with("codex-")
+                        || rest.starts_with("chat")
+                })
+    };
+    base("gpt-4.1")
+        || base("gpt-5")
+        || m.strip_prefix("gpt-5.").is_some_and(|rest| {
+            rest.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit() && c != '0')
+        })
 }
 
 /// The request body.
@@ -116,6 +161,11 @@ pub fn build_body(request: &ModelRequest) -> Value {
             .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}))
             .collect();
         set_field(&mut body, "tools", Value::Array(tools));
+    }
+    // In-memory entries are usually gone after 5–10 minutes idle; a `24h` entry outlives the
+    // user's pauses at the same price (issue #39's pause-aware policy).
+    if offers_extended_retention(&request.model) {
+        set_field(&mut body, "prompt_cache_retention", json!("24h"));
     }
     if is_reasoning_model(&request.model) {
         set_field(&mut body, "include", json!(["reasoning.encrypted_content"]));
@@ -382,6 +432,37 @@ mod tests {
             settled_messages: None,
             bridge_message: None,
         }
+    }
+
+    #[test]
+    fn models_with_extended_retention_ask_for_24h_on_both_openai_wires_and_others_do_not() {
+        use crate::provider::openai_chat::{Preset, build_body as chat_body};
+        for model in [
+            "gpt-5.1",
+            "gpt-5.1-codex-mini",
+            "gpt-4.1",
+            "gpt-5",
+            "gpt-5.4",
+            "gpt-4.1-2025-04-14",
+        ] {
+            let body = build_body(&request(model, None));
+            assert_eq!(body["prompt_cache_retention"], json!("24h"), "{model}");
+            let chat = chat_body(&request(model, None), &Preset::OPENAI);
+            assert_eq!(chat["prompt_cache_retention"], json!("24h"), "{model}");
+        }
+        for model in [
+            "gpt-4.1-mini",
+            "gpt-5-mini",
+            "gpt-4o",
+            "o4-mini",
+            "qwen2.5-0.5b",
+        ] {
+            let body = build_body(&request(model, None));
+            assert!(body.get("prompt_cache_retention").is_none(), "{model}");
+        }
+        // Another server speaking Chat Completions is never sent the field.
+        let other = chat_body(&request("gpt-5.1", None), &Preset::compatible("local"));
+        assert!(other.get("prompt_cache_retention").is_none());
     }
 
     #[test]

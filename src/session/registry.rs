@@ -50,13 +50,10 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
         }
         ProviderKind::OpenAiResponses => {
             let key = api_key(config, kind)?;
-            Arc::new(OpenAiResponses::new(
-                http,
-                kind.as_str(),
-                base_url,
-                key,
-                model,
-            ))
+            Arc::new(
+                OpenAiResponses::new(http, kind.as_str(), base_url, key, model)
+                    .with_cache_ttl(config.cache_ttl),
+            )
         }
         ProviderKind::OpenAi
         | ProviderKind::Xai
@@ -65,7 +62,10 @@ pub fn build(config: &Config, demo_delay: Duration) -> Result<Arc<dyn Provider>,
         | ProviderKind::OpenRouter
         | ProviderKind::GithubModels => {
             let key = api_key(config, kind)?;
-            Arc::new(OpenAiChat::new(http, preset(kind), base_url, key, model))
+            Arc::new(
+                OpenAiChat::new(http, preset(kind), base_url, key, model)
+                    .with_cache_ttl(config.cache_ttl),
+            )
         }
         ProviderKind::GoogleAi => {
             let key = api_key(config, kind)?;

@@ -10,6 +10,7 @@
 
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -24,9 +25,41 @@ pub struct Scratch {
     user_owned: bool,
     /// Values masked in every file saved.
     secrets: Secrets,
+    /// The time in saved files' names, and their sequence numbers.
+    names: Names,
 }
 
-static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+/// What makes a saved file's name: a clock (the wall clock unless the session runs on a virtual
+/// one, as the benchmark does) and a counter shared by the clones of one scratch directory.
+#[derive(Clone)]
+struct Names {
+    clock: Arc<dyn Fn() -> SystemTime + Send + Sync>,
+    sequence: Arc<AtomicU64>,
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names {
+            clock: Arc::new(SystemTime::now),
+            sequence: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Names")
+    }
+}
+
+/// Two scratch directories are the same place whatever their clocks say.
+impl PartialEq for Names {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Names {}
 
 impl Scratch {
     /// A scratch directory chatcli creates (0700) and owns.
@@ -35,6 +68,7 @@ impl Scratch {
             dir,
             user_owned: false,
             secrets: Secrets::default(),
+            names: Names::default(),
         }
     }
 
@@ -44,12 +78,20 @@ impl Scratch {
             dir,
             user_owned: true,
             secrets: Secrets::default(),
+            names: Names::default(),
         }
     }
 
     /// The same directory, masking these secrets in every file saved.
     pub fn with_secrets(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
+        self
+    }
+
+    /// The same directory, naming saved files by this clock's time (a virtual clock makes the
+    /// names, and so the requests that mention them, the same on every run).
+    pub fn with_clock(mut self, clock: Arc<dyn Fn() -> SystemTime + Send + Sync>) -> Self {
+        self.names.clock = clock;
         self
     }
 
@@ -72,12 +114,12 @@ impl Scratch {
         } else {
             create_private_dir(&self.dir)?;
         }
-        let millis = SystemTime::now()
+        let millis = (self.names.clock)()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_millis();
         loop {
-            let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+            let n = self.names.sequence.fetch_add(1, Ordering::Relaxed);
             let name = if n == 0 {
                 format!("{prefix}_{millis}.{ext}")
             } else {

@@ -65,9 +65,14 @@ async fn quick_bench_rows_are_honest() {
             .collect(),
         provider_models: vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
         quick: true,
+        script: None,
     };
     let rows = bench::run(&options).await.expect("the benchmark runs");
-    assert_eq!(rows.len(), 3 * bench::variants().len() * 2);
+    assert_eq!(
+        rows.len(),
+        3 * (bench::variants_for(ProviderModel::Anthropic).len()
+            + bench::variants_for(ProviderModel::OpenAi).len())
+    );
     assert_eq!(bench::honesty_violations(&rows), Vec::<String>::new());
     for r in &rows {
         assert!(
@@ -119,6 +124,7 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
             .collect(),
         provider_models: vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
         quick: false,
+        script: None,
     };
     let rows = bench::run(&options).await.expect("the benchmark runs");
     assert_eq!(bench::honesty_violations(&rows), Vec::<String>::new());
@@ -192,6 +198,7 @@ async fn a_parallel_batch_keeps_the_history_cached() {
         scenarios: vec!["fanout".to_string()],
         provider_models: vec![ProviderModel::Anthropic],
         quick: false,
+        script: None,
     };
     let rows = bench::run(&options).await.expect("the benchmark runs");
     assert_eq!(bench::honesty_violations(&rows), Vec::<String>::new());
@@ -205,4 +212,129 @@ async fn a_parallel_batch_keeps_the_history_cached() {
     assert!(batched.floor_ratio() <= 1.3, "{batched:?}");
     let optimised = find(&rows, "fanout", "optimised", "anthropic");
     assert!(optimised.floor_ratio() <= 1.2, "{optimised:?}");
+}
+
+/// Two runs of `chatcli bench --json` print the same bytes: fixed workspace paths, scratch
+/// names on the virtual clock, and the `orchestrated` specialists answered in one order. The
+/// first run writes its reports into a folder that does not exist yet.
+#[test]
+fn two_bench_runs_print_the_same_json_and_out_makes_its_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |out: &std::path::Path, scenario: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+            .env("CHATCLI_HOME", dir.path().join("home"))
+            .args([
+                "bench",
+                "--quick",
+                "--json",
+                "--scenario",
+                scenario,
+                "--out",
+            ])
+            .arg(out)
+            .output()
+            .expect("run chatcli bench");
+        assert!(
+            output.status.success(),
+            "stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    let missing = dir.path().join("reports").join("today");
+    for scenario in ["orchestrated", "lookup"] {
+        let first = run(&missing, scenario);
+        let second = run(&dir.path().join("again"), scenario);
+        assert!(first.contains("\"orchestrated\"") || first.contains("\"lookup\""));
+        pretty_assertions::assert_eq!(first, second, "{scenario}: two runs differ");
+    }
+    assert!(missing.join("bench-report.json").is_file());
+    assert!(missing.join("bench-report.md").is_file());
+}
+
+/// `--script`: the documented coder day (six prompts, pauses of 0 to 40 minutes) runs through
+/// every row; the pause-aware default beats each provider's default lifetime and stays near
+/// the best fixed lifetime, and the fixed lifetimes appear only on their own family.
+#[test]
+fn a_scripted_day_with_pauses_is_cheaper_with_the_pause_aware_lifetime() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let day = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/coder-day.json");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+        .env("CHATCLI_HOME", dir.path().join("home"))
+        .args(["bench", "--json", "--script"])
+        .arg(&day)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .expect("run chatcli bench");
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let rows: Vec<Row> = json["scenarios"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| Row {
+            name: r["name"].as_str().unwrap_or_default().into(),
+            mode: r["mode"].as_str().unwrap_or_default().into(),
+            provider_model: r["provider_model"].as_str().unwrap_or_default().into(),
+            requests: r["requests"].as_u64().unwrap_or_default() as usize,
+            input_tokens: 0,
+            uncached_input_tokens: 0,
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
+            output_tokens: 0,
+            cost_usd: r["cost_usd"].as_f64().unwrap_or_default(),
+            floor_cost_usd: r["floor_cost_usd"].as_f64().unwrap_or_default(),
+            fixed_prefix_tokens: 0,
+            fixed_prefix_cost_usd: 0.0,
+            pause_minutes: r["pause_minutes"].as_f64().unwrap_or_default(),
+        })
+        .collect();
+    assert!(find(&rows, "coder-day", "optimised", "anthropic").pause_minutes > 80.0);
+    assert!(
+        rows.iter()
+            .all(|r| r.cost_usd >= r.floor_cost_usd * (1.0 - 1e-9))
+    );
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.provider_model == "openai" && r.mode == "ttl:5m")
+    );
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.provider_model == "anthropic" && r.mode == "ttl:24h")
+    );
+    for (pm, default, long) in [
+        ("anthropic", "ttl:5m", "ttl:1h"),
+        ("openai", "ttl:in_memory", "ttl:24h"),
+    ] {
+        let o = find(&rows, "coder-day", "optimised", pm).cost_usd;
+        let short = find(&rows, "coder-day", default, pm).cost_usd;
+        let long = find(&rows, "coder-day", long, pm).cost_usd;
+        assert!(
+            o < short * 0.9,
+            "{pm}: optimised ${o} vs {default} ${short}"
+        );
+        assert!(
+            o <= long.min(short) * 1.10,
+            "{pm}: optimised ${o} vs best fixed"
+        );
+    }
+    // The pauses cost the 5-minute row rewrites: it writes more than the pause-aware one.
+    let written = |mode: &str| {
+        json["scenarios"]
+            .as_array()
+            .and_then(|rows| {
+                rows.iter()
+                    .find(|r| r["mode"] == mode && r["provider_model"] == "anthropic")
+            })
+            .and_then(|r| r["cache_creation_tokens"].as_u64())
+            .expect("row")
+    };
+    assert!(written("ttl:5m") > written("optimised"));
 }

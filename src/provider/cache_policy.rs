@@ -1,0 +1,105 @@
+//! The pause-aware cache lifetime (`CHATCLI_PROMPT_CACHE_TTL`, default `auto`): how long the
+//! cache entries a request writes should live, decided per request from the session's rhythm.
+//!
+//! Anthropic's 5-minute entry costs 1.25× the input price to write, the 1-hour entry 2×; both
+//! read at 0.1× and a read refreshes the entry. A session without pauses never lets a 5-minute
+//! entry lapse, so `auto` starts with 5 minutes and pays nothing extra there; once the user has
+//! been idle for more than 2 minutes between two requests (they read, run tests, go to a
+//! meeting: their rhythm says longer pauses will come) every marker asks for 1 hour, so the
+//! next long pause reads the conversation instead of writing it again. The 2 minutes were
+//! chosen on the benchmark's scripted day (docs/benchmark.md): waiting for a pause past 5
+//! minutes lost that first pause's rewrite and cost 10% more. OpenAI's extended `24h` retention costs
+//! the same as in-memory, so `auto` asks for it from the first request on the models that offer
+//! it. `5m` (alias `in_memory`) and `1h` (alias `24h`) fix the lifetime. What a newcomer gets
+//! wrong: the benchmark's model and the real providers must take the same decision from the
+//! same clock readings, so both call `PausePolicy::lifetime`; neither decides on its own.
+
+use crate::provider::anthropic::CacheTtl;
+
+/// The lifetime a request's cache entries get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Anthropic 5 minutes; OpenAI in memory.
+    Short,
+    /// Anthropic 1 hour; OpenAI `24h` where the model offers it.
+    Long,
+}
+
+/// Idle time between two requests after which `auto` asks for the long lifetime, in seconds:
+/// a human pause, far above the seconds between the requests of one tool loop.
+pub const PAUSE_SECS: u64 = 120;
+
+/// One session's lifetime decisions.
+#[derive(Debug, Clone)]
+pub struct PausePolicy {
+    setting: CacheTtl,
+    /// When the previous request was sent, in seconds.
+    last: Option<u64>,
+    /// The longest idle time seen between two requests, in seconds.
+    longest_idle: u64,
+}
+
+impl PausePolicy {
+    /// The policy `setting` asks for.
+    pub fn new(setting: CacheTtl) -> Self {
+        PausePolicy {
+            setting,
+            last: None,
+            longest_idle: 0,
+        }
+    }
+
+    /// The Anthropic lifetime of a request sent at `now` (seconds); remembers the time.
+    pub fn lifetime(&mut self, now: u64) -> Lifetime {
+        if let Some(last) = self.last {
+            self.longest_idle = self.longest_idle.max(now.saturating_sub(last));
+        }
+        self.last = Some(now);
+        match self.setting {
+            CacheTtl::FiveMinutes => Lifetime::Short,
+            CacheTtl::OneHour => Lifetime::Long,
+            CacheTtl::Auto if self.longest_idle > PAUSE_SECS => Lifetime::Long,
+            CacheTtl::Auto => Lifetime::Short,
+        }
+    }
+
+    /// Whether an OpenAI model that offers extended retention is asked for `24h`.
+    pub fn extended_retention(&self) -> bool {
+        self.setting != CacheTtl::FiveMinutes
+    }
+
+    /// The longest idle time seen between two requests, in seconds.
+    pub fn longest_idle(&self) -> u64 {
+        self.longest_idle
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_stays_short_without_pauses_and_goes_long_after_the_first_human_pause() {
+        let mut p = PausePolicy::new(CacheTtl::Auto);
+        for t in (0..600).step_by(12) {
+            assert_eq!(p.lifetime(t), Lifetime::Short, "no pause at {t}");
+        }
+        // A minute and a half: still a tool loop's rhythm, or a quick reply.
+        assert_eq!(p.lifetime(600 + 90), Lifetime::Short);
+        // Four minutes idle: the user pauses; from now on 1 hour.
+        assert_eq!(p.lifetime(690 + 240), Lifetime::Long);
+        assert_eq!(p.lifetime(930 + 12), Lifetime::Long);
+        assert!(p.extended_retention());
+    }
+
+    #[test]
+    fn fixed_settings_never_change() {
+        let mut short = PausePolicy::new(CacheTtl::FiveMinutes);
+        let mut long = PausePolicy::new(CacheTtl::OneHour);
+        for t in [0, 10, 5000] {
+            assert_eq!(short.lifetime(t), Lifetime::Short);
+            assert_eq!(long.lifetime(t), Lifetime::Long);
+        }
+        assert!(!short.extended_retention() && long.extended_retention());
+    }
+}
