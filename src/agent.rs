@@ -15,6 +15,7 @@ pub mod early_exit;
 mod mcp_glue;
 mod options;
 pub mod outbox;
+pub mod plan;
 pub mod retry;
 pub mod rewind;
 pub mod routing;
@@ -96,6 +97,8 @@ struct Agent {
     accounts: accounting::Accounts,
     /// The routing tip was shown in full once; later ones are a short marker.
     tip_shown: bool,
+    /// Plan mode and the model's last plan.
+    plan: plan::PlanState,
 }
 
 /// What one streamed response left behind.
@@ -351,6 +354,7 @@ impl Agent {
         let (mentioned, inlined) = self.expand_mentions(&text).await;
         let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
         let mode = self.without_tools_if_unsupported(mode);
+        let mode = self.enter_mode(mode);
         if self.refuse_over_budget() {
             self.finish_prompt(String::new(), Ending::Budget).await;
             return (String::new(), Ending::Budget);
@@ -561,6 +565,7 @@ impl Agent {
             }
             content.push(block);
         }
+        self.report_plans(&response.tool_calls, &content);
         self.thread.history.push(Message {
             role: Role::User,
             content,

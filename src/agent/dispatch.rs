@@ -83,7 +83,7 @@ impl Agent {
     pub(super) fn orchestrating(&self, mode: Mode) -> bool {
         self.tools.specialist.is_none()
             && self.options.agents.parallel
-            && matches!(mode, Mode::Agent | Mode::Coder)
+            && matches!(mode, Mode::Agent | Mode::Coder | Mode::Plan)
             && !self.tools.roster.agents().is_empty()
     }
 
@@ -294,6 +294,7 @@ impl Agent {
             sink,
             mode: Mode::Run,
             tip_shown: true,
+            plan: self.plan.inherited(),
             options,
         }
     }

@@ -20,6 +20,7 @@ mod models;
 mod orchestrator;
 mod output;
 mod peers;
+mod plan;
 mod project_context;
 mod prompt_bytes;
 mod prompt_cache;

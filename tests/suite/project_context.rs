@@ -112,7 +112,7 @@ async fn every_mode_gets_bootstrap_then_attachments_after_core_and_mentions_in_t
         // Agent and coder modes orchestrate by default: their catalog follows the tools hint.
         let expected: Vec<&str> = match mode {
             Mode::Chat => vec!["core", "bootstrap", "attachments"],
-            Mode::Agent | Mode::Coder => {
+            Mode::Agent | Mode::Coder | Mode::Plan => {
                 vec!["core", "bootstrap", "attachments", "tools", "orchestrator"]
             }
             Mode::Run => vec!["core", "bootstrap", "attachments", "tools"],
