@@ -12,6 +12,7 @@ pub mod compaction;
 mod context;
 mod dispatch;
 pub mod early_exit;
+mod images;
 mod mcp_glue;
 mod options;
 pub mod outbox;
@@ -410,6 +411,7 @@ impl Agent {
             // Rides in this turn's user message only: history from the next request on.
             push_user_text(&mut self.thread.history, inlined);
         }
+        self.attach_images();
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
     }

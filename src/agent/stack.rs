@@ -31,6 +31,8 @@ pub(super) struct PromptStack {
     pub(super) prompt_memory: (Option<String>, Option<String>),
     /// What each volatile block last said.
     pub(super) volatile: VolatileTracker,
+    /// Images this prompt's mentions attach, until the prompt enters the history.
+    pub(super) images: Vec<crate::conversation::ContentBlock>,
 }
 
 impl PromptStack {
@@ -45,6 +47,7 @@ impl PromptStack {
             digest: String::new(),
             prompt_memory: (None, None),
             volatile: VolatileTracker::default(),
+            images: Vec::new(),
         }
     }
 }

@@ -217,6 +217,7 @@ fn prompt_stack(
         digest,
         prompt_memory: (None, None),
         volatile: VolatileTracker::default(),
+        images: Vec::new(),
     }
 }
 

@@ -5,7 +5,7 @@
 //! Nothing here decodes pixels: chatcli keeps no image crate, so an image over the limit is
 //! refused with a message that says how to shrink it, never downscaled. The limit is the
 //! strictest of the wires' (Bedrock's 3.75 MB and 8,000 px a side), so an image that is
-//! accepted goes to every provider unchanged.
+//! accepted goes to every provider unchanged. Images are read through the file door.
 
 // Headers come from files the user points at: no index that could panic on them (#34).
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
@@ -32,27 +32,6 @@ impl Format {
             Format::Jpeg => "image/jpeg",
             Format::Gif => "image/gif",
             Format::Webp => "image/webp",
-        }
-    }
-
-    /// The format from a MIME type, as a content block stores it.
-    pub fn from_media_type(media_type: &str) -> Option<Format> {
-        match media_type {
-            "image/png" => Some(Format::Png),
-            "image/jpeg" => Some(Format::Jpeg),
-            "image/gif" => Some(Format::Gif),
-            "image/webp" => Some(Format::Webp),
-            _ => None,
-        }
-    }
-
-    /// The short name Bedrock's `image.format` takes.
-    pub fn short_name(self) -> &'static str {
-        match self {
-            Format::Png => "png",
-            Format::Jpeg => "jpeg",
-            Format::Gif => "gif",
-            Format::Webp => "webp",
         }
     }
 }
@@ -152,6 +131,52 @@ pub fn refusal(name: &str, bytes: u64, size: Option<(Format, u32, u32)>) -> Opti
     None
 }
 
+/// An image read for a prompt: its content block and what the notice says of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attached {
+    /// How the user wrote it (`shot.png`).
+    pub name: String,
+    pub block: crate::conversation::ContentBlock,
+    pub width: u32,
+    pub height: u32,
+    pub bytes: u64,
+}
+
+/// Reads image `rel` beneath `cwd` through the file door; `Err` says why it is not attached.
+pub fn load(cwd: &std::path::Path, rel: &std::path::Path, name: &str) -> Result<Attached, String> {
+    use base64::Engine;
+    let read = crate::files::read_beneath(cwd, rel, MAX_IMAGE_BYTES + 1)
+        .map_err(|e| format!("{name} cannot be read ({e}): not attached"))?;
+    let size = probe(&read.bytes);
+    if let Some(why) = refusal(name, read.total, size) {
+        return Err(why);
+    }
+    let Some((format, width, height)) = size else {
+        return Err(format!(
+            "{name} is not an image chatcli can read: not attached"
+        ));
+    };
+    Ok(Attached {
+        name: name.to_string(),
+        block: crate::conversation::ContentBlock::Image {
+            media_type: format.media_type().to_string(),
+            data: base64::engine::general_purpose::STANDARD.encode(&read.bytes),
+        },
+        width,
+        height,
+        bytes: read.total,
+    })
+}
+
+/// The token rule of a provider, by its name (`anthropic`, `bedrock`, `googleai`; else OpenAI's).
+pub fn rule_for(provider: &str) -> TokenRule {
+    match provider {
+        "anthropic" | "bedrock" => TokenRule::Anthropic,
+        "googleai" | "gemini" => TokenRule::Gemini,
+        _ => TokenRule::OpenAi,
+    }
+}
+
 /// How a provider bills an image's tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenRule {
@@ -231,6 +256,24 @@ mod tests {
         assert_eq!(tokens(TokenRule::OpenAi, 2048, 4096), 1105);
         assert_eq!(tokens(TokenRule::Gemini, 300, 300), 258);
         assert_eq!(tokens(TokenRule::Gemini, 1000, 1000), 258 * 4);
+    }
+
+    #[test]
+    fn an_image_file_loads_as_a_base64_block_and_a_text_file_does_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("shot.png"), png_header(2, 3)).expect("write");
+        std::fs::write(dir.path().join("fake.png"), "hello").expect("write");
+        let shot = load(dir.path(), std::path::Path::new("shot.png"), "shot.png").expect("png");
+        assert_eq!((shot.width, shot.height), (2, 3));
+        match shot.block {
+            crate::conversation::ContentBlock::Image { media_type, data } => {
+                assert_eq!(media_type, "image/png");
+                assert!(data.starts_with("iVBORw0KGgo"), "{data}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let fake = load(dir.path(), std::path::Path::new("fake.png"), "fake.png");
+        assert!(fake.is_err_and(|e| e.contains("not a PNG")));
     }
 
     #[test]

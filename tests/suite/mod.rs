@@ -13,6 +13,7 @@ mod doors;
 mod exec_cli;
 mod fuzz;
 mod hot_path;
+mod images;
 mod local_servers;
 mod mcp;
 mod memory;
