@@ -20,6 +20,7 @@ pub mod plan;
 pub mod retry;
 pub mod rewind;
 pub mod routing;
+mod session_diff;
 pub mod sink;
 mod stack;
 mod startup;
@@ -283,6 +284,7 @@ impl Agent {
                 self.tools.approvals.lock().await.permission = permission;
             }
             Op::Rewind { prompt } => self.rewind(prompt),
+            Op::Diff => self.session_diff().await,
             Op::MemoryStatus => {
                 let message = self.memory_status();
                 self.emit(AgentEvent::Notice { message });

@@ -264,6 +264,8 @@ pub enum Op {
         args: String,
         mode: Mode,
     },
+    /// Show what this session changed in the workspace (`/diff`), as a notice.
+    Diff,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }

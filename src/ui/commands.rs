@@ -51,6 +51,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "accept the plan: coder mode carries it out",
     },
     SlashCommand {
+        name: "diff",
+        args: "",
+        about: "what this session changed: each file's diff, and git's status",
+    },
+    SlashCommand {
         name: "files",
         args: "",
         about: "saved files browser",

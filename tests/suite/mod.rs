@@ -32,6 +32,7 @@ mod reliability;
 mod safekeeping;
 mod sandbox;
 mod screen;
+mod session_diff;
 mod skills;
 mod terminal;
 mod tools;

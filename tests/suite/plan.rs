@@ -211,6 +211,26 @@ async fn switching_from_plan_to_coder_keeps_the_cached_prefix() {
             "each request's messages start with the previous one's"
         );
     }
+    // Through the model of Anthropic's cache: the first coder request reads everything the
+    // last plan request sent, so the switch itself writes nothing again.
+    use chatcli::provider::cache_model::{CacheModel, Semantics, segments};
+    let mut cache = CacheModel::new(Semantics::Anthropic);
+    let mut memo = std::collections::HashMap::new();
+    let usage: Vec<_> = requests
+        .iter()
+        .map(|r| {
+            let (segs, markers) = segments(r, &mut memo, true, chatcli::tokens::count);
+            let total: u64 = segs.iter().map(|s| s.tokens).sum();
+            (cache.account(&segs, &markers), total)
+        })
+        .collect();
+    let (switch, _) = &usage[2];
+    let (_, last_plan_total) = usage[1];
+    eprintln!(
+        "plan → coder: the first coder request reads {} of the {last_plan_total} tokens the last plan request sent, writes {}",
+        switch.cache_read, switch.cache_write_5m
+    );
+    assert_eq!(switch.cache_read, last_plan_total, "{usage:?}");
     let coder = serde_json::to_string(&requests[2].messages).expect("json");
     assert!(coder.contains("Plan mode is over"), "{coder}");
     assert_eq!(

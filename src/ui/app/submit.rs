@@ -225,6 +225,7 @@ impl App {
         match name {
             "budget" => self.budget_command(rest),
             "accept" => self.accept_plan(rest),
+            "diff" => self.send(Op::Diff),
             "permissions" => self.permissions_command(rest),
             "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
                 [] => self.send(Op::Mcp { approve: None }),
