@@ -282,7 +282,8 @@ fn coder_mode_offers_the_web_tools() {
     assert!(names.contains(&"web_fetch".to_string()), "{names:?}");
     assert!(names.contains(&"web_search".to_string()), "{names:?}");
     assert!(names.contains(&"memory".to_string()), "{names:?}");
-    assert_eq!(names.len(), 12);
+    assert!(names.contains(&"update_plan".to_string()), "{names:?}");
+    assert_eq!(names.len(), 13);
 }
 
 #[tokio::test]
