@@ -309,3 +309,29 @@ fn the_plan_checklist_in_the_panel_at_200x60() {
     );
     assert_snapshot!(screen);
 }
+
+#[test]
+fn a_resumed_session_redraws_the_plan_from_its_log() {
+    let (mut app, _ops) = crate::common::keys::app_for(Mode::Coder, "demo", "demo-model");
+    let logged = [
+        json!({"type": "prompt", "text": "fix the lexer", "mode": "coder"}),
+        json!({"type": "plan_updated", "plan": [
+            {"step": "Find the bug", "status": "completed"},
+            {"step": "Fix it", "status": "pending"}
+        ]}),
+    ];
+    let events: Vec<AgentEvent> = logged
+        .iter()
+        .map(|line| serde_json::from_value(line.clone()).expect("a logged event"))
+        .collect();
+    app.replay(events);
+    let screen = crate::common::screen_at(&mut app, 200, 60);
+    assert!(
+        screen.contains("Plan 1/2"),
+        "the panel's checklist:\n{screen}"
+    );
+    assert!(
+        screen.contains("plan updated (1/2 done)") && screen.contains("☐ Fix it"),
+        "the transcript line:\n{screen}"
+    );
+}
