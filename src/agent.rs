@@ -15,12 +15,15 @@ pub mod early_exit;
 mod error;
 mod gate;
 mod hook_points;
+mod images;
 mod mcp_glue;
 mod options;
 pub mod outbox;
+pub mod plan;
 pub mod retry;
 pub mod rewind;
 pub mod routing;
+mod session_diff;
 pub mod sink;
 mod stack;
 mod startup;
@@ -101,6 +104,8 @@ struct Agent {
     accounts: accounting::Accounts,
     /// The routing tip was shown in full once; later ones are a short marker.
     tip_shown: bool,
+    /// Plan mode and the model's last plan.
+    plan: plan::PlanState,
 }
 
 /// What one streamed response left behind.
@@ -301,6 +306,7 @@ impl Agent {
                 self.tools.approvals.lock().await.permission = permission;
             }
             Op::Rewind { prompt } => self.rewind(prompt),
+            Op::Diff => self.session_diff().await,
             Op::MemoryStatus => {
                 let message = self.memory_status();
                 self.emit(AgentEvent::Notice { message });
@@ -403,6 +409,7 @@ impl Agent {
         let inlined = join_context(inlined, hook_context);
         let mode = self.route(&text, mode, mentioned.first().map(|m| m.written.as_str()));
         let mode = self.without_tools_if_unsupported(mode);
+        let mode = self.enter_mode(mode);
         if self.refuse_over_budget() {
             self.finish_prompt(String::new(), Ending::Budget).await;
             return (String::new(), Ending::Budget);
@@ -458,6 +465,7 @@ impl Agent {
             // Rides in this turn's user message only: history from the next request on.
             push_user_text(&mut self.thread.history, inlined);
         }
+        self.attach_images();
         // The prompt is on disk before anything is sent: a crash now loses no question.
         self.sync_history();
     }
@@ -613,6 +621,7 @@ impl Agent {
             }
             content.push(block);
         }
+        self.report_plans(&response.tool_calls, &content);
         self.thread.history.push(Message {
             role: Role::User,
             content,

@@ -19,7 +19,7 @@ picks its provider; with none, a local Ollama (OLLAMA_HOST) if one answers, else
 Environment (flags win over it; it wins over CHATCLI_HOME/config.toml):
   CHATCLI_HOME             where config.toml, logs and sessions live
   CHATCLI_PROVIDER         provider name (also LLM_PROVIDER, the reference system's name)
-  CHATCLI_MODE             chat | agent | coder | run (default agent)
+  CHATCLI_MODE             chat | agent | coder | plan | run (default agent)
   CHATCLI_AGENT_MAX_TURNS  requests per prompt in the tool loop, 1-200 (default 50)
   CHATCLI_AGENT_EARLY_EXIT off stops the repeated-tool-call guard (default on)
   CHATCLI_AGENT_EARLY_EXIT_TURNS  identical turns that stop the loop, 2-10 (default 3)
@@ -68,7 +68,7 @@ pub struct CommonArgs {
     /// Go on with a saved session: its id, or the latest when no id is given.
     #[arg(long, num_args = 0..=1, default_missing_value = "latest", value_name = "ID")]
     pub resume: Option<String>,
-    /// Mode: chat, agent, coder or run [env: CHATCLI_MODE] [default: agent]
+    /// Mode: chat, agent, coder, plan or run [env: CHATCLI_MODE] [default: agent]
     #[arg(long)]
     pub mode: Option<String>,
     /// Provider to talk to [env: CHATCLI_PROVIDER, LLM_PROVIDER]

@@ -428,7 +428,7 @@ fn resolve_mode(overrides: &Overrides, read: &Reader) -> Result<Mode, ConfigErro
             v.parse::<Mode>().map_err(|_| ConfigError::Invalid {
                 setting,
                 value: v.to_string(),
-                expected: "one of: chat, agent, coder, run".into(),
+                expected: "one of: chat, agent, coder, plan, run".into(),
             })
         })
         .transpose()

@@ -39,6 +39,9 @@ pub enum ContentBlock {
         content: String,
         is_error: bool,
     },
+    /// An image the user attached (`@shot.png`): its MIME type and its bytes in base64, sent in
+    /// each wire's own shape.
+    Image { media_type: String, data: String },
 }
 
 /// One turn of the conversation.

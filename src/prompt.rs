@@ -19,6 +19,7 @@
 pub mod attachments;
 pub mod bootstrap;
 pub mod dynamic;
+pub mod images;
 pub mod ledger;
 pub mod mentions;
 
@@ -58,7 +59,8 @@ pub fn core_block(mode: Mode) -> SystemBlock {
     let rules = match mode {
         Mode::Chat => None,
         Mode::Agent | Mode::Run => Some(AGENT),
-        Mode::Coder => Some(CODER),
+        // Plan mode's rule rides in the volatile context: its prefix is coder's.
+        Mode::Coder | Mode::Plan => Some(CODER),
     };
     let mut core = CORE.trim_end().to_string();
     if let Some(rules) = rules {

@@ -41,11 +41,14 @@ pub enum Mode {
     Coder,
     /// The tool loop, forced: never rerouted.
     Run,
+    /// Coder's prompt and tools, but nothing writes or runs: the model reads, searches and
+    /// plans; a write or command call is refused whatever the permission mode.
+    Plan,
 }
 
 impl Mode {
-    /// Every mode, in the order Shift+Tab cycles through the first three.
-    pub const ALL: [Mode; 4] = [Mode::Chat, Mode::Agent, Mode::Coder, Mode::Run];
+    /// Every mode: Shift+Tab cycles through all but `run`.
+    pub const ALL: [Mode; 5] = [Mode::Chat, Mode::Agent, Mode::Coder, Mode::Plan, Mode::Run];
 
     /// The mode's name as the user types it.
     pub fn as_str(self) -> &'static str {
@@ -54,15 +57,28 @@ impl Mode {
             Mode::Agent => "agent",
             Mode::Coder => "coder",
             Mode::Run => "run",
+            Mode::Plan => "plan",
         }
     }
 
-    /// The next mode of the Shift+Tab cycle chat → agent → coder → chat (`run` rejoins at chat).
+    /// The next mode of the Shift+Tab cycle chat → agent → coder → plan → chat (`run` rejoins
+    /// at chat).
     pub fn cycle(self) -> Mode {
         match self {
             Mode::Chat => Mode::Agent,
             Mode::Agent => Mode::Coder,
-            Mode::Coder | Mode::Run => Mode::Chat,
+            Mode::Coder => Mode::Plan,
+            Mode::Plan | Mode::Run => Mode::Chat,
+        }
+    }
+
+    /// The mode whose cached prefix (system blocks and tools) a request in this mode sends:
+    /// plan mode sends coder's byte for byte, so switching between them writes no cache; its
+    /// rule rides in the volatile context.
+    pub fn prefix(self) -> Mode {
+        match self {
+            Mode::Plan => Mode::Coder,
+            mode => mode,
         }
     }
 
@@ -80,7 +96,7 @@ impl fmt::Display for Mode {
 
 /// A mode name that is not one of `chat`, `agent`, `coder`, `run`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown mode \"{0}\" (expected one of: chat, agent, coder, run)")]
+#[error("unknown mode \"{0}\" (expected one of: chat, agent, coder, plan, run)")]
 pub struct UnknownMode(pub String);
 
 impl FromStr for Mode {
@@ -92,9 +108,26 @@ impl FromStr for Mode {
             "agent" => Ok(Mode::Agent),
             "coder" => Ok(Mode::Coder),
             "run" => Ok(Mode::Run),
+            "plan" => Ok(Mode::Plan),
             _ => Err(UnknownMode(s.to_string())),
         }
     }
+}
+
+/// Where one step of the model's plan (`update_plan`) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// One step of the model's plan, as `update_plan` gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    pub status: StepStatus,
 }
 
 /// The user's answer to a tool call that asked for approval.
@@ -282,6 +315,8 @@ pub enum Op {
     /// List the permission rules with the file each came from (`/permissions rules`); answered
     /// by a notice.
     Rules,
+    /// Show what this session changed in the workspace (`/diff`), as a notice.
+    Diff,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -542,6 +577,13 @@ pub enum AgentEvent {
         /// What a write or patch changed, as a unified diff.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+    },
+    /// The model's plan changed (`update_plan`): every step with its status, and why it
+    /// changed when the model said.
+    PlanUpdated {
+        plan: Vec<PlanStep>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        explanation: Option<String>,
     },
     /// Usage of one request; `cost_usd` is `None` when the model has no known price.
     Usage {
@@ -859,12 +901,14 @@ mod tests {
     fn mode_cycle_and_parse() {
         assert_eq!(Mode::Chat.cycle(), Mode::Agent);
         assert_eq!(Mode::Agent.cycle(), Mode::Coder);
-        assert_eq!(Mode::Coder.cycle(), Mode::Chat);
+        assert_eq!(Mode::Coder.cycle(), Mode::Plan);
+        assert_eq!(Mode::Plan.cycle(), Mode::Chat);
+        assert_eq!(Mode::Plan.prefix(), Mode::Coder);
         assert_eq!("CODER".parse::<Mode>(), Ok(Mode::Coder));
         let err = "fast".parse::<Mode>().err().map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
-            Some("unknown mode \"fast\" (expected one of: chat, agent, coder, run)")
+            Some("unknown mode \"fast\" (expected one of: chat, agent, coder, plan, run)")
         );
     }
 }

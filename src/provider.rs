@@ -215,6 +215,11 @@ pub trait Provider: Send + Sync {
     fn supports_tools(&self) -> bool {
         true
     }
+    /// Whether its wire carries images (`ContentBlock::Image`); without, an attached image is
+    /// refused with a notice, never dropped in silence.
+    fn accepts_images(&self) -> bool {
+        false
+    }
     /// Sends the request and streams the response.
     fn stream(&self, request: ModelRequest) -> ProviderStream;
     /// Where this provider lists the models it serves; `None` when it has no list endpoint

@@ -20,6 +20,7 @@ pub mod run_command;
 pub mod scratch;
 pub mod search_files;
 pub mod skill;
+pub mod update_plan;
 pub mod web_fetch;
 pub mod web_search;
 pub mod workspace;
@@ -329,7 +330,9 @@ impl ToolRegistry {
     pub fn for_mode(mode: Mode) -> ToolRegistry {
         let mut tools: Vec<Box<dyn Tool>> = match mode {
             Mode::Chat => Vec::new(),
-            Mode::Agent | Mode::Coder | Mode::Run => vec![
+            // Plan mode offers coder's tools byte for byte (its writes are refused when called):
+            // switching between them keeps the cached prefix.
+            Mode::Agent | Mode::Coder | Mode::Plan | Mode::Run => vec![
                 Box::new(read_file::ReadFile),
                 Box::new(write_file::WriteFile),
                 Box::new(patch_file::PatchFile),
@@ -342,6 +345,7 @@ impl ToolRegistry {
                 Box::new(web_fetch::WebFetch),
                 Box::new(web_search::WebSearch),
                 Box::new(memory_tool::MemoryTool),
+                Box::new(update_plan::UpdatePlan),
             ],
         };
         tools.sort_by_key(|t| t.spec().name);
@@ -515,6 +519,14 @@ mod tests {
             "coder reads the memory index too"
         );
         assert!(coder.contains(&"patch_file".to_string()));
+        assert!(coder.contains(&"update_plan".to_string()));
+        assert!(names.contains(&"update_plan".to_string()));
+        let plan = serde_json::to_string(&ToolRegistry::for_mode(Mode::Plan).specs()).ok();
+        let coder = serde_json::to_string(&ToolRegistry::for_mode(Mode::Coder).specs()).ok();
+        assert_eq!(
+            plan, coder,
+            "plan mode sends coder's tools array byte for byte"
+        );
         assert!(ToolRegistry::for_mode(Mode::Chat).specs().is_empty());
     }
 

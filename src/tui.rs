@@ -115,6 +115,10 @@ async fn event_loop(
             edit_draft(&mut terminal, &mut session.app, &draft, enhanced)?;
             frames.request();
         }
+        if session.app.take_suspend_request() {
+            suspend(&mut terminal, enhanced)?;
+            frames.request();
+        }
         let deadline = frames.next.map(tokio::time::Instant::from_std);
         tokio::select! {
             event = terminal_events.next() => match event {
@@ -193,6 +197,21 @@ fn draw_frame(
     if let Some(at) = app.take_wake() {
         frames.request_at(at);
     }
+    Ok(())
+}
+
+/// Ctrl+Z: the terminal put back as it was, the whole process stopped as job control expects
+/// (the agent with it), and the screen redrawn whole once the shell's `fg` continues it.
+fn suspend(terminal: &mut Terminal<CrosstermBackend<Stdout>>, enhanced: bool) -> io::Result<()> {
+    leave(enhanced);
+    #[cfg(unix)]
+    // SAFETY: `raise` only signals this process; SIGTSTP's default action stops it until
+    // SIGCONT, and then `raise` returns.
+    unsafe {
+        libc::raise(libc::SIGTSTP);
+    }
+    enter()?;
+    terminal.clear()?;
     Ok(())
 }
 

@@ -8,6 +8,7 @@ pub mod app;
 pub mod approval;
 pub mod cache;
 pub mod chat;
+pub mod checklist;
 pub mod commands;
 pub mod composer;
 pub mod cost;

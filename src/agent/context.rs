@@ -203,6 +203,8 @@ impl Agent {
         let bytes = serde_json::to_vec(system).map(|b| b.len()).unwrap_or(0)
             + serde_json::to_vec(tools).map(|b| b.len()).unwrap_or(0)
             + serde_json::to_vec(messages).map(|b| b.len()).unwrap_or(0);
+        // An image's base64 is no measure of its tokens: counted at what it costs at most.
+        let bytes = super::images::weigh_images(messages, bytes);
         crate::tokens::rough(bytes) as f64 > window as f64 * summary::GUARD_SHARE
     }
 
@@ -393,13 +395,15 @@ impl Agent {
             true => Some(prompt::mentions::git_summary(&cwd, &self.tools.ctx.sandbox).await),
             false => None,
         };
-        let (mentions, inlined) = tokio::task::spawn_blocking(move || {
+        let (mentions, inlined, images) = tokio::task::spawn_blocking(move || {
             let inlined =
                 (!found.is_empty()).then(|| prompt::mentions::expand(&found, &cwd, git.as_deref()));
-            (found, inlined)
+            let images = super::images::load_mentioned(&found, &cwd);
+            (found, inlined, images)
         })
         .await
         .unwrap_or_default();
+        self.take_images(images);
         if let Some(inlined) = &inlined {
             let names: Vec<String> = mentions.iter().map(|m| format!("@{}", m.written)).collect();
             self.emit(AgentEvent::Notice {

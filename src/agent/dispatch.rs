@@ -82,7 +82,7 @@ impl Agent {
     pub(super) fn orchestrating(&self, mode: Mode) -> bool {
         self.tools.specialist.is_none()
             && self.options.agents.parallel
-            && matches!(mode, Mode::Agent | Mode::Coder)
+            && matches!(mode, Mode::Agent | Mode::Coder | Mode::Plan)
             && !self.tools.roster.agents().is_empty()
     }
 
@@ -292,6 +292,7 @@ impl Agent {
             sink,
             mode: Mode::Run,
             tip_shown: true,
+            plan: self.plan.inherited(),
             options,
         }
     }

@@ -39,6 +39,9 @@ pub enum AgentError {
     /// The compaction request failed.
     #[error("compaction failed: {0}")]
     CompactionFailed(ProviderError),
+    /// A file's bytes before the session changed it were not kept (`/rewind`, `/diff`).
+    #[error("{0}")]
+    NotKept(String),
     /// A `UserPromptSubmit` hook blocked the prompt: its reason, for the user.
     #[error("prompt not sent: a UserPromptSubmit hook blocked it: {0}")]
     PromptBlocked(String),

@@ -23,12 +23,18 @@ use crate::conversation::{ContentBlock, Message, Role};
 use crate::tools::workspace::Rooted;
 
 /// The snapshots, even if a writer panicked while holding them (what was saved is still there).
-fn lock(snapshots: &std::sync::Mutex<FileSnapshots>) -> std::sync::MutexGuard<'_, FileSnapshots> {
+pub(super) fn lock(
+    snapshots: &std::sync::Mutex<FileSnapshots>,
+) -> std::sync::MutexGuard<'_, FileSnapshots> {
     match snapshots.lock() {
         Ok(guard) => guard,
         Err(poisoned) => poisoned.into_inner(),
     }
 }
+
+/// A file's bytes before the session first changed it (`None`: it did not exist), or why they
+/// were not kept.
+pub type Original = Result<Option<Vec<u8>>, super::AgentError>;
 
 /// Files larger than this are not kept for `/rewind`.
 pub const MAX_SNAPSHOT_BYTES: u64 = 8 * 1024 * 1024;
@@ -88,6 +94,25 @@ impl FileSnapshots {
             prompt: first_prompt,
             ..FileSnapshots::default()
         }
+    }
+
+    /// Every file this run changed, once each, with its bytes before the run first changed it.
+    pub fn originals(&self) -> Vec<(Rooted, Original)> {
+        let mut seen: Vec<(Rooted, Original)> = Vec::new();
+        for snapshot in self.taken.iter().filter(|s| s.wrote.is_some()) {
+            if seen.iter().any(|(t, _)| *t == snapshot.target) {
+                continue;
+            }
+            let before = match (&snapshot.lost, &snapshot.saved) {
+                (Some(why), _) => Err(super::AgentError::NotKept(why.clone())),
+                (None, Some(saved)) => read_saved(saved).map(Some).map_err(|e| {
+                    super::AgentError::NotKept(format!("its copy is unreadable ({e})"))
+                }),
+                (None, None) => Ok(None),
+            };
+            seen.push((snapshot.target.clone(), before));
+        }
+        seen
     }
 
     /// Whether prompt `prompt` ran before this session was resumed.

@@ -33,6 +33,8 @@ pub(super) struct PromptStack {
     pub(super) volatile: VolatileTracker,
     /// Context `SessionStart` hooks added, sent with the next prompt.
     pub(super) hook_context: Vec<String>,
+    /// Images this prompt's mentions attach, until the prompt enters the history.
+    pub(super) images: Vec<crate::conversation::ContentBlock>,
 }
 
 impl PromptStack {
@@ -48,6 +50,7 @@ impl PromptStack {
             prompt_memory: (None, None),
             volatile: VolatileTracker::default(),
             hook_context: Vec::new(),
+            images: Vec::new(),
         }
     }
 }
@@ -72,7 +75,7 @@ pub(super) trait Block: Sync {
 /// The prompt, in wire order: the stable prefix (core, bootstrap files, attachments, the MCP
 /// catalog, the skills catalog and pins, the tools hint, the orchestrator catalog, the memory
 /// index), then the volatile blocks of the newest turn (full memory, date and directory,
-/// auto-recall, MCP channel messages, activated skills).
+/// auto-recall, MCP channel messages, activated skills, the plan-mode rule).
 pub(super) const STACK: &[&dyn Block] = &[
     &Core,
     &Bootstrap,
@@ -87,6 +90,7 @@ pub(super) const STACK: &[&dyn Block] = &[
     &AutoRecall,
     &McpChannel,
     &ActivatedSkills,
+    &PlanRule,
 ];
 
 /// The blocks of `placement` for a request in `mode`, in stack order; a block with nothing to
@@ -199,6 +203,13 @@ block!(ActivatedSkills, Volatile, |agent, mode| agent
     .volatile_block()
     .into_iter()
     .collect());
+
+block!(PlanRule, Volatile, |agent, mode| prompt::volatile_block(
+    "plan mode",
+    agent.plan.rule()
+)
+.into_iter()
+.collect());
 
 #[cfg(test)]
 mod tests {

@@ -57,6 +57,7 @@ impl Agent {
             },
             thread: Thread::new(history, snapshots, options.compaction),
             tip_shown: false,
+            plan: Default::default(),
             provider,
             sink: EventSink::new(options.secrets.clone(), log, front),
             mode: options.mode,
@@ -221,6 +222,7 @@ fn prompt_stack(
         prompt_memory: (None, None),
         volatile: VolatileTracker::default(),
         hook_context: Vec::new(),
+        images: Vec::new(),
     }
 }
 

@@ -481,6 +481,9 @@ impl Agent {
         let (refused, runnable): (Vec<tools_run::Call>, Vec<tools_run::Call>) = runnable
             .into_iter()
             .partition(|(_, name, _)| self.refuses(name));
+        let (planning, runnable): (Vec<tools_run::Call>, Vec<tools_run::Call>) = runnable
+            .into_iter()
+            .partition(|(_, name, args)| self.refused_by_plan(tools, name, args));
         let mut results = if runnable.is_empty() {
             Vec::new()
         } else {
@@ -497,6 +500,9 @@ impl Agent {
         };
         for call in &refused {
             results.push(self.refuse(call));
+        }
+        for call in &planning {
+            results.push(self.refuse_in_plan_mode(call));
         }
         for call in &dispatches {
             results.push(self.dispatch(call, cancel).await);

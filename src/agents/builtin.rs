@@ -28,7 +28,13 @@ const BUILT_INS: [Row; 12] = [
     (
         "coder",
         "Edits code.",
-        &["list_directory", "patch_file", "read_file", "write_file"],
+        &[
+            "list_directory",
+            "patch_file",
+            "read_file",
+            "update_plan",
+            "write_file",
+        ],
         Effort::Medium,
         "Make the code change the task describes. Read before you edit, prefer patch_file for small edits, keep the existing style, and report every file you changed and why.",
     ),

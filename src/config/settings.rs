@@ -114,7 +114,7 @@ pub const SETTINGS: &[Setting] = &[
     var(
         "CHATCLI_MODE",
         "`agent`",
-        "`chat`, `agent`, `coder` or `run`",
+        "`chat`, `agent`, `coder`, `plan` or `run`",
     )
     .flag("--mode")
     .key("mode"),

@@ -78,7 +78,7 @@ fn bad_values_name_the_setting() {
         .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
-        Some("CHATCLI_MODE must be one of: chat, agent, coder, run (got \"fast\")")
+        Some("CHATCLI_MODE must be one of: chat, agent, coder, plan, run (got \"fast\")")
     );
     let err = resolve(
         &[("CHATCLI_AGENT_MAX_TURNS", "three")],

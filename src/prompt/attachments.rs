@@ -33,6 +33,9 @@ pub enum AttachError {
     /// A file could not be read.
     #[error("cannot read {path}: {message}")]
     Read { path: String, message: String },
+    /// An image mention that cannot be attached: the words say why and what to do.
+    #[error("{0}")]
+    Image(String),
     /// A glob that does not parse.
     #[error("{pattern} is not a valid glob: {message}")]
     Glob { pattern: String, message: String },

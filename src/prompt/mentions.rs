@@ -122,11 +122,16 @@ pub fn expand(mentions: &[Mention], cwd: &Path, git: Option<&str>) -> String {
     let mut out = String::from(OPEN_TAG);
     for mention in mentions {
         let body = match &mention.target {
+            // The image itself rides beside this text as an image block (`images::load`).
+            Target::File(path) if super::images::looks_like_image(path) => {
+                "(an image: attached to this message)".to_string()
+            }
             Target::File(path) => file_text(cwd, path),
             Target::Folder(path) => folder_listing(&cwd.join(path)),
             Target::Git => git.unwrap_or("(git was not run)").to_string(),
         };
-        let kind = match mention.target {
+        let kind = match &mention.target {
+            Target::File(path) if super::images::looks_like_image(path) => "image",
             Target::File(_) => "file",
             Target::Folder(_) => "folder",
             Target::Git => "git",

@@ -94,6 +94,10 @@ impl Provider for Anthropic {
         self.name
     }
 
+    fn accepts_images(&self) -> bool {
+        true
+    }
+
     fn model(&self) -> &str {
         &self.model
     }
@@ -291,6 +295,10 @@ fn message_json(message: &Message) -> Option<Value> {
                 ..
             } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
             ContentBlock::Thinking { .. } => None,
+            ContentBlock::Image { media_type, data } => Some(json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": media_type, "data": data}
+            })),
             ContentBlock::ToolUse { id, name, input } => {
                 let input = if input.is_object() {
                     input.clone()

@@ -66,6 +66,10 @@ impl Provider for Bedrock {
         "bedrock"
     }
 
+    fn accepts_images(&self) -> bool {
+        true
+    }
+
     fn model(&self) -> &str {
         &self.model
     }
@@ -207,6 +211,11 @@ fn wire_block(block: &ContentBlock) -> Option<Value> {
             json!({"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}}),
         ),
         ContentBlock::Thinking { .. } => None,
+        // Converse takes the bytes base64-encoded in JSON, and the format by its short name.
+        ContentBlock::Image { media_type, data } => Some(json!({"image": {
+            "format": media_type.strip_prefix("image/").unwrap_or(media_type),
+            "source": {"bytes": data}
+        }})),
         ContentBlock::ToolUse { id, name, input } => {
             let input = if input.is_object() {
                 input.clone()

@@ -44,6 +44,10 @@ impl Provider for Gemini {
         "googleai"
     }
 
+    fn accepts_images(&self) -> bool {
+        true
+    }
+
     fn model(&self) -> &str {
         &self.model
     }
@@ -178,6 +182,9 @@ fn message_parts(message: &Message, names: &HashMap<&str, &str>) -> Vec<Value> {
                 parts.push(part);
             }
             ContentBlock::Text { .. } => {}
+            ContentBlock::Image { media_type, data } => {
+                parts.push(json!({"inline_data": {"mime_type": media_type, "data": data}}));
+            }
             ContentBlock::Thinking { signature: sig, .. } => signature = sig.as_deref(),
             ContentBlock::ToolUse { name, input, .. } => {
                 let args = if input.is_object() {

@@ -120,6 +120,10 @@ impl Provider for OpenAiChat {
         self.preset.name
     }
 
+    fn accepts_images(&self) -> bool {
+        true
+    }
+
     fn model(&self) -> &str {
         &self.model
     }
@@ -292,7 +296,7 @@ fn assistant_message(message: &Message) -> Value {
 /// A user message on the wire: a `tool` message per result, then one user message with its
 /// texts (a plain string when there is one).
 fn push_user_messages(message: &Message, messages: &mut Vec<Value>) {
-    let mut texts: Vec<&str> = Vec::new();
+    let mut parts: Vec<Value> = Vec::new();
     for block in &message.content {
         match block {
             ContentBlock::ToolResult {
@@ -301,23 +305,22 @@ fn push_user_messages(message: &Message, messages: &mut Vec<Value>) {
                 ..
             } => messages
                 .push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
-            ContentBlock::Text { text } if !text.is_empty() => texts.push(text),
+            ContentBlock::Text { text } if !text.is_empty() => {
+                parts.push(json!({"type": "text", "text": text}));
+            }
+            ContentBlock::Image { media_type, data } => parts.push(json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{media_type};base64,{data}")}
+            })),
             _ => {}
         }
     }
-    if !texts.is_empty() {
-        let content = if let [one] = texts.as_slice() {
-            Value::String(one.to_string())
-        } else {
-            Value::Array(
-                texts
-                    .iter()
-                    .map(|t| json!({"type": "text", "text": t}))
-                    .collect(),
-            )
-        };
-        messages.push(json!({"role": "user", "content": content}));
-    }
+    let content = match parts.as_slice() {
+        [] => return,
+        [one] if one["type"] == "text" => one["text"].clone(),
+        _ => Value::Array(parts),
+    };
+    messages.push(json!({"role": "user", "content": content}));
 }
 
 /// The rolling marker: the last part of the last message the next request sends unchanged, so

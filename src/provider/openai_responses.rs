@@ -57,6 +57,10 @@ impl Provider for OpenAiResponses {
         self.name
     }
 
+    fn accepts_images(&self) -> bool {
+        true
+    }
+
     fn model(&self) -> &str {
         &self.model
     }
@@ -195,6 +199,10 @@ fn push_input_items(message: &Message, input: &mut Vec<Value>) {
                 texts.push(json!({"type": text_type, "text": text}));
             }
             ContentBlock::Text { .. } => {}
+            ContentBlock::Image { media_type, data } => texts.push(json!({
+                "type": "input_image",
+                "image_url": format!("data:{media_type};base64,{data}")
+            })),
             ContentBlock::Thinking { text, signature } => {
                 flush(&mut texts, input);
                 let summary: Vec<Value> = if text.is_empty() {

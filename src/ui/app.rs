@@ -138,6 +138,11 @@ impl App {
         }
     }
 
+    /// Whether Ctrl+Z asked to suspend, taken once.
+    pub fn take_suspend_request(&mut self) -> bool {
+        std::mem::take(&mut self.requests.suspend)
+    }
+
     /// The draft to open in the editor, taken once.
     pub fn take_editor_request(&mut self) -> Option<String> {
         self.requests.editor.take()

@@ -41,6 +41,21 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "run mode (the tool loop, never rerouted); with text, send it",
     },
     SlashCommand {
+        name: "plan",
+        args: "[PROMPT]",
+        about: "plan mode (reads and plans; nothing writes or runs); with text, send it",
+    },
+    SlashCommand {
+        name: "accept",
+        args: "[NOTE]",
+        about: "accept the plan: coder mode carries it out",
+    },
+    SlashCommand {
+        name: "diff",
+        args: "",
+        about: "what this session changed: each file's diff, and git's status",
+    },
+    SlashCommand {
         name: "files",
         args: "",
         about: "saved files browser",

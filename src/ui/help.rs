@@ -22,6 +22,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+C", "clear the prompt, interrupt; twice in 2 s quits"),
     ("Ctrl+D", "quit (on an empty prompt)"),
     ("Ctrl+X", "edit the prompt in $VISUAL / $EDITOR"),
+    ("Ctrl+Z", "suspend to the shell; fg brings chatcli back"),
     ("Ctrl+B", "tool panel over the chat (narrow terminals)"),
     ("Ctrl+↑ / Ctrl+↓", "pick a tool call in the chat"),
     (

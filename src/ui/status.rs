@@ -187,6 +187,7 @@ fn mode_color(mode: Mode) -> Color {
         Mode::Agent => Color::LightGreen,
         Mode::Coder => Color::LightMagenta,
         Mode::Run => Color::LightYellow,
+        Mode::Plan => Color::LightCyan,
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Each line shows status, tool name, its main argument, and once finished the duration and the
 //! size of the result sent to the model (and a 💾 mark when the body was saved to a file instead
-//! of being inlined). The panel scrolls independently of the chat.
+//! of being inlined). The panel scrolls independently of the chat. Above the calls, the model's
+//! plan checklist (`checklist`), when it keeps one.
 
 // Tool names and arguments the model sent: no index that could panic on them (#34).
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
@@ -63,6 +64,8 @@ pub struct ToolPanel {
     pub now: Option<Instant>,
     /// The call picked with Ctrl+↑/↓ (an index into the entries), for Enter to open.
     pub selected: Option<usize>,
+    /// The plans the model keeps with `update_plan`, drawn above the calls.
+    pub plans: super::checklist::Checklists,
 }
 
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
@@ -361,10 +364,37 @@ impl ToolPanel {
         self.scroll = self.scroll.saturating_sub(n);
     }
 
-    /// The entry drawn on screen row `y` when the panel was drawn in `area`.
+    /// Rows the plan checklist takes at the top of the panel's `inner` area: at most half of
+    /// it when there are calls to show.
+    fn plan_rows(&self, inner: Rect) -> u16 {
+        if self.plans.is_empty() {
+            return 0;
+        }
+        if self.entries.is_empty() {
+            return self
+                .plans
+                .lines(inner.width as usize, inner.height as usize)
+                .len() as u16;
+        }
+        // The calls keep up to half the panel; the checklist and its rule line take the rest.
+        let calls = (self.entries.len() as u16).min(inner.height / 2).max(1);
+        let share = inner.height.saturating_sub(calls + 1);
+        let lines = self.plans.lines(inner.width as usize, share as usize).len() as u16;
+        if lines == 0 { 0 } else { lines + 1 }
+    }
+
+    /// The entry drawn on screen row `y` when the panel was drawn in `area` (below the
+    /// checklist, when there is one).
     pub fn entry_at(&self, area: Rect, y: u16) -> Option<&ToolEntry> {
-        let top = area.y + 1;
-        let height = area.height.saturating_sub(2) as usize;
+        let inner = Rect {
+            x: area.x + 1,
+            y: area.y + 1,
+            width: area.width.saturating_sub(2),
+            height: area.height.saturating_sub(2),
+        };
+        let plans = self.plan_rows(inner);
+        let top = inner.y + plans;
+        let height = inner.height.saturating_sub(plans) as usize;
         if y < top || (y - top) as usize >= height {
             return None;
         }
@@ -464,10 +494,32 @@ impl Widget for &ToolPanel {
             .borders(Borders::ALL)
             .border_style(Style::new().fg(Color::DarkGray))
             .title(Span::styled(title, Style::new().fg(Color::LightBlue)));
-        let inner = block.inner(area);
+        let mut inner = block.inner(area);
         block.render(area, buf);
         if inner.height == 0 || inner.width == 0 {
             return;
+        }
+        let used = self.plan_rows(inner);
+        if used > 0 {
+            let rule = usize::from(!self.entries.is_empty());
+            let lines = self.plans.lines(inner.width as usize, used as usize - rule);
+            for (row, line) in lines.iter().enumerate() {
+                buf.set_line(inner.x, inner.y + row as u16, line, inner.width);
+            }
+            // A rule between the checklist and the calls.
+            if lines.len() < used as usize {
+                buf.set_string(
+                    inner.x,
+                    inner.y + lines.len() as u16,
+                    "─".repeat(inner.width as usize),
+                    Style::new().fg(Color::DarkGray),
+                );
+            }
+            inner.y += used;
+            inner.height -= used;
+            if self.entries.is_empty() || inner.height == 0 {
+                return;
+            }
         }
         if self.entries.is_empty() {
             buf.set_string(
@@ -522,6 +574,14 @@ pub fn summarize_args(args: &serde_json::Value) -> String {
     let Some(obj) = args.as_object() else {
         return String::new();
     };
+    // `update_plan`: how far the plan is (the checklist above the calls shows the steps).
+    if let Some(plan) = obj.get("plan").and_then(|p| p.as_array()) {
+        let done = plan
+            .iter()
+            .filter(|s| s.get("status").and_then(|s| s.as_str()) == Some("completed"))
+            .count();
+        return format!("{done}/{} steps done", plan.len());
+    }
     // `dispatch`: the agents it runs, in task order.
     if let Some(tasks) = obj.get("tasks").and_then(|t| t.as_array()) {
         let agents: Vec<&str> = tasks

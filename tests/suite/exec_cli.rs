@@ -102,7 +102,7 @@ fn a_bad_mode_is_one_clear_line_and_a_failure() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.trim_end(),
-        "chatcli: --mode must be one of: chat, agent, coder, run (got \"turbo\")"
+        "chatcli: --mode must be one of: chat, agent, coder, plan, run (got \"turbo\")"
     );
     assert!(out.stdout.is_empty());
 }

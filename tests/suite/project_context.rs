@@ -112,7 +112,7 @@ async fn every_mode_gets_bootstrap_then_attachments_after_core_and_mentions_in_t
         // Agent and coder modes orchestrate by default: their catalog follows the tools hint.
         let expected: Vec<&str> = match mode {
             Mode::Chat => vec!["core", "bootstrap", "attachments"],
-            Mode::Agent | Mode::Coder => {
+            Mode::Agent | Mode::Coder | Mode::Plan => {
                 vec!["core", "bootstrap", "attachments", "tools", "orchestrator"]
             }
             Mode::Run => vec!["core", "bootstrap", "attachments", "tools"],
@@ -282,7 +282,8 @@ fn coder_mode_offers_the_web_tools() {
     assert!(names.contains(&"web_fetch".to_string()), "{names:?}");
     assert!(names.contains(&"web_search".to_string()), "{names:?}");
     assert!(names.contains(&"memory".to_string()), "{names:?}");
-    assert_eq!(names.len(), 12);
+    assert!(names.contains(&"update_plan".to_string()), "{names:?}");
+    assert_eq!(names.len(), 13);
 }
 
 #[tokio::test]

@@ -23,11 +23,11 @@ const PINNED: &[(Mode, &str)] = &[
     ),
     (
         Mode::Agent,
-        "12c98e53541caaac4fb44069fbe3c8cc3740d561e7cf1e168389e2f4c4bfb380",
+        "89277c3ea870b3270dd9dbf586db838d67e4fa728300fa947a1afcf0ee8d9113",
     ),
     (
         Mode::Coder,
-        "677ef432466d494c00489e60926c9435140f23213d888b44e257ff9b0ed9686d",
+        "4fdc0f32b8f561f158e9a9dbe27759e687a7732b59d2880726deb6bcc149e798",
     ),
 ];
 

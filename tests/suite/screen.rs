@@ -130,6 +130,8 @@ fn mode_after_shift_tab() {
     assert!(screen.contains("CODER MODE"));
     assert_snapshot!(screen);
     app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    assert!(screen_text(&draw(&mut app)).contains("PLAN MODE"));
+    app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
     assert!(screen_text(&draw(&mut app)).contains("CHAT MODE"));
 }
 

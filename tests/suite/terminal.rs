@@ -167,3 +167,44 @@ async fn the_model_picker_offers_what_the_provider_lists() {
         "{picker}"
     );
 }
+
+/// Ctrl+Z hands the terminal back to the shell (job control says the job stopped) and `fg`
+/// brings chatcli back, redrawn whole and still answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_z_suspends_to_the_shell_and_fg_resumes() {
+    if !have_tmux() {
+        return;
+    }
+    let ws = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let name = format!("chatcli-suspend-{}", std::process::id());
+    let Some(tmux) = Tmux::start(&name, ws.path(), "bash --noprofile --norc") else {
+        panic!("tmux could not start a session");
+    };
+    let command = format!(
+        "env -i PATH=\"$PATH\" HOME={home} TERM=xterm-256color CHATCLI_HOME={home} {bin} --provider demo",
+        home = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_chatcli"),
+    );
+    tmux.keys(&["-l", &command]);
+    tmux.keys(&["Enter"]);
+    let ready = tmux.wait_for("AGENT");
+    assert!(ready.contains("AGENT"), "chatcli started:\n{ready}");
+    tmux.keys(&["C-z"]);
+    let stopped = tmux.wait_for("Stopped");
+    assert!(
+        stopped.contains("Stopped") && !stopped.contains("AGENT MODE"),
+        "the shell has the terminal:\n{stopped}"
+    );
+    tmux.keys(&["-l", "fg"]);
+    tmux.keys(&["Enter"]);
+    let back = tmux.wait_for("AGENT MODE");
+    assert!(back.contains("AGENT MODE"), "fg redraws chatcli:\n{back}");
+    tmux.keys(&["-l", "hello"]);
+    tmux.keys(&["Enter"]);
+    let answered = tmux.wait_for("offline demo");
+    assert!(
+        answered.contains("offline demo"),
+        "it still answers:\n{answered}"
+    );
+}

@@ -68,6 +68,9 @@ impl App {
             } => self
                 .tools
                 .agent_finished(&row, &stop_reason, Duration::from_millis(duration_ms)),
+            AgentEvent::PlanUpdated { plan, .. } => {
+                self.tools.plans.set_specialist(&row, agent, plan)
+            }
             AgentEvent::Error { message } => {
                 self.chat
                     .push(CellKind::Error(format!("{agent} agent: {message}")));

@@ -7,6 +7,7 @@
 //! settings, the turn and its stream, notices, tool calls, and usage and cost.
 
 use super::*;
+use crate::protocol::{PlanStep, StepStatus};
 use crate::ui::approval::PendingApproval;
 use crate::ui::cache::CacheView;
 use crate::ui::cost::CostView;
@@ -56,6 +57,7 @@ impl App {
             | AgentEvent::CostReport { .. }
             | AgentEvent::CacheReport { .. }
             | AgentEvent::Cost { .. }) => self.usage_event(event),
+            AgentEvent::PlanUpdated { plan, explanation } => self.plan_updated(plan, explanation),
             // Only ever sent scoped; handled there.
             AgentEvent::AgentFinished { .. } => {}
             AgentEvent::Scoped { agent, task, event } => {
@@ -153,6 +155,11 @@ impl App {
         self.status.busy = false;
         self.status.streamed_bytes = 0;
         self.tools.cancel_running();
+        if stop_reason != "interrupted" && self.status.mode == Mode::Plan {
+            self.chat.push(CellKind::Notice(
+                "plan mode: /accept carries the plan out in coder mode; or say what to change and it is refined".into(),
+            ));
+        }
         if stop_reason == "interrupted" {
             let queued = self.input.queue.len();
             self.chat.push(CellKind::Notice(if queued == 0 {
@@ -261,6 +268,25 @@ impl App {
             // Every other family has its own step (see `handle_agent_event`).
             _ => {}
         }
+    }
+
+    /// The model's plan changed: the panel's checklist, and the new plan in the transcript.
+    fn plan_updated(&mut self, plan: Vec<PlanStep>, explanation: Option<String>) {
+        let done = plan
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
+            .count();
+        let mut text = format!("plan updated ({done}/{} done)", plan.len());
+        if let Some(why) = explanation {
+            text.push_str(": ");
+            text.push_str(&why);
+        }
+        for line in crate::tools::update_plan::checklist(&plan) {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        self.tools.plans.set_main(plan);
+        self.chat.push(CellKind::Notice(text));
     }
 
     /// The dialog for a call that waits; a command's shows the sandbox it would run under.

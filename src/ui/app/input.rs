@@ -305,6 +305,7 @@ impl App {
             KeyCode::Char('g') if ctrl => self.chart.shown = !self.chart.shown,
             KeyCode::Char('b') if ctrl => self.screen.panel_overlay = !self.screen.panel_overlay,
             KeyCode::Char('r') if ctrl => self.input.history_search = Some((String::new(), None)),
+            KeyCode::Char('z') if ctrl => self.requests.suspend = true,
             KeyCode::Char('x') if ctrl => {
                 let composer = &self.input.composer;
                 self.requests.editor = Some(composer.expanded(&composer.text()))

@@ -1,6 +1,6 @@
 //! What the UI asks of the front end that owns the terminal and the session: quit, a frame
 //! later than now, a session to resume or start afresh, a provider or model to switch to, a
-//! draft to open in the external editor, bytes to write to the terminal itself.
+//! draft to open in the external editor, a suspend (Ctrl+Z), bytes to write to the terminal itself.
 //!
 //! Each request but `quit` is taken once (`take_*`): the front end acts on it and the UI forgets
 //! it. The UI never does these itself, since they outlive the `App` or need the raw terminal.
@@ -23,6 +23,8 @@ pub struct Requests {
     pub(super) switch: Option<(Option<String>, Option<String>)>,
     /// Ctrl+X: the draft to open in `$VISUAL`/`$EDITOR`.
     pub(super) editor: Option<String>,
+    /// Ctrl+Z: hand the terminal back to the shell and stop until `fg`.
+    pub(super) suspend: bool,
     /// Bytes for the terminal itself (an OSC 52 clipboard write, a notification), sent between
     /// frames.
     pub(super) terminal_write: Option<String>,

@@ -11,6 +11,10 @@ use crate::protocol::{Mode, Op, Permission};
 use crate::ui::chat::CellKind;
 use crate::ui::commands::{self, Slash};
 
+/// The prompt `/accept` sends in coder mode.
+pub const ACCEPT_PLAN: &str =
+    "The plan is accepted: carry it out now, keeping its checklist up to date with update_plan.";
+
 impl App {
     pub(super) fn submit(&mut self, text: String) {
         match commands::parse_with(&text, &self.session.dynamic_commands) {
@@ -230,6 +234,8 @@ impl App {
     fn agent_command(&mut self, name: &str, rest: &str) -> bool {
         match name {
             "budget" => self.budget_command(rest),
+            "accept" => self.accept_plan(rest),
+            "diff" => self.send(Op::Diff),
             "permissions" => self.permissions_command(rest),
             "hooks" => self.send(Op::Hooks),
             "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
@@ -250,6 +256,24 @@ impl App {
             _ => return false,
         }
         true
+    }
+
+    /// `/accept`: the plan of plan mode is carried out in coder mode. The plan is already in the
+    /// conversation (the answer and its `update_plan` calls), so the prompt only says go.
+    fn accept_plan(&mut self, note: &str) {
+        if self.status.mode != Mode::Plan {
+            self.notice(
+                "/accept takes a plan made in plan mode: /plan first, then ask for the plan",
+            );
+            return;
+        }
+        self.set_mode(Mode::Coder);
+        let mut text = ACCEPT_PLAN.to_string();
+        if !note.is_empty() {
+            text.push(' ');
+            text.push_str(note);
+        }
+        self.send_prompt(text, Mode::Coder);
     }
 
     /// `/budget AMOUNT` or `/budget off`.

@@ -1,0 +1,98 @@
+//! The images part of the agent: images a prompt's `@` mentions attach (`@shot.png`), read off
+//! the agent task, said in a notice with their size and the tokens the provider's formula
+//! gives, and added to the prompt's user message as image blocks.
+//!
+//! A provider whose wire carries no image gets none: the notice says it was not attached, so
+//! the model is never asked about a picture it did not receive. The context guard counts an
+//! image at the most a provider bills for one, not by its base64 bytes.
+
+use std::path::Path;
+
+use super::Agent;
+use crate::conversation::{ContentBlock, Message};
+use crate::prompt::attachments::AttachError;
+use crate::prompt::images::{self, Attached};
+use crate::prompt::mentions::{Mention, Target};
+use crate::protocol::AgentEvent;
+
+/// Tokens one image is counted as by the context guard: Anthropic's largest (1568² px / 750),
+/// more than OpenAI's or Gemini's bill for a picture within the size limit.
+const GUARD_IMAGE_TOKENS: usize = 3300;
+
+/// Loads every image among the mentions (call off the agent task: it reads files).
+pub(super) fn load_mentioned(
+    mentions: &[Mention],
+    cwd: &Path,
+) -> Vec<Result<Attached, AttachError>> {
+    mentions
+        .iter()
+        .filter_map(|m| match &m.target {
+            Target::File(rel) if images::looks_like_image(rel) => {
+                Some(images::load(cwd, rel, &m.written))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `bytes`, the serialized size of a request holding `messages`, with each image's base64
+/// replaced by what the guard counts it as.
+pub(super) fn weigh_images(messages: &[Message], bytes: usize) -> usize {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|block| match block {
+            ContentBlock::Image { data, .. } => Some(data.len()),
+            _ => None,
+        })
+        .fold(bytes, |bytes, data| {
+            // `tokens::rough` counts 4 bytes a token.
+            bytes.saturating_sub(data) + GUARD_IMAGE_TOKENS * 4
+        })
+}
+
+impl Agent {
+    /// Keeps the loaded images for the prompt's message, or says why one is not attached.
+    pub(super) fn take_images(&mut self, loaded: Vec<Result<Attached, AttachError>>) {
+        let provider = self.provider.name().to_string();
+        for image in loaded {
+            let message = match image {
+                Err(why) => why.to_string(),
+                Ok(image) if !self.provider.accepts_images() => format!(
+                    "{} not attached: {provider} ({}) takes no images here; use a provider with vision (anthropic, openai, gemini, bedrock)",
+                    image.name,
+                    self.provider.model()
+                ),
+                Ok(image) => {
+                    let tokens =
+                        images::tokens(images::rule_for(&provider), image.width, image.height);
+                    self.stack.images.push(image.block);
+                    format!(
+                        "attached {} as an image ({}×{} px, {:.1} KB, ~{tokens} tokens by {provider}'s formula)",
+                        image.name,
+                        image.width,
+                        image.height,
+                        image.bytes as f64 / 1024.0
+                    )
+                }
+            };
+            self.emit(AgentEvent::Notice { message });
+        }
+    }
+
+    /// Adds the pending images to the newest user message (the prompt just admitted).
+    pub(super) fn attach_images(&mut self) {
+        if self.stack.images.is_empty() {
+            return;
+        }
+        let images = std::mem::take(&mut self.stack.images);
+        if let Some(last) = self
+            .thread
+            .history
+            .last_mut()
+            .filter(|m| m.role == crate::conversation::Role::User)
+        {
+            last.content.extend(images);
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Images (#38): `@shot.png` attaches the picture to that prompt, in each wire's own shape
+//! (Anthropic image blocks, OpenAI Chat `image_url` and Responses `input_image` data URLs,
+//! Gemini `inline_data`, Bedrock image bytes); a provider without images says it was not
+//! attached; an image over the limit is refused with what to do.
+
+use std::sync::Arc;
+
+use chatcli::agent;
+use chatcli::protocol::{AgentEvent, Mode, Op};
+use chatcli::provider::Provider;
+use chatcli::provider::http::Http;
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::{events_until, options, sse};
+
+/// A PNG of 640×480 as far as any header reader goes (signature, IHDR), and some bytes after.
+fn png() -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(640u32.to_be_bytes());
+    bytes.extend(480u32.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 1, 2, 3, 4]);
+    bytes
+}
+
+fn png_base64() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(png())
+}
+
+/// Sends "what is in @shot.png?" in chat mode to `provider` (answered by `answer` at `route`);
+/// returns the events and the one request body.
+async fn ask_about_the_shot(
+    provider: Arc<dyn Provider>,
+    server: &MockServer,
+    route: &str,
+    answer: ResponseTemplate,
+) -> (Vec<AgentEvent>, Value) {
+    Mock::given(method("POST"))
+        .and(path(route))
+        .respond_with(answer)
+        .mount(server)
+        .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("shot.png"), png()).expect("write");
+    let mut handle = agent::spawn(provider, options(dir.path(), Mode::Chat));
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "what is in @shot.png?".into(),
+            mode: Mode::Chat,
+        })
+        .expect("alive");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    let body = crate::common::posts(server)
+        .await
+        .first()
+        .map(|r| serde_json::from_slice(&r.body).expect("json"))
+        .unwrap_or_default();
+    (events, body)
+}
+
+fn sse_of(body: String) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .insert_header("content-type", "text/event-stream")
+        .set_body_string(body)
+}
+
+/// The parts of the last message whose `key` equals `kind`.
+fn parts_of<'a>(messages: &'a Value, parts: &str, key: &str, kind: &str) -> Vec<&'a Value> {
+    messages
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m[parts].as_array())
+        .map(|parts| parts.iter().filter(|p| p[key] == kind).collect())
+        .unwrap_or_default()
+}
+
+fn notices(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn anthropic_gets_an_image_block() {
+    let server = MockServer::start().await;
+    let provider = Arc::new(chatcli::provider::anthropic::Anthropic::new(
+        Http::default(),
+        "anthropic",
+        server.uri(),
+        "test-key".into(),
+        "claude-sonnet-4-5".into(),
+        chatcli::provider::anthropic::CacheTtl::FiveMinutes,
+    ));
+    let answer = sse_of(sse::anthropic("A test card.", None, 900, 0, 0, 5));
+    let (events, body) = ask_about_the_shot(provider, &server, "/v1/messages", answer).await;
+    let images = parts_of(&body["messages"], "content", "type", "image");
+    assert_eq!(
+        images,
+        [
+            &json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_base64()}})
+        ],
+        "{body}"
+    );
+    // Anthropic's formula: 640×480 / 750 = 410 tokens.
+    assert!(
+        notices(&events).contains("640×480 px"),
+        "{}",
+        notices(&events)
+    );
+    assert!(notices(&events).contains("~410 tokens by anthropic's formula"));
+}
+
+#[tokio::test]
+async fn openai_chat_gets_an_image_url_data_url() {
+    let server = MockServer::start().await;
+    let provider = Arc::new(chatcli::provider::openai_chat::OpenAiChat::new(
+        Http::default(),
+        chatcli::provider::openai_chat::Preset::OPENAI,
+        format!("{}/v1", server.uri()),
+        "sk-test".into(),
+        "gpt-4.1".into(),
+    ));
+    let answer = sse_of(sse::openai_chat("A test card.", None, 900, 0, 5));
+    let (_, body) = ask_about_the_shot(provider, &server, "/v1/chat/completions", answer).await;
+    let images = parts_of(&body["messages"], "content", "type", "image_url");
+    let url = format!("data:image/png;base64,{}", png_base64());
+    assert_eq!(
+        images,
+        [&json!({"type": "image_url", "image_url": {"url": url}})],
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn openai_responses_gets_an_input_image_data_url() {
+    let server = MockServer::start().await;
+    let provider = Arc::new(chatcli::provider::openai_responses::OpenAiResponses::new(
+        Http::default(),
+        "openai-responses",
+        format!("{}/v1", server.uri()),
+        "sk-test".into(),
+        "gpt-5-mini".into(),
+    ));
+    let answer = sse_of(sse::responses("A test card.", None, 900, 0, 5));
+    let (_, body) = ask_about_the_shot(provider, &server, "/v1/responses", answer).await;
+    let images = parts_of(&body["input"], "content", "type", "input_image");
+    let url = format!("data:image/png;base64,{}", png_base64());
+    assert_eq!(
+        images,
+        [&json!({"type": "input_image", "image_url": url})],
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn gemini_gets_inline_data() {
+    let server = MockServer::start().await;
+    let provider = Arc::new(chatcli::provider::gemini::Gemini::new(
+        Http::default(),
+        server.uri(),
+        "g-key".into(),
+        "gemini-2.5-flash".into(),
+    ));
+    let answer = sse_of(sse::gemini("A test card.", None, 900, 0, 5));
+    let route = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+    let (events, body) = ask_about_the_shot(provider, &server, route, answer).await;
+    let contents = body["contents"].as_array().cloned().unwrap_or_default();
+    let parts = contents
+        .last()
+        .and_then(|c| c["parts"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let inline: Vec<&Value> = parts
+        .iter()
+        .filter(|p| p.get("inline_data").is_some())
+        .collect();
+    assert_eq!(
+        inline,
+        [&json!({"inline_data": {"mime_type": "image/png", "data": png_base64()}})],
+        "{body}"
+    );
+    // Gemini's formula: 640×480 is one 768-px tile, 258 tokens.
+    assert!(notices(&events).contains("~258 tokens by googleai's formula"));
+}
+
+#[tokio::test]
+async fn bedrock_gets_image_bytes() {
+    let server = MockServer::start().await;
+    let route = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream";
+    let answer = ResponseTemplate::new(200).set_body_raw(
+        sse::bedrock("A test card.", None, 900, 0, 5),
+        "application/vnd.amazon.eventstream",
+    );
+    let provider = Arc::new(chatcli::provider::bedrock::Bedrock::new(
+        Http::default(),
+        server.uri(),
+        "eu-west-1".into(),
+        chatcli::provider::bedrock::Auth::SigV4 {
+            access_key: "AKIDEXAMPLE".into(),
+            secret_key: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY".into(),
+            session_token: None,
+        },
+        "anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
+    ));
+    let (_, body) = ask_about_the_shot(provider, &server, route, answer).await;
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let parts = messages
+        .last()
+        .and_then(|m| m["content"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let images: Vec<&Value> = parts.iter().filter(|p| p.get("image").is_some()).collect();
+    assert_eq!(
+        images,
+        [&json!({"image": {"format": "png", "source": {"bytes": png_base64()}}})],
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_provider_without_images_says_the_image_was_not_attached() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("shot.png"), png()).expect("write");
+    let (mut handle, _) =
+        crate::common::demo_agent(dir.path(), Mode::Chat, std::time::Duration::ZERO);
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "what is in @shot.png?".into(),
+            mode: Mode::Chat,
+        })
+        .expect("alive");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    let said = notices(&events);
+    assert!(
+        said.contains("shot.png not attached: demo") && said.contains("takes no images"),
+        "{said}"
+    );
+}
+
+#[test]
+fn exec_sends_an_at_mentioned_png_to_anthropic_as_an_image_block() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let server = runtime.block_on(MockServer::start());
+    runtime.block_on(
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(sse_of(sse::anthropic("A test card.", None, 900, 0, 0, 5)))
+            .mount(&server),
+    );
+    let home = tempfile::tempdir().expect("tempdir");
+    let ws = tempfile::tempdir().expect("tempdir");
+    std::fs::write(ws.path().join("shot.png"), png()).expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CHATCLI_HOME", home.path())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+        .env("ANTHROPIC_BASE_URL", server.uri())
+        .current_dir(ws.path())
+        .args([
+            "exec",
+            "--json",
+            "--provider",
+            "anthropic",
+            "describe @shot.png",
+        ])
+        .output()
+        .expect("chatcli runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies = runtime.block_on(crate::common::posts(&server));
+    let body: Value =
+        serde_json::from_slice(&bodies.last().expect("a request").body).expect("json");
+    let images = parts_of(&body["messages"], "content", "type", "image");
+    assert_eq!(images.len(), 1, "{body}");
+    assert_eq!(images[0]["source"]["media_type"], "image/png");
+    assert_eq!(images[0]["source"]["data"], png_base64());
+}
