@@ -38,7 +38,8 @@ impl Tool for ReadFile {
                     "start": {"type": "integer"},
                     "end": {"type": "integer"},
                     "head": {"type": "integer"},
-                    "tail": {"type": "integer"}
+                    "tail": {"type": "integer"},
+                    "col": {"type": "integer", "description": "with start: first character (1-based) of a long line to show"}
                 },
                 "required": ["file"]
             }),
@@ -66,6 +67,7 @@ impl Tool for ReadFile {
                 end: optional_usize(args, "end")?,
                 head: optional_usize(args, "head")?,
                 tail: optional_usize(args, "tail")?,
+                col: optional_usize(args, "col")?,
             };
             let shown = file.to_string();
             let text = tokio::task::spawn_blocking(move || read_confined(&target, &shown, range))
@@ -84,7 +86,12 @@ pub struct LineRange {
     pub end: Option<usize>,
     pub head: Option<usize>,
     pub tail: Option<usize>,
+    /// With `start`: the character of that line to start from; only that line is shown.
+    pub col: Option<usize>,
 }
+
+/// Characters of one line shown at most by a call that slices it.
+const SLICE_CHARS: usize = MAX_CHARS - 200;
 
 /// Bytes of one line kept at most (more than `MAX_CHARS` can show: the cap marker still fires).
 pub const MAX_LINE_BYTES: usize = MAX_CHARS * 4 + 4;
@@ -211,6 +218,50 @@ impl<R: Read> LineStream<R> {
         }
     }
 
+    /// Characters `skip + 1 ..= skip + take` of the next line into `out` (without its line
+    /// end); the characters of the line passed, and whether the line goes on after them. `None`
+    /// at the end of the stream.
+    fn next_line_slice(
+        &mut self,
+        skip: usize,
+        take: usize,
+        out: &mut Vec<u8>,
+    ) -> std::io::Result<Option<(usize, bool)>> {
+        out.clear();
+        let mut seen = 0usize;
+        let mut any = false;
+        loop {
+            if self.pos == self.len && (self.consumed > MAX_SCAN_BYTES || !self.fill()?) {
+                return Ok(any.then_some((seen, false)));
+            }
+            any = true;
+            while let Some(&b) = self.chunk.get(self.pos).filter(|_| self.pos < self.len) {
+                if b == b'\n' {
+                    self.pos += 1;
+                    if out.last() == Some(&b'\r') {
+                        out.pop();
+                    }
+                    return Ok(Some((seen, false)));
+                }
+                if b & 0xC0 != 0x80 {
+                    if seen == skip + take {
+                        return Ok(Some((seen, true)));
+                    }
+                    seen += 1;
+                }
+                if seen > skip {
+                    out.push(b);
+                }
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// The reader back, to rewind it.
+    fn into_inner(self) -> R {
+        self.reader
+    }
+
     /// Whether reading stopped at `MAX_SCAN_BYTES` rather than at the end.
     fn stopped_early(&self) -> bool {
         self.consumed > MAX_SCAN_BYTES
@@ -241,12 +292,22 @@ pub fn select_lines(mut reader: impl Read + Seek, range: LineRange) -> Result<St
         }
         (None, None) => (range.start.unwrap_or(1).max(1), range.end),
     };
+    if let (None, None, Some(col)) = (range.head, range.tail, range.col) {
+        let width = number_width(&mut reader, Some(from))?;
+        return slice_line(reader, from, col.max(1), width);
+    }
     let width = number_width(&mut reader, to)?;
     let mut lines = LineStream::new(reader);
     if lines.looks_binary().map_err(SelectError::Io)? {
         return Err(SelectError::Binary);
     }
     let selected = number_selected(&mut lines, from, to, width)?;
+    if selected.capped_at == Some(from) && !selected.emitted {
+        // The first line alone is over the cap: a slice of it, and how to read on.
+        let mut reader = lines.into_inner();
+        reader.seek(SeekFrom::Start(0)).map_err(SelectError::Io)?;
+        return slice_line(reader, from, 1, width);
+    }
     let reached_end = to.is_none_or(|t| selected.read < t) && selected.capped_at.is_none();
     if let Some(at) = selected.capped_at {
         let mut out = selected.out;
@@ -274,6 +335,62 @@ pub fn select_lines(mut reader: impl Read + Seek, range: LineRange) -> Result<St
         return Ok("(empty file)".to_string());
     }
     Ok(format!("(no lines in that range: the file has {n} lines)"))
+}
+
+/// Line `n` from its character `col` on, up to `SLICE_CHARS` characters, and a last line that
+/// says which characters were shown and, if the line goes on, the call that reads the next slice.
+fn slice_line(
+    reader: impl Read,
+    n: usize,
+    col: usize,
+    width: usize,
+) -> Result<String, SelectError> {
+    let mut lines = LineStream::new(reader);
+    if lines.looks_binary().map_err(SelectError::Io)? {
+        return Err(SelectError::Binary);
+    }
+    let mut scratch = Vec::new();
+    for _ in 1..n {
+        if !lines
+            .next_line(false, &mut scratch)
+            .map_err(SelectError::Io)?
+        {
+            return Ok(past_the_end(&lines, n));
+        }
+    }
+    let Some((seen, more)) = lines
+        .next_line_slice(col - 1, SLICE_CHARS, &mut scratch)
+        .map_err(SelectError::Io)?
+    else {
+        return Ok(past_the_end(&lines, n));
+    };
+    if seen < col {
+        return Ok(format!(
+            "(line {n} has {seen} characters, none from character {col})"
+        ));
+    }
+    let mut out = format!("{n:>width$}  {}\n", String::from_utf8_lossy(&scratch));
+    if more {
+        out.push_str(&format!(
+            "[... characters {col}-{seen} of line {n} shown; the line goes on: read on with start={n} col={} ...]\n",
+            seen + 1
+        ));
+    } else if col > 1 {
+        out.push_str(&format!("[characters {col}-{seen} of line {n}: its end]\n"));
+    }
+    Ok(out)
+}
+
+/// What a slice of line `n` says when the file has fewer lines.
+fn past_the_end<R: Read>(lines: &LineStream<R>, n: usize) -> String {
+    if lines.stopped_early() {
+        format!(
+            "(line {n} lies past the first {} MiB)",
+            MAX_SCAN_BYTES / (1024 * 1024)
+        )
+    } else {
+        format!("(no line {n}: the file is shorter)")
+    }
 }
 
 /// A tail needs the line count first: one pass counting (this one, which rewinds the stream),
@@ -436,6 +553,54 @@ mod tests {
             number_lines(text, r),
             "(no lines in that range: the file has 4 lines)"
         );
+    }
+
+    #[test]
+    fn a_line_longer_than_the_cap_is_read_in_slices() {
+        let text = format!("short\n{}\nlast\n", "ab".repeat(25_000));
+        let first = number_lines(
+            &text,
+            LineRange {
+                start: Some(2),
+                ..LineRange::default()
+            },
+        );
+        let next_col = SLICE_CHARS + 1;
+        assert!(
+            first.starts_with("2  abab"),
+            "{}",
+            first.get(..40).unwrap_or(&first)
+        );
+        assert!(
+            first.ends_with(&format!("read on with start=2 col={next_col} ...]\n")),
+            "{}",
+            first.get(first.len() - 200..).unwrap_or(&first)
+        );
+        assert_eq!(first.matches("ab").count(), SLICE_CHARS / 2);
+        let second = number_lines(
+            &text,
+            LineRange {
+                start: Some(2),
+                col: Some(next_col),
+                ..LineRange::default()
+            },
+        );
+        let rest = 50_000 - SLICE_CHARS;
+        assert_eq!(second.matches("ab").count(), rest / 2);
+        assert!(
+            second.ends_with(&format!(
+                "[characters {next_col}-50000 of line 2: its end]\n"
+            )),
+            "{second}"
+        );
+        // A whole read stops before the long line and points at it, not back at itself.
+        let whole = number_lines(&text, LineRange::default());
+        assert!(
+            whole.starts_with("1  short\n[... output capped"),
+            "{}",
+            whole.get(..200).unwrap_or(&whole)
+        );
+        assert!(whole.contains("read them with start=2"), "{whole}");
     }
 
     #[test]

@@ -23,11 +23,11 @@ const PINNED: &[(Mode, &str)] = &[
     ),
     (
         Mode::Agent,
-        "89277c3ea870b3270dd9dbf586db838d67e4fa728300fa947a1afcf0ee8d9113",
+        "d6667463a913417a92a1fdbe3fb7aa2a4ac4e4a11f602296f83d5cc351d1006a",
     ),
     (
         Mode::Coder,
-        "4fdc0f32b8f561f158e9a9dbe27759e687a7732b59d2880726deb6bcc149e798",
+        "e2b0b7c1c648a40af777ee8b685b326aa9d8964a759c69f2348daace53cafe5c",
     ),
 ];
 

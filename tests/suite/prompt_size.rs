@@ -13,8 +13,8 @@ use chatcli::tools::ToolRegistry;
 const PINNED_FILES: &[(&str, u64)] = &[("core", 53), ("agent", 70), ("coder", 82)];
 /// (mode, pinned tools + system tokens, budget)
 const PINNED_TOTALS: &[(Mode, u64, u64)] = &[
-    (Mode::Agent, 1137, 2500),
-    (Mode::Coder, 1149, 3000),
+    (Mode::Agent, 1162, 2500),
+    (Mode::Coder, 1174, 3000),
     (Mode::Chat, 53, 1000),
 ];
 
@@ -94,7 +94,7 @@ const ORCHESTRATOR_MAX: u64 = 1050;
 /// (mode, pinned tools + system tokens with parallel mode on, the default). Before the compact
 /// catalog and schema: 1,566 and 1,578 (527 over parallel mode off); now 294 over. Before
 /// `update_plan` (#38): 1,331 and 1,343.
-const PINNED_ORCHESTRATED: &[(Mode, u64)] = &[(Mode::Agent, 1431), (Mode::Coder, 1443)];
+const PINNED_ORCHESTRATED: &[(Mode, u64)] = &[(Mode::Agent, 1456), (Mode::Coder, 1468)];
 /// (pinned tokens of the orchestrator block with the twelve built-ins, of the dispatch schema).
 /// Before: 407 and 120.
 const PINNED_ORCHESTRATOR_PARTS: (u64, u64) = (231, 63);
@@ -206,10 +206,10 @@ fn each_specialist_prefix_is_small() {
         eprintln!("specialist {}: {total} tokens", agent.name);
         largest = largest.max(total);
     }
-    // `coder`, the largest since it keeps a plan (#38): 513 tokens (the task and the dynamic
-    // context come on top); before, `reviewer` at 469.
+    // `coder`, the largest since it keeps a plan (#38): 538 tokens, 513 before `read_file`'s `col`
+    // (#41) (the task and the dynamic context come on top); before, `reviewer` at 469.
     assert!(
-        largest < 1024 && within(largest, 513),
-        "the largest specialist prefix is {largest} tokens (pinned 513)"
+        largest < 1024 && within(largest, 538),
+        "the largest specialist prefix is {largest} tokens (pinned 538)"
     );
 }

@@ -423,6 +423,56 @@ async fn listing_and_search_honour_gitignore() {
     assert_eq!(none.text, "no matches");
 }
 
+/// A minified one-line file: the search shows the match far into the line with its column, and
+/// `read_file` shows a slice of the line with a call for the next slice that is a new request.
+#[tokio::test]
+async fn long_lines_show_the_match_and_read_in_slices() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let filler = "var a=1;".repeat(1024 * 1024 / 8);
+    std::fs::write(root.join("min.js"), format!("{filler}FIND_ME();\n")).expect("write");
+    let c = ctx(root, &root.join("scratch"), 10_000);
+    let found = call(&c, "search_files", json!({"term": "FIND_ME"}))
+        .await
+        .expect("searched");
+    assert!(
+        found.text.starts_with("min.js:1:1048577: …"),
+        "{}",
+        found.text
+    );
+    assert!(found.text.contains("var a=1;FIND_ME();"), "{}", found.text);
+    assert!(found.text.chars().count() < 400, "{}", found.text);
+
+    std::fs::write(root.join("long.txt"), "0123456789".repeat(5_000)).expect("write");
+    let args = json!({"file": "long.txt"});
+    let first = call(&c, "read_file", args.clone()).await.expect("read");
+    assert!(
+        first.text.starts_with("1  0123456789"),
+        "{}",
+        &first.text[..40]
+    );
+    let hint = first.text.lines().last().expect("a hint");
+    let col: usize = hint
+        .split("col=")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a next column");
+    assert!(hint.contains("start=1"), "{hint}");
+    let next = json!({"file": "long.txt", "start": 1, "col": col});
+    assert_ne!(next, args);
+    let second = call(&c, "read_file", next).await.expect("read");
+    let shown = |text: &str| text.lines().next().map_or(0, |l| l.len() - 3);
+    assert_eq!(shown(&first.text) + shown(&second.text), 50_000);
+    assert!(
+        second
+            .text
+            .ends_with(&format!("[characters {col}-50000 of line 1: its end]\n")),
+        "{}",
+        second.text
+    );
+}
+
 #[tokio::test]
 async fn git_tools_read_the_repository() {
     let dir = tempfile::tempdir().expect("tempdir");
