@@ -461,4 +461,36 @@ mod tests {
         assert!(out.contains("small.txt:2:b NEEDLE_HERE c"), "{out}");
         assert_eq!(out.matches("NEEDLE_HERE").count(), 2, "{out}");
     }
+
+    #[test]
+    fn matches_across_chunk_edges_are_found_once_with_their_columns() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut text = vec![b'a'; HEAP_LIMIT + 2 * CHUNK_BYTES];
+        let scan_edge = CHUNK_BYTES - OVERLAP_BYTES;
+        let at = [
+            3,
+            scan_edge - 4,
+            CHUNK_BYTES - 4,
+            2 * scan_edge - 1,
+            HEAP_LIMIT + 9,
+        ];
+        for start in at {
+            text.splice(start..start + 6, *b"NEEDLE");
+        }
+        text.extend_from_slice(b"\nline two NEEDLE\n");
+        std::fs::write(dir.path().join("edges.js"), text).expect("write");
+        let out = search_in(dir.path(), "NEEDLE");
+        let cols: Vec<String> = out
+            .lines()
+            .map(|l| l.split(':').take(3).collect::<Vec<_>>().join(":"))
+            .collect();
+        let mut want: Vec<String> = at.iter().map(|s| format!("edges.js:1:{}", s + 1)).collect();
+        want.push("edges.js:2:10".into());
+        assert_eq!(cols, want, "{out}");
+        assert!(
+            out.lines()
+                .all(|l| l.contains("aNEEDLEa") || l.ends_with("two NEEDLE")),
+            "{out}"
+        );
+    }
 }
