@@ -91,6 +91,30 @@ fn render(c: &mut Criterion) {
     });
 }
 
+/// A keystroke in the `@` picker over a 100,000-file workspace: the fuzzy match of the index
+/// (what each keystroke costs once the background walk is done), and the walk itself.
+fn picker(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for d in 0..1_000 {
+        let folder = dir.path().join(format!("pkg{d:04}/src"));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        for f in 0..100 {
+            std::fs::write(folder.join(format!("module_{f:03}.rs")), "").expect("write");
+        }
+    }
+    let started = std::time::Instant::now();
+    let mut index = chatcli::ui::popup::FileIndex::new(dir.path());
+    index.load();
+    index.wait(std::time::Duration::from_secs(120));
+    eprintln!(
+        "walk of 100,000 files (warm cache, background thread): {:.0} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    c.bench_function("picker_keystroke_100k_files", |b| {
+        b.iter(|| index.matching("pkg0999/mod050", 8))
+    });
+}
+
 /// Resident memory in KiB (Linux `/proc/self/statm`), 0 elsewhere.
 fn rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
@@ -99,5 +123,5 @@ fn rss_kb() -> u64 {
         .map_or(0, |pages| pages * 4)
 }
 
-criterion_group!(benches, render);
+criterion_group!(benches, render, picker);
 criterion_main!(benches);

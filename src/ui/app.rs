@@ -78,6 +78,9 @@ pub struct App {
     quit_armed: Option<Instant>,
 }
 
+/// How often the screen is redrawn while the mention picker's walk goes on.
+const FILE_WALK_REDRAW: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl App {
     /// A fresh UI for a session; `ops` reaches the agent task.
     pub fn new(
@@ -251,6 +254,14 @@ impl App {
         if let Some(pending) = self.overlays.approval.as_mut() {
             let outcome = pending.tick(now);
             self.approval_outcome(outcome);
+        }
+        // The mention picker fills while the workspace is walked: redraw it as files arrive.
+        if self.input.files_index.grew() {
+            self.input.refresh_popup();
+        }
+        if self.input.files_index.walking() {
+            let at = now + FILE_WALK_REDRAW;
+            self.requests.wake = Some(self.requests.wake.map_or(at, |w| w.min(at)));
         }
     }
 

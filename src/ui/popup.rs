@@ -4,14 +4,18 @@
 //! Both are a filtered list with a selection, drawn just above the composer. The palette reads
 //! the one registry of slash commands (`commands::COMMANDS`), so a command added there appears
 //! here and in the help overlay alike. The picker lists workspace files honouring `.gitignore`
-//! (walked once, on first use, capped at `MAX_FILES`) and ranks them with nucleo's fuzzy
-//! matcher. Which popup is open follows from the composer's text; the app recomputes it after
+//! and ranks them with nucleo's fuzzy matcher. The files are walked once, on the first `@`, by
+//! ignore's parallel walker on a thread of its own: the screen never waits for it, the first
+//! results show while it walks (the app redraws as files arrive), and the cap (`MAX_FILES`,
+//! a million) lies far above real monorepos, so no folder is hidden by walk order. Which popup is open follows from the composer's text; the app recomputes it after
 //! every edit.
 
 // Typed text and the workspace's file names: no index that could panic on them (#34).
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
@@ -26,8 +30,9 @@ use super::text::truncate;
 
 /// Rows a popup shows at most.
 pub const MAX_ROWS: usize = 8;
-/// Files the mention picker indexes at most.
-pub const MAX_FILES: usize = 20_000;
+/// Files the mention picker indexes at most: far above real monorepos (the walk is in the
+/// background; this only bounds memory on a runaway tree).
+pub const MAX_FILES: usize = 1_000_000;
 
 /// What a popup completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,11 +193,21 @@ impl Widget for &Popup {
     }
 }
 
-/// The workspace's files, relative paths with `/`, walked once.
+/// The workspace's files, relative paths with `/`, walked once in the background.
 #[derive(Debug, Default)]
 pub struct FileIndex {
     root: Option<PathBuf>,
-    files: Option<Vec<String>>,
+    walked: Arc<Walked>,
+    started: bool,
+    /// How many files the last `grew` saw.
+    seen: usize,
+}
+
+/// What the walker thread has found so far.
+#[derive(Debug, Default)]
+struct Walked {
+    files: Mutex<Vec<String>>,
+    done: AtomicBool,
 }
 
 impl FileIndex {
@@ -200,31 +215,76 @@ impl FileIndex {
     pub fn new(root: &Path) -> Self {
         FileIndex {
             root: Some(root.to_path_buf()),
-            files: None,
+            ..FileIndex::default()
         }
     }
 
-    fn files(&mut self) -> &[String] {
-        if self.files.is_none() {
-            let files = match &self.root {
-                Some(root) => walk(root),
-                None => Vec::new(),
-            };
-            self.files = Some(files);
-        }
-        self.files.as_deref().unwrap_or_default()
-    }
-
-    /// Walks the workspace now, if it was not walked yet.
+    /// Starts the walk, if it was not started yet; returns at once.
     pub fn load(&mut self) {
-        self.files();
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let Some(root) = self.root.clone() else {
+            self.walked.done.store(true, Ordering::Release);
+            return;
+        };
+        let walked = Arc::clone(&self.walked);
+        let spawned = std::thread::Builder::new()
+            .name("file-index".into())
+            .spawn(move || {
+                walk(&root, &walked);
+                walked.done.store(true, Ordering::Release);
+            });
+        if spawned.is_err() {
+            // No thread to walk on: walk here rather than offer nothing.
+            if let Some(root) = self.root.clone() {
+                walk(&root, &self.walked);
+            }
+            self.walked.done.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether the walk has started and not finished.
+    pub fn walking(&self) -> bool {
+        self.started && !self.walked.done.load(Ordering::Acquire)
+    }
+
+    /// Whether files arrived since the last call (the open picker should be recomputed).
+    pub fn grew(&mut self) -> bool {
+        let len = self.lock().len();
+        let grew = len != self.seen;
+        self.seen = len;
+        grew
+    }
+
+    /// Blocks until the walk is over (at most `limit`); for tests and benchmarks.
+    pub fn wait(&self, limit: std::time::Duration) {
+        let until = std::time::Instant::now() + limit;
+        while self.walking() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        match self.walked.files.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 
     /// Up to `limit` paths matching `query`, best first (all, in path order, for an empty one).
     pub fn matching(&self, query: &str, limit: usize) -> Vec<String> {
-        let files = self.files.as_deref().unwrap_or_default();
+        let files = self.lock();
         if query.is_empty() {
-            return files.iter().take(limit).cloned().collect();
+            // The first `limit` in path order, without sorting them all.
+            let mut all: Vec<&String> = files.iter().collect();
+            if all.len() > limit {
+                all.select_nth_unstable(limit);
+                all.truncate(limit);
+            }
+            all.sort();
+            return all.into_iter().cloned().collect();
         }
         let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
         let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
@@ -250,22 +310,38 @@ impl FileIndex {
     }
 }
 
-fn walk(root: &Path) -> Vec<String> {
-    let mut files: Vec<String> = ignore::WalkBuilder::new(root)
+/// Walks `root` with ignore's parallel walker, adding each file to `walked` as it is found.
+fn walk(root: &Path, walked: &Walked) {
+    ignore::WalkBuilder::new(root)
         .require_git(false)
-        .build()
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(|e| {
-            e.path()
-                .strip_prefix(root)
-                .ok()
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-        })
-        .take(MAX_FILES)
-        .collect();
-    files.sort();
-    files
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return ignore::WalkState::Continue;
+                }
+                let Some(rel) = entry
+                    .path()
+                    .strip_prefix(root)
+                    .ok()
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                else {
+                    return ignore::WalkState::Continue;
+                };
+                let mut files = match walked.files.lock() {
+                    Ok(guard) => guard,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                if files.len() >= MAX_FILES {
+                    return ignore::WalkState::Quit;
+                }
+                files.push(rel);
+                ignore::WalkState::Continue
+            })
+        });
 }
 
 #[cfg(test)]
@@ -296,6 +372,7 @@ mod tests {
         std::fs::write(dir.path().join(".gitignore"), "target/\n").expect("write");
         let mut index = FileIndex::new(dir.path());
         index.load();
+        index.wait(std::time::Duration::from_secs(10));
         let all = index.matching("", 10);
         assert!(!all.iter().any(|f| f.starts_with("target/")), "{all:?}");
         assert_eq!(

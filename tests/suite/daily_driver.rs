@@ -66,12 +66,53 @@ fn the_mention_picker_lists_workspace_files_and_inserts_one() {
     let (mut app, _ops) = app(Mode::Coder);
     app.input.files_index = chatcli::ui::popup::FileIndex::new(dir.path());
     type_text(&mut app, "explain @uiap");
+    // The walk runs beside the UI; the picker fills in as files arrive, at the next frame.
+    app.input
+        .files_index
+        .wait(std::time::Duration::from_secs(10));
+    app.settle_at(std::time::Instant::now());
     let screen = screen_at(&mut app, 80, 24);
     assert!(screen.contains("@src/ui/app.rs"), "{screen}");
     snapshot_sizes("mention_picker", &mut app);
     app.handle_key(key(KeyCode::Enter));
     assert_eq!(app.input.composer.text(), "explain @src/ui/app.rs ");
     assert!(app.input.popup.is_none());
+}
+
+#[test]
+fn the_mention_picker_offers_files_anywhere_in_a_50000_file_repository() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // 50,000 files in 500 folders; the one to find sits in the last folder walked by name.
+    for d in 0..500 {
+        let folder = dir.path().join(format!("pkg{d:03}"));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        for f in 0..100 {
+            std::fs::write(folder.join(format!("f{f:03}.rs")), "").expect("write");
+        }
+    }
+    let deep = dir.path().join("zz/deep/inside");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    std::fs::write(deep.join("needle_config.toml"), "").expect("write");
+    let (mut app, _ops) = app(Mode::Coder);
+    app.input.files_index = chatcli::ui::popup::FileIndex::new(dir.path());
+    type_text(&mut app, "@needle");
+    app.input
+        .files_index
+        .wait(std::time::Duration::from_secs(60));
+    app.settle_at(std::time::Instant::now());
+    let screen = screen_at(&mut app, 80, 24);
+    assert!(
+        screen.contains("@zz/deep/inside/needle_config.toml"),
+        "{screen}"
+    );
+    let all = app.input.files_index.matching("", usize::MAX);
+    assert_eq!(
+        all.len(),
+        50_001,
+        "every file is indexed, none hidden by a cap"
+    );
+    let pkg = app.input.files_index.matching("pkg499/f099", 1);
+    assert_eq!(pkg, ["pkg499/f099.rs"], "the last folder is indexed too");
 }
 
 #[test]
