@@ -45,13 +45,30 @@ pub enum Pass {
 }
 
 impl Gate {
-    /// The rules' verdict on a call, strongest first, with the rule as written.
-    fn rule_for(&self, name: &str, args: &serde_json::Value) -> Option<Rule> {
-        let rules = match self.rules.read() {
+    /// The rules, for reading (a poisoned lock still holds usable rules).
+    fn read_rules(&self) -> std::sync::RwLockReadGuard<'_, RuleSet> {
+        match self.rules.read() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Adds rules that apply from now on (a saved "allow always", an approved project file).
+    pub fn add_rules(&self, more: impl IntoIterator<Item = Rule>) {
+        let mut rules = match self.rules.write() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         };
-        rules.verdict(name, args, &self.workspace).cloned()
+        for rule in more {
+            rules.push(rule);
+        }
+    }
+
+    /// The rules' verdict on a call, strongest first, with the rule as written.
+    fn rule_for(&self, name: &str, args: &serde_json::Value) -> Option<Rule> {
+        self.read_rules()
+            .verdict(name, args, &self.workspace)
+            .cloned()
     }
 
     /// The rules, then the `PreToolUse` hooks.
@@ -132,13 +149,7 @@ impl Gate {
         };
         match saved {
             Ok(source) => {
-                if let Ok(rule) = Rule::parse(&text, Verdict::Allow, &source) {
-                    let mut rules = match self.rules.write() {
-                        Ok(guard) => guard,
-                        Err(poisoned) => poisoned.into_inner(),
-                    };
-                    rules.push(rule);
-                }
+                self.add_rules(Rule::parse(&text, Verdict::Allow, &source).ok());
                 format!("allowed from now on: `{text}` (saved to {source})")
             }
             Err(why) => format!("the rule `{text}` was not saved: {why}"),
@@ -147,10 +158,7 @@ impl Gate {
 
     /// `/permissions rules`: every rule with the file it came from.
     pub fn rules_report(&self) -> String {
-        let rules = match self.rules.read() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let rules = self.read_rules();
         if rules.rules().is_empty() {
             return "no permission rules: add `permissions.allow`, `ask` or `deny` lists to CHATCLI_HOME/settings.json or .chatcli/settings.json (see docs/guide/permissions.md)".into();
         }

@@ -77,15 +77,7 @@ impl Agent {
                 None => Err("this session has no settings folder".into()),
             };
             self.tools.gate.hooks.add(pending.hooks.clone());
-            {
-                let mut rules = match self.tools.gate.rules.write() {
-                    Ok(guard) => guard,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
-                for rule in pending.allow.iter().cloned() {
-                    rules.push(rule);
-                }
-            }
+            self.tools.gate.add_rules(pending.allow.iter().cloned());
             match saved {
                 Ok(()) => format!("{}: approved for this workspace", pending.path.display()),
                 Err(why) => format!(
@@ -226,13 +218,13 @@ impl Agent {
         }
         let expanded = command.expand(&args);
         let mut out = expanded.text;
+        let registry = ToolRegistry::for_mode(Mode::Coder).only(&["run_command".to_string()]);
         for (index, shell) in expanded.shell.iter().enumerate() {
             let call: tools_run::Call = (
                 format!("command-{}-{index}", command.name),
                 "run_command".into(),
                 json!({ "cmd": shell }),
             );
-            let registry = ToolRegistry::for_mode(Mode::Coder).only(&["run_command".to_string()]);
             let results = tools_run::run_calls(
                 &registry,
                 &self.tools.ctx,
