@@ -16,6 +16,7 @@ mod error;
 mod gate;
 mod hook_points;
 mod images;
+mod init;
 mod mcp_glue;
 mod options;
 pub mod outbox;
@@ -219,7 +220,7 @@ impl Agent {
         queued: &mut VecDeque<Submission>,
     ) -> bool {
         let text = match op {
-            Op::Submit { text, mode } => Some((text, mode)),
+            Op::Submit { text, mode } => Some(init::with_mode(text, mode)),
             Op::McpPrompt {
                 server,
                 prompt,
@@ -398,9 +399,7 @@ impl Agent {
         let (text, hook_context) = match admitted {
             Ok(admitted) => admitted,
             Err(e) => {
-                self.emit(AgentEvent::Notice {
-                    message: e.to_string(),
-                });
+                self.emit(e.event());
                 self.finish_prompt(String::new(), Ending::Failed).await;
                 return (String::new(), Ending::Failed);
             }

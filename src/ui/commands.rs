@@ -56,6 +56,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "what this session changed: each file's diff, and git's status",
     },
     SlashCommand {
+        name: "init",
+        args: "[NOTE]",
+        about: "write a first AGENTS.md from the repository; asks before writing",
+    },
+    SlashCommand {
         name: "files",
         args: "",
         about: "saved files browser",

@@ -236,6 +236,11 @@ impl App {
             "budget" => self.budget_command(rest),
             "accept" => self.accept_plan(rest),
             "diff" => self.send(Op::Diff),
+            // The agent expands it, as for `chatcli exec /init`, and runs it in coder mode.
+            "init" => self.send_prompt(
+                format!("/init {rest}").trim_end().to_string(),
+                self.status.mode,
+            ),
             "permissions" => self.permissions_command(rest),
             "hooks" => self.send(Op::Hooks),
             "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
