@@ -621,6 +621,7 @@ impl Agent {
             content.push(block);
         }
         self.report_plans(&response.tool_calls, &content);
+        self.attach_tool_images(&mut content);
         self.thread.history.push(Message {
             role: Role::User,
             content,

@@ -2,9 +2,11 @@
 //! the agent task, said in a notice with their size and the tokens the provider's formula
 //! gives, and added to the prompt's user message as image blocks.
 //!
-//! A provider whose wire carries no image gets none: the notice says it was not attached, so
-//! the model is never asked about a picture it did not receive. The context guard counts an
-//! image at the most a provider bills for one, not by its base64 bytes.
+//! A provider whose wire carries no image, or a model that does not see images (by its family,
+//! or a local server that does not say it is multimodal), gets none: the notice says it was not
+//! attached, naming the model, so the model is never asked about a picture it did not receive.
+//! The context guard counts an image at the most a provider bills for one, not by its base64
+//! bytes. Images `read_file` read are attached after their calls' results.
 
 use std::path::Path;
 
@@ -18,6 +20,19 @@ use crate::protocol::AgentEvent;
 /// Tokens one image is counted as by the context guard: Anthropic's largest (1568² px / 750),
 /// more than OpenAI's or Gemini's bill for a picture within the size limit.
 const GUARD_IMAGE_TOKENS: usize = 3300;
+
+/// Why `provider`'s model gets no image, in one line naming it; `None` when it takes them.
+pub(super) fn vision_refusal(
+    provider: &dyn crate::provider::Provider,
+    local: Option<bool>,
+) -> Option<String> {
+    images::vision_refusal(
+        provider.name(),
+        provider.model(),
+        provider.accepts_images(),
+        local,
+    )
+}
 
 /// Loads every image among the mentions (call off the agent task: it reads files).
 pub(super) fn load_mentioned(
@@ -55,15 +70,12 @@ impl Agent {
     /// Keeps the loaded images for the prompt's message, or says why one is not attached.
     pub(super) fn take_images(&mut self, loaded: Vec<Result<Attached, AttachError>>) {
         let provider = self.provider.name().to_string();
+        let refused = vision_refusal(self.provider.as_ref(), self.options.local_vision);
         for image in loaded {
-            let message = match image {
-                Err(why) => why.to_string(),
-                Ok(image) if !self.provider.accepts_images() => format!(
-                    "{} not attached: {provider} ({}) takes no images here; use a provider with vision (anthropic, openai, gemini, bedrock)",
-                    image.name,
-                    self.provider.model()
-                ),
-                Ok(image) => {
+            let message = match (image, &refused) {
+                (Err(why), _) => why.to_string(),
+                (Ok(image), Some(why)) => format!("{} not attached: {why}", image.name),
+                (Ok(image), None) => {
                     let tokens =
                         images::tokens(images::rule_for(&provider), image.width, image.height);
                     self.stack.images.push(image.block);
@@ -78,6 +90,19 @@ impl Agent {
             };
             self.emit(AgentEvent::Notice { message });
         }
+    }
+
+    /// Adds the images the batch's `read_file` calls read after their results.
+    pub(super) fn attach_tool_images(&self, content: &mut Vec<ContentBlock>) {
+        let ids: Vec<&str> = content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let images = self.tools.ctx.images.take(&ids);
+        content.extend(images);
     }
 
     /// Adds the pending images to the newest user message (the prompt just admitted).

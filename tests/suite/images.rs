@@ -289,3 +289,175 @@ fn exec_sends_an_at_mentioned_png_to_anthropic_as_an_image_block() {
     assert_eq!(images[0]["source"]["media_type"], "image/png");
     assert_eq!(images[0]["source"]["data"], png_base64());
 }
+
+/// Runs one prompt in coder mode on `provider` in a workspace holding shot.png, against
+/// `answers` mounted at `route` one per request; returns the events and the request bodies.
+async fn run_with_shot(
+    provider: Arc<dyn Provider>,
+    server: &MockServer,
+    route: &str,
+    answers: Vec<String>,
+    prompt: &str,
+) -> (Vec<AgentEvent>, Vec<Value>) {
+    let count = answers.len();
+    for (i, body) in answers.into_iter().enumerate() {
+        let mock = Mock::given(method("POST"))
+            .and(path(route))
+            .respond_with(sse_of(body));
+        let mock = if i + 1 < count {
+            mock.up_to_n_times(1)
+        } else {
+            mock
+        };
+        mock.mount(server).await;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("shot.png"), png()).expect("write");
+    let mut handle = agent::spawn(provider, options(dir.path(), Mode::Coder));
+    handle
+        .ops
+        .send(Op::Submit {
+            text: prompt.into(),
+            mode: Mode::Coder,
+        })
+        .expect("alive");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    let bodies = crate::common::posts(server)
+        .await
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).expect("json"))
+        .collect();
+    (events, bodies)
+}
+
+fn anthropic_provider(server: &MockServer) -> Arc<dyn Provider> {
+    Arc::new(chatcli::provider::anthropic::Anthropic::new(
+        Http::default(),
+        "anthropic",
+        server.uri(),
+        "test-key".into(),
+        "claude-sonnet-4-5".into(),
+        chatcli::provider::anthropic::CacheTtl::FiveMinutes,
+    ))
+}
+
+fn openai_provider(server: &MockServer, model: &str) -> Arc<dyn Provider> {
+    Arc::new(chatcli::provider::openai_chat::OpenAiChat::new(
+        Http::default(),
+        chatcli::provider::openai_chat::Preset::OPENAI,
+        format!("{}/v1", server.uri()),
+        "sk-test".into(),
+        model.into(),
+    ))
+}
+
+const READ_SHOT: (&str, &str, &str) = ("call_1", "read_file", r#"{"file":"shot.png"}"#);
+
+#[tokio::test]
+async fn read_file_of_an_image_reaches_anthropic_inside_the_tool_result() {
+    let server = MockServer::start().await;
+    let answers = vec![
+        sse::anthropic("", Some(READ_SHOT), 900, 0, 0, 5),
+        sse::anthropic("A test card.", None, 900, 0, 0, 5),
+    ];
+    let provider = anthropic_provider(&server);
+    let (_, bodies) = run_with_shot(
+        provider,
+        &server,
+        "/v1/messages",
+        answers,
+        "look at shot.png",
+    )
+    .await;
+    let results = parts_of(&bodies[1]["messages"], "content", "type", "tool_result");
+    let content = &results[0]["content"];
+    assert!(
+        content[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("640×480 px") && t.contains("~410 tokens")),
+        "{content}"
+    );
+    assert_eq!(
+        content[1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_base64()}}),
+        "{content}"
+    );
+}
+
+#[tokio::test]
+async fn read_file_of_an_image_reaches_openai_chat_in_a_user_message_after_the_tool_message() {
+    let server = MockServer::start().await;
+    let answers = vec![
+        sse::openai_chat("", Some(READ_SHOT), 900, 0, 5),
+        sse::openai_chat("A test card.", None, 900, 0, 5),
+    ];
+    let provider = openai_provider(&server, "gpt-4.1");
+    let (_, bodies) = run_with_shot(
+        provider,
+        &server,
+        "/v1/chat/completions",
+        answers,
+        "look at shot.png",
+    )
+    .await;
+    let messages = bodies[1]["messages"].as_array().expect("messages");
+    let tool = messages
+        .iter()
+        .position(|m| m["role"] == "tool")
+        .expect("a tool message");
+    assert!(
+        messages[tool]["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("image itself follows")),
+        "{}",
+        messages[tool]
+    );
+    let next = &messages[tool + 1];
+    assert_eq!(next["role"], "user", "{next}");
+    let url = format!("data:image/png;base64,{}", png_base64());
+    assert_eq!(
+        next["content"][0],
+        json!({"type": "image_url", "image_url": {"url": url}}),
+        "{next}"
+    );
+}
+
+#[tokio::test]
+async fn a_model_without_vision_gets_a_one_line_refusal_and_no_image() {
+    let server = MockServer::start().await;
+    let answers = vec![
+        sse::openai_chat("", Some(READ_SHOT), 900, 0, 5),
+        sse::openai_chat("I cannot see it.", None, 900, 0, 5),
+    ];
+    let provider = openai_provider(&server, "gpt-3.5-turbo");
+    let (events, bodies) = run_with_shot(
+        provider,
+        &server,
+        "/v1/chat/completions",
+        answers,
+        "what is in @shot.png? read it",
+    )
+    .await;
+    let said = notices(&events);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("shot.png not attached"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("gpt-3.5-turbo does not take images"),
+        "{said}"
+    );
+    let sent = serde_json::to_string(&bodies).expect("json");
+    assert!(!sent.contains("image_url"), "nothing is sent as an image");
+    assert!(!sent.contains(&png_base64()), "nor as bytes");
+    let refusal = events.iter().find_map(|e| match e {
+        AgentEvent::ToolResult {
+            ok: false, output, ..
+        } => Some(output.clone()),
+        _ => None,
+    });
+    assert!(
+        refusal.is_some_and(|r| r.contains("is an image, and gpt-3.5-turbo does not take images")),
+        "{events:?}"
+    );
+}
