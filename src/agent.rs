@@ -20,6 +20,7 @@ mod init;
 mod mcp_glue;
 mod options;
 pub mod outbox;
+pub mod paste;
 pub mod plan;
 pub mod retry;
 pub mod rewind;
@@ -308,6 +309,8 @@ impl Agent {
             }
             Op::Rewind { prompt } => self.rewind(prompt),
             Op::Diff => self.session_diff().await,
+            Op::AttachImage { path } => self.attach_pasted(&path).await,
+            Op::PasteImage => self.paste_clipboard().await,
             Op::MemoryStatus => {
                 let message = self.memory_status();
                 self.emit(AgentEvent::Notice { message });

@@ -317,6 +317,12 @@ pub enum Op {
     Rules,
     /// Show what this session changed in the workspace (`/diff`), as a notice.
     Diff,
+    /// Attach the image at `path` (pasted or dragged; the user chose it, so it may lie outside
+    /// the workspace) to the next prompt; a notice says it was attached or why not.
+    AttachImage { path: String },
+    /// Attach the clipboard's image (`/paste`, Ctrl+V; read with wl-paste or xclip) to the next
+    /// prompt; a notice says it was attached or why not.
+    PasteImage,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }

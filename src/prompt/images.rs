@@ -25,8 +25,19 @@ pub fn load(
     use super::attachments::AttachError;
     let read = crate::files::read_beneath(cwd, rel, MAX_IMAGE_BYTES + 1)
         .map_err(|e| AttachError::Image(format!("{name} cannot be read ({e}): not attached")))?;
-    let size = probe(&read.bytes);
-    if let Some(why) = refusal(name, read.total, size) {
+    attached(name, &read.bytes, read.total)
+}
+
+/// The image of `bytes` (the file's first bytes, `total` long), named `name` in notices; `Err`
+/// says why it is not attached.
+pub fn attached(
+    name: &str,
+    bytes: &[u8],
+    total: u64,
+) -> Result<Attached, super::attachments::AttachError> {
+    use super::attachments::AttachError;
+    let size = probe(bytes);
+    if let Some(why) = refusal(name, total, size) {
         return Err(AttachError::Image(why));
     }
     let Some((format, width, height)) = size else {
@@ -36,10 +47,10 @@ pub fn load(
     };
     Ok(Attached {
         name: name.to_string(),
-        block: block(format, &read.bytes),
+        block: block(format, bytes),
         width,
         height,
-        bytes: read.total,
+        bytes: total,
     })
 }
 

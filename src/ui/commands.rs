@@ -61,6 +61,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "write a first AGENTS.md from the repository; asks before writing",
     },
     SlashCommand {
+        name: "paste",
+        args: "",
+        about: "attach the clipboard's image to the next prompt (also Ctrl+V)",
+    },
+    SlashCommand {
         name: "files",
         args: "",
         about: "saved files browser",

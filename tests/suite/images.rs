@@ -461,3 +461,118 @@ async fn a_model_without_vision_gets_a_one_line_refusal_and_no_image() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn a_pasted_image_path_outside_the_workspace_reaches_the_model() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(sse_of(sse::anthropic("A test card.", None, 900, 0, 0, 5)))
+        .mount(&server)
+        .await;
+    let outside = tempfile::tempdir().expect("tempdir");
+    let shot = outside.path().join("my shot.png");
+    std::fs::write(&shot, png()).expect("write");
+    let workspace = tempfile::tempdir().expect("tempdir");
+    // The terminal pastes the dragged file as a quoted path.
+    let (mut app, mut ops) =
+        crate::common::keys::app_for(Mode::Chat, "anthropic", "claude-sonnet-4-5");
+    app.handle_terminal_event(crossterm::event::Event::Paste(format!(
+        "'{}'",
+        shot.display()
+    )));
+    let sent = crate::common::keys::drain(&mut ops);
+    assert_eq!(
+        sent,
+        [Op::AttachImage {
+            path: shot.display().to_string()
+        }],
+        "the paste is an attachment, not text"
+    );
+    assert!(
+        app.input.composer.text().is_empty(),
+        "nothing is typed into the prompt"
+    );
+    let mut handle = agent::spawn(
+        anthropic_provider(&server),
+        options(workspace.path(), Mode::Chat),
+    );
+    for op in sent {
+        handle.ops.send(op).expect("alive");
+    }
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "what is in this picture?".into(),
+            mode: Mode::Chat,
+        })
+        .expect("alive");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    assert!(
+        notices(&events).contains("as an image (640×480 px"),
+        "{}",
+        notices(&events)
+    );
+    let body: Value = crate::common::posts(&server)
+        .await
+        .first()
+        .map(|r| serde_json::from_slice(&r.body).expect("json"))
+        .unwrap_or_default();
+    let images = parts_of(&body["messages"], "content", "type", "image");
+    assert_eq!(images.len(), 1, "{body}");
+    assert_eq!(images[0]["source"]["data"], png_base64());
+}
+
+#[test]
+fn pasted_text_that_is_not_an_image_path_stays_text() {
+    let (mut app, mut ops) =
+        crate::common::keys::app_for(Mode::Chat, "anthropic", "claude-sonnet-4-5");
+    app.handle_terminal_event(crossterm::event::Event::Paste(
+        "/nowhere/missing.png".into(),
+    ));
+    assert!(crate::common::keys::drain(&mut ops).is_empty());
+    assert_eq!(app.input.composer.text(), "/nowhere/missing.png");
+}
+
+/// A fake clipboard tool in a folder of its own: `xclip` printing `out` on stdout and `err` on
+/// stderr, exiting `code`.
+fn fake_xclip(out: &[u8], err: &str, code: i32) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("clipboard.bin");
+    std::fs::write(&data, out).expect("write");
+    let script = dir.path().join("xclip");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat '{}'\necho '{err}' >&2\nexit {code}\n",
+            data.display()
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
+
+#[tokio::test]
+async fn the_clipboard_image_is_read_with_xclip_through_the_process_door() {
+    use chatcli::agent::paste::{clipboard_tool, read_clipboard_png};
+    let dir = fake_xclip(&png(), "", 0);
+    let tool = clipboard_tool(Some(dir.path().as_os_str()), false, true).expect("xclip found");
+    assert_eq!(tool.program, dir.path().join("xclip"));
+    assert_eq!(read_clipboard_png(&tool).await, Ok(png()));
+
+    let empty = fake_xclip(b"", "Error: target image/png not available", 1);
+    let tool = clipboard_tool(Some(empty.path().as_os_str()), false, true).expect("xclip found");
+    let why = read_clipboard_png(&tool).await.unwrap_err();
+    assert!(
+        why.contains("holds no PNG image") && why.contains("target image/png not available"),
+        "{why}"
+    );
+    let nothing = tempfile::tempdir().expect("tempdir");
+    let none = clipboard_tool(Some(nothing.path().as_os_str()), true, true).unwrap_err();
+    assert!(
+        none.contains("neither wl-paste") && none.contains("xclip"),
+        "{none}"
+    );
+}
