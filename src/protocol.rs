@@ -634,6 +634,12 @@ pub enum AgentEvent {
         /// Each agent's share: `main` and every specialist that made a request.
         #[serde(default)]
         by_agent: Vec<AgentCost>,
+        /// Images sent this session (attached, pasted, read by `read_file`), and their tokens
+        /// estimated by the provider's formula.
+        #[serde(default)]
+        images: u64,
+        #[serde(default)]
+        image_tokens: u64,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },

@@ -66,6 +66,37 @@ pub(super) fn weigh_images(messages: &[Message], bytes: usize) -> usize {
         })
 }
 
+/// Tokens of the image whose base64 is `data`, by `rule`, from its header (the first 64 KiB
+/// decoded); the guard's count when the header cannot be read.
+pub(super) fn formula_tokens(data: &str, rule: images::TokenRule) -> u64 {
+    use base64::Engine;
+    let head: String = data.chars().take(87_384).collect();
+    let head = head.get(..head.len() / 4 * 4).unwrap_or_default();
+    base64::engine::general_purpose::STANDARD
+        .decode(head)
+        .ok()
+        .and_then(|bytes| images::probe(&bytes))
+        .map_or(GUARD_IMAGE_TOKENS as u64, |(_, w, h)| {
+            images::tokens(rule, w, h)
+        })
+}
+
+/// `bytes`, the serialized size of a request holding `messages`, with each image's base64
+/// replaced by its tokens by `rule` (4 bytes a token): what an estimate of the request counts
+/// (a response that ended without usage), so an image weighs what the provider bills.
+pub(super) fn estimate_bytes(messages: &[Message], bytes: usize, rule: images::TokenRule) -> usize {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|block| match block {
+            ContentBlock::Image { data, .. } => Some(data),
+            _ => None,
+        })
+        .fold(bytes, |bytes, data| {
+            bytes.saturating_sub(data.len()) + formula_tokens(data, rule) as usize * 4
+        })
+}
+
 impl Agent {
     /// Keeps the loaded images for the prompt's message, or says why one is not attached.
     pub(super) fn take_images(&mut self, loaded: Vec<Result<Attached, AttachError>>) {
@@ -79,6 +110,7 @@ impl Agent {
                     let tokens =
                         images::tokens(images::rule_for(&provider), image.width, image.height);
                     self.stack.images.push(image.block);
+                    self.tools.ctx.images.count(tokens);
                     format!(
                         "attached {} as an image ({}×{} px, {:.1} KB, ~{tokens} tokens by {provider}'s formula)",
                         image.name,
@@ -102,6 +134,12 @@ impl Agent {
             })
             .collect();
         let images = self.tools.ctx.images.take(&ids);
+        let rule = images::rule_for(self.provider.name());
+        for image in &images {
+            if let ContentBlock::Image { data, .. } = image {
+                self.tools.ctx.images.count(formula_tokens(data, rule));
+            }
+        }
         content.extend(images);
     }
 

@@ -23,6 +23,8 @@ pub struct ToolImages {
     pub rule: Option<TokenRule>,
     /// Images read by calls not yet attached, with their call ids.
     pending: Arc<Mutex<Vec<(String, ContentBlock)>>>,
+    /// Images sent this session and their tokens by the formula (`/cost`), specialists' too.
+    sent: Arc<Mutex<(u64, u64)>>,
 }
 
 impl ToolImages {
@@ -32,7 +34,21 @@ impl ToolImages {
             refused,
             rule: Some(rule),
             pending: Default::default(),
+            sent: Default::default(),
         }
+    }
+
+    /// Counts one image sent, of `tokens` by the provider's formula.
+    pub fn count(&self, tokens: u64) {
+        if let Ok(mut sent) = self.sent.lock() {
+            sent.0 += 1;
+            sent.1 += tokens;
+        }
+    }
+
+    /// Images sent this session, and their tokens by the formula.
+    pub fn tally(&self) -> (u64, u64) {
+        self.sent.lock().map(|sent| *sent).unwrap_or_default()
     }
 
     /// Keeps call `id`'s image until the agent attaches it.

@@ -576,3 +576,54 @@ async fn the_clipboard_image_is_read_with_xclip_through_the_process_door() {
         "{none}"
     );
 }
+
+#[tokio::test]
+async fn cost_counts_the_images_sent_and_their_tokens_by_the_formula() {
+    let server = MockServer::start().await;
+    let answers = vec![
+        sse::anthropic("", Some(READ_SHOT), 900, 0, 0, 5),
+        sse::anthropic("Two test cards.", None, 900, 0, 0, 5),
+    ];
+    for (i, body) in answers.into_iter().enumerate() {
+        let mock = Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(sse_of(body));
+        let mock = if i == 0 { mock.up_to_n_times(1) } else { mock };
+        mock.mount(&server).await;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("shot.png"), png()).expect("write");
+    let mut handle = agent::spawn(
+        anthropic_provider(&server),
+        options(dir.path(), Mode::Coder),
+    );
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "compare @shot.png with what read_file gives".into(),
+            mode: Mode::Coder,
+        })
+        .expect("alive");
+    events_until(&mut handle, |e| matches!(e, AgentEvent::Cost { .. })).await;
+    handle.ops.send(Op::CostReport).expect("alive");
+    let events = events_until(&mut handle, |e| matches!(e, AgentEvent::CostReport { .. })).await;
+    let Some(
+        report @ AgentEvent::CostReport {
+            images,
+            image_tokens,
+            ..
+        },
+    ) = events.last()
+    else {
+        panic!("no report");
+    };
+    // One attached, one read: 640×480 / 750 = 410 tokens each by Anthropic's formula.
+    assert_eq!((*images, *image_tokens), (2, 820));
+    let (mut app, _ops) =
+        crate::common::keys::app_for(Mode::Coder, "anthropic", "claude-sonnet-4-5");
+    crate::common::keys::type_text(&mut app, "/cost");
+    app.handle_key(crate::common::keys::key(crossterm::event::KeyCode::Enter));
+    app.handle_agent_event(report.clone());
+    let screen = crate::common::screen_text(&crate::common::draw(&mut app));
+    assert!(screen.contains("images: 2, ~820 tokens est."), "{screen}");
+}
