@@ -627,3 +627,74 @@ async fn cost_counts_the_images_sent_and_their_tokens_by_the_formula() {
     let screen = crate::common::screen_text(&crate::common::draw(&mut app));
     assert!(screen.contains("images: 2, ~820 tokens est."), "{screen}");
 }
+
+/// `chatcli exec --json "what is in @shot.png?"` against a loopback llama-server whose `/props`
+/// says `props`; returns the notices and whether the request carried an image.
+async fn ask_a_local_server(props: Value) -> (String, bool) {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"object": "list",
+            "data": [{"id": "gemma3.gguf", "object": "model", "owned_by": "llamacpp", "meta": {"n_ctx": 8192}}]})))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/props"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(props))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse_of(sse::openai_chat("A card.", None, 900, 0, 7)))
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::write(home.path().join("shot.png"), png()).expect("write");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CHATCLI_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-none")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+        .current_dir(home.path())
+        .args(["exec", "--json", "--mode", "chat", "what is in @shot.png?"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run chatcli");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}");
+    let said: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "notice")
+        .filter_map(|e| e["message"].as_str().map(str::to_string))
+        .collect();
+    let sent = crate::common::posts(&server)
+        .await
+        .iter()
+        .any(|r| String::from_utf8_lossy(&r.body).contains("image_url"));
+    (said.join("\n"), sent)
+}
+
+#[tokio::test]
+async fn a_local_server_model_sees_images_only_when_the_server_says_it_is_multimodal() {
+    let (said, sent) = ask_a_local_server(json!({"default_generation_settings": {"n_ctx": 8192},
+        "modalities": {"vision": false, "audio": false}}))
+    .await;
+    assert!(!sent, "nothing is sent as an image");
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("shot.png not attached"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("gemma3.gguf") && line.contains("--mmproj"),
+        "{said}"
+    );
+    let (said, sent) = ask_a_local_server(json!({"default_generation_settings": {"n_ctx": 8192},
+        "modalities": {"vision": true, "audio": false}}))
+    .await;
+    assert!(sent, "{said}");
+    assert!(said.contains("attached shot.png as an image"), "{said}");
+}
