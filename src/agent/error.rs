@@ -54,6 +54,9 @@ pub enum AgentError {
     /// `/init` cannot write `AGENTS.md` the way it must here: why, and what to do.
     #[error("{0}")]
     InitRefused(String),
+    /// The clipboard's image cannot be read here (no display, no tool, no image): why.
+    #[error("{0}")]
+    Clipboard(String),
 }
 
 impl AgentError {

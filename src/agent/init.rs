@@ -54,16 +54,16 @@ pub fn decide(
     exists: bool,
     policy: ApprovalPolicy,
     permission: Permission,
-) -> Result<bool, String> {
+) -> Result<bool, AgentError> {
     if policy == ApprovalPolicy::Deny {
-        return Err(format!(
+        return Err(AgentError::InitRefused(format!(
             "/init not run: it writes {FILE}, and this session refuses writes (exec without --yes); nothing was sent. Run `chatcli exec --yes /init`, or /init in the TUI"
-        ));
+        )));
     }
     if permission == Permission::ReadOnly {
-        return Err(format!(
+        return Err(AgentError::InitRefused(format!(
             "/init not run: it writes {FILE}, and the session is read-only; nothing was sent. /permissions ask, then /init"
-        ));
+        )));
     }
     let unasked = match (policy, permission) {
         (ApprovalPolicy::AutoApprove, _) => Some("writes are approved without asking (--yes)"),
@@ -71,9 +71,9 @@ pub fn decide(
         _ => None,
     };
     match unasked {
-        Some(why) if exists => Err(format!(
+        Some(why) if exists => Err(AgentError::InitRefused(format!(
             "/init not run: {FILE} already exists and {why}, so it is left alone. To refine it with a diff to approve, run /init in the TUI with /permissions ask"
-        )),
+        ))),
         _ => Ok(exists),
     }
 }
@@ -86,7 +86,7 @@ impl Agent {
             let approvals = self.tools.approvals.lock().await;
             (approvals.policy, approvals.permission)
         };
-        let refine = decide(exists, policy, permission).map_err(AgentError::InitRefused)?;
+        let refine = decide(exists, policy, permission)?;
         let mut text = if refine { INIT_REFINE } else { INIT_NEW }.to_string();
         if !note.is_empty() {
             text.push_str("\n\nThe user adds: ");
@@ -123,10 +123,17 @@ mod tests {
         assert_eq!(decide(true, Ask, Permission::Ask), Ok(true));
         assert_eq!(decide(false, AutoApprove, Permission::Ask), Ok(false));
         assert_eq!(decide(false, Ask, Permission::AutoEdit), Ok(false));
-        let clobber = decide(true, AutoApprove, Permission::Ask).unwrap_err();
+        let clobber = decide(true, AutoApprove, Permission::Ask)
+            .unwrap_err()
+            .to_string();
         assert!(clobber.contains("already exists") && clobber.contains("--yes"));
         assert!(decide(true, Ask, Permission::AutoEdit).is_err());
-        assert!(decide(false, Deny, Permission::Ask).is_err_and(|e| e.contains("--yes")));
-        assert!(decide(false, Ask, Permission::ReadOnly).is_err_and(|e| e.contains("read-only")));
+        assert!(
+            decide(false, Deny, Permission::Ask).is_err_and(|e| e.to_string().contains("--yes"))
+        );
+        assert!(
+            decide(false, Ask, Permission::ReadOnly)
+                .is_err_and(|e| e.to_string().contains("read-only"))
+        );
     }
 }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Agent;
+use super::error::AgentError;
 use crate::prompt::attachments::AttachError;
 use crate::prompt::images;
 use crate::protocol::AgentEvent;
@@ -35,9 +36,9 @@ pub fn clipboard_tool(
     path: Option<&OsStr>,
     wayland: bool,
     x11: bool,
-) -> Result<ClipboardTool, String> {
+) -> Result<ClipboardTool, AgentError> {
     if !wayland && !x11 {
-        return Err("clipboard images cannot be read here: no display (neither WAYLAND_DISPLAY nor DISPLAY is set); paste or drag the image's file path instead".into());
+        return Err(AgentError::Clipboard("clipboard images cannot be read here: no display (neither WAYLAND_DISPLAY nor DISPLAY is set); paste or drag the image's file path instead".into()));
     }
     let find = |name: &str| {
         path.into_iter()
@@ -61,7 +62,7 @@ pub fn clipboard_tool(
             })
     };
     wl.or_else(x).ok_or_else(|| {
-        "clipboard images cannot be read here: neither wl-paste (Wayland, package wl-clipboard) nor xclip (X11) is installed; paste or drag the image's file path instead".into()
+        AgentError::Clipboard("clipboard images cannot be read here: neither wl-paste (Wayland, package wl-clipboard) nor xclip (X11) is installed; paste or drag the image's file path instead".into())
     })
 }
 
@@ -71,7 +72,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The clipboard's PNG image, read with `tool` through the process door; `Err` says why not.
-pub async fn read_clipboard_png(tool: &ClipboardTool) -> Result<Vec<u8>, String> {
+pub async fn read_clipboard_png(tool: &ClipboardTool) -> Result<Vec<u8>, AgentError> {
     let name = tool
         .program
         .file_name()
@@ -86,12 +87,16 @@ pub async fn read_clipboard_png(tool: &ClipboardTool) -> Result<Vec<u8>, String>
     let run = door.into_tokio().output();
     let out = match tokio::time::timeout(CLIPBOARD_TIMEOUT, run).await {
         Err(_) => {
-            return Err(format!(
+            return Err(AgentError::Clipboard(format!(
                 "{name} did not answer within {}s: no image pasted",
                 CLIPBOARD_TIMEOUT.as_secs()
-            ));
+            )));
         }
-        Ok(Err(e)) => return Err(format!("{name} could not run ({e}): no image pasted")),
+        Ok(Err(e)) => {
+            return Err(AgentError::Clipboard(format!(
+                "{name} could not run ({e}): no image pasted"
+            )));
+        }
         Ok(Ok(out)) => out,
     };
     if !out.status.success() || out.stdout.is_empty() {
@@ -102,9 +107,9 @@ pub async fn read_clipboard_png(tool: &ClipboardTool) -> Result<Vec<u8>, String>
             .unwrap_or("it printed nothing")
             .trim()
             .to_string();
-        return Err(format!(
+        return Err(AgentError::Clipboard(format!(
             "the clipboard holds no PNG image ({name}: {why}): no image pasted"
-        ));
+        )));
     }
     Ok(out.stdout)
 }
@@ -144,8 +149,10 @@ impl Agent {
         };
         let bytes = match bytes {
             Ok(bytes) => bytes,
-            Err(message) => {
-                self.emit(AgentEvent::Notice { message });
+            Err(why) => {
+                self.emit(AgentEvent::Notice {
+                    message: why.to_string(),
+                });
                 return;
             }
         };
@@ -170,10 +177,14 @@ mod tests {
 
     #[test]
     fn without_a_display_or_a_tool_one_line_says_so() {
-        let none = clipboard_tool(Some(OsStr::new("/usr/bin")), false, false).unwrap_err();
+        let none = clipboard_tool(Some(OsStr::new("/usr/bin")), false, false)
+            .unwrap_err()
+            .to_string();
         assert!(none.contains("no display"), "{none}");
         let empty = tempfile::tempdir().expect("tempdir");
-        let missing = clipboard_tool(Some(empty.path().as_os_str()), true, true).unwrap_err();
+        let missing = clipboard_tool(Some(empty.path().as_os_str()), true, true)
+            .unwrap_err()
+            .to_string();
         assert!(
             missing.contains("wl-paste") && missing.contains("xclip"),
             "{missing}"

@@ -564,13 +564,15 @@ async fn the_clipboard_image_is_read_with_xclip_through_the_process_door() {
 
     let empty = fake_xclip(b"", "Error: target image/png not available", 1);
     let tool = clipboard_tool(Some(empty.path().as_os_str()), false, true).expect("xclip found");
-    let why = read_clipboard_png(&tool).await.unwrap_err();
+    let why = read_clipboard_png(&tool).await.unwrap_err().to_string();
     assert!(
         why.contains("holds no PNG image") && why.contains("target image/png not available"),
         "{why}"
     );
     let nothing = tempfile::tempdir().expect("tempdir");
-    let none = clipboard_tool(Some(nothing.path().as_os_str()), true, true).unwrap_err();
+    let none = clipboard_tool(Some(nothing.path().as_os_str()), true, true)
+        .unwrap_err()
+        .to_string();
     assert!(
         none.contains("neither wl-paste") && none.contains("xclip"),
         "{none}"
