@@ -16,9 +16,11 @@ mod error;
 mod gate;
 mod hook_points;
 mod images;
+mod init;
 mod mcp_glue;
 mod options;
 pub mod outbox;
+pub mod paste;
 pub mod plan;
 pub mod retry;
 pub mod rewind;
@@ -219,7 +221,7 @@ impl Agent {
         queued: &mut VecDeque<Submission>,
     ) -> bool {
         let text = match op {
-            Op::Submit { text, mode } => Some((text, mode)),
+            Op::Submit { text, mode } => Some(init::with_mode(text, mode)),
             Op::McpPrompt {
                 server,
                 prompt,
@@ -307,6 +309,8 @@ impl Agent {
             }
             Op::Rewind { prompt } => self.rewind(prompt),
             Op::Diff => self.session_diff().await,
+            Op::AttachImage { path } => self.attach_pasted(&path).await,
+            Op::PasteImage => self.paste_clipboard().await,
             Op::MemoryStatus => {
                 let message = self.memory_status();
                 self.emit(AgentEvent::Notice { message });
@@ -398,9 +402,7 @@ impl Agent {
         let (text, hook_context) = match admitted {
             Ok(admitted) => admitted,
             Err(e) => {
-                self.emit(AgentEvent::Notice {
-                    message: e.to_string(),
-                });
+                self.emit(e.event());
                 self.finish_prompt(String::new(), Ending::Failed).await;
                 return (String::new(), Ending::Failed);
             }
@@ -622,6 +624,7 @@ impl Agent {
             content.push(block);
         }
         self.report_plans(&response.tool_calls, &content);
+        self.attach_tool_images(&mut content);
         self.thread.history.push(Message {
             role: Role::User,
             content,

@@ -317,6 +317,12 @@ pub enum Op {
     Rules,
     /// Show what this session changed in the workspace (`/diff`), as a notice.
     Diff,
+    /// Attach the image at `path` (pasted or dragged; the user chose it, so it may lie outside
+    /// the workspace) to the next prompt; a notice says it was attached or why not.
+    AttachImage { path: String },
+    /// Attach the clipboard's image (`/paste`, Ctrl+V; read with wl-paste or xclip) to the next
+    /// prompt; a notice says it was attached or why not.
+    PasteImage,
     /// Finish: the agent task ends after emitting the session cost.
     Shutdown,
 }
@@ -628,6 +634,12 @@ pub enum AgentEvent {
         /// Each agent's share: `main` and every specialist that made a request.
         #[serde(default)]
         by_agent: Vec<AgentCost>,
+        /// Images sent this session (attached, pasted, read by `read_file`), and their tokens
+        /// estimated by the provider's formula.
+        #[serde(default)]
+        images: u64,
+        #[serde(default)]
+        image_tokens: u64,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },

@@ -19,6 +19,7 @@ pub mod copilot;
 pub mod demo;
 pub mod gemini;
 pub mod http;
+pub mod images;
 pub mod listing;
 pub mod local;
 pub mod ollama;

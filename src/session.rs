@@ -99,6 +99,8 @@ pub struct LocalServer {
     /// What the server said it is (llama.cpp, Ollama, vLLM, LM Studio); `None` for a gateway
     /// or anything else that did not say.
     pub server: Option<crate::provider::local::LocalKind>,
+    /// Whether the server said its model takes images (`None`: it did not say).
+    pub vision: Option<bool>,
 }
 
 /// For a server on loopback or a private network (llama-server, Ollama, vLLM): takes the model
@@ -139,6 +141,7 @@ pub async fn settle_local_server(config: &mut Config) -> Option<LocalServer> {
     tracing::info!(?facts, %base, "local server");
     Some(LocalServer {
         context_window: facts.context_window,
+        vision: facts.vision,
         server: facts.server,
     })
 }
@@ -188,6 +191,10 @@ pub fn apply_local_server(
     local: Option<&LocalServer>,
 ) {
     let listed = models::listed_model(&config.home, provider);
+    // A local inference server's model sees images only when the server says so.
+    options.local_vision = local
+        .filter(|l| l.server.is_some())
+        .map(|l| l.vision.unwrap_or(false));
     options.context_window = local
         .and_then(|l| l.context_window)
         .or_else(|| listed.as_ref().and_then(|m| m.window));
@@ -308,6 +315,7 @@ pub fn agent_options(
         pricing_rule: decision.rule,
         catalog: std::sync::Arc::new(catalog.clone()),
         context_window: listed.as_ref().and_then(|m| m.window),
+        local_vision: None,
         max_output_tokens: crate::agent::MAX_OUTPUT_TOKENS,
         sessions_dir: Some(config.home.join("sessions")),
         early_exit: config.early_exit,

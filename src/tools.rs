@@ -16,6 +16,7 @@ pub mod memory_tool;
 pub mod patch_file;
 pub mod preview;
 pub mod read_file;
+pub mod read_image;
 pub mod run_command;
 pub mod scratch;
 pub mod search_files;
@@ -46,6 +47,8 @@ pub struct ToolOutput {
     pub usage: Option<crate::provider::UsageRecord>,
     /// A command's exit code, for the transcript (`✗ … exit 3`).
     pub exit_code: Option<i32>,
+    /// An image for the model (`read_file` of a picture), attached after the result.
+    pub image: Option<crate::conversation::ContentBlock>,
 }
 
 impl ToolOutput {
@@ -117,6 +120,8 @@ pub struct ToolContext {
     pub sandbox: crate::sandbox::SandboxSettings,
     /// Where the write tools book what they change, for `/rewind`.
     pub journal: Option<std::sync::Arc<dyn WriteJournal>>,
+    /// Whether the model sees images, and the images calls read (`read_file` of a picture).
+    pub images: read_image::ToolImages,
 }
 
 /// Runs `write` of `target` off the agent task, booked in the session's journal: before it runs,
@@ -172,6 +177,7 @@ impl ToolContext {
             skills: Default::default(),
             sandbox: crate::sandbox::SandboxSettings::off(),
             journal: None,
+            images: Default::default(),
         }
     }
 

@@ -22,6 +22,7 @@ pub mod history;
 pub mod markdown;
 pub mod models;
 pub mod notify;
+pub mod paste;
 pub mod popup;
 pub mod status;
 pub mod text;

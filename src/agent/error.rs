@@ -51,4 +51,22 @@ pub enum AgentError {
     /// The model answered the compaction request with nothing.
     #[error("compaction failed: the model returned an empty summary")]
     EmptySummary,
+    /// `/init` cannot write `AGENTS.md` the way it must here: why, and what to do.
+    #[error("{0}")]
+    InitRefused(String),
+    /// The clipboard's image cannot be read here (no display, no tool, no image): why.
+    #[error("{0}")]
+    Clipboard(String),
+}
+
+impl AgentError {
+    /// How a prompt refused for this reason is told: an error where nothing the user asked for
+    /// ran (`exec` exits 1 and says it), a notice otherwise.
+    pub fn event(&self) -> crate::protocol::AgentEvent {
+        let message = self.to_string();
+        match self {
+            AgentError::InitRefused(_) => crate::protocol::AgentEvent::Error { message },
+            _ => crate::protocol::AgentEvent::Notice { message },
+        }
+    }
 }

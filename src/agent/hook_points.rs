@@ -198,6 +198,9 @@ impl Agent {
         text: String,
         cancel: &CancellationToken,
     ) -> Result<String, AgentError> {
+        if let Some(note) = super::init::invocation(&text) {
+            return self.init_text(note).await;
+        }
         let Some((command, args)) = crate::command_files::find(&self.options.setup.commands, &text)
         else {
             return Ok(text);

@@ -42,6 +42,9 @@ pub struct AgentOptions {
     /// The context window the server reported (a local server's `n_ctx`); wins over the
     /// catalog's. With neither, [`FALLBACK_CONTEXT_WINDOW`].
     pub context_window: Option<u64>,
+    /// What a local inference server said of its model's vision (`Some(false)` when it did not
+    /// say it is multimodal); `None` for any other provider, judged by the model's family.
+    pub local_vision: Option<bool>,
     /// Output tokens a request asks for at most (`max_tokens`), before the window's cap.
     pub max_output_tokens: u32,
     /// Where the session log goes (`CHATCLI_HOME/sessions`); `None` keeps no log.
@@ -119,6 +122,7 @@ impl AgentOptions {
             pricing_rule: Default::default(),
             catalog: Arc::new(Catalog::builtin()),
             context_window: None,
+            local_vision: None,
             max_output_tokens: MAX_OUTPUT_TOKENS,
             sessions_dir: None,
             early_exit: true,

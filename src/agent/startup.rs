@@ -261,6 +261,10 @@ fn tool_runtime(
         skills: Arc::clone(stack.skills.catalog()),
         sandbox: options.sandbox.clone(),
         journal: Some(Arc::new(rewind::Journal(Arc::clone(snapshots)))),
+        images: crate::tools::read_image::ToolImages::new(
+            super::images::vision_refusal(provider.as_ref(), options.local_vision),
+            crate::provider::images::rule_for(provider.name()),
+        ),
         workspace: workspace.clone(),
     };
     let gate = super::gate::Gate {

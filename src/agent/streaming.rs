@@ -179,11 +179,16 @@ struct Streamed {
 
 impl Streamed {
     /// Nothing received yet of the response to `request`.
-    fn for_request(request: &ModelRequest) -> Self {
+    fn for_request(request: &ModelRequest, rule: crate::provider::images::TokenRule) -> Self {
         Streamed {
             blocks: Some(ledger::request_blocks(request)),
             unfinished: Unfinished {
-                request_bytes: serde_json::to_vec(request).map_or(0, |b| b.len()),
+                // Images by the provider's formula, not their base64 bytes.
+                request_bytes: super::images::estimate_bytes(
+                    &request.messages,
+                    serde_json::to_vec(request).map_or(0, |b| b.len()),
+                    rule,
+                ),
                 ..Unfinished::default()
             },
             limit: u64::from(request.max_output_tokens),
@@ -261,7 +266,8 @@ impl Agent {
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
-        let mut streamed = Streamed::for_request(&request);
+        let rule = crate::provider::images::rule_for(self.provider.name());
+        let mut streamed = Streamed::for_request(&request, rule);
         let mut stream = self.provider.stream(request);
         loop {
             let next = tokio::select! {
@@ -612,6 +618,8 @@ impl Agent {
             budget_usd: book.budget_usd,
             by_model: book.by_model.clone(),
             by_agent: book.by_agent.clone(),
+            images: self.tools.ctx.images.tally().0,
+            image_tokens: self.tools.ctx.images.tally().1,
         }
     }
 

@@ -360,6 +360,9 @@ async fn run_one(
             if let Some(note) = gate.after(call, &out.text, false, events).await {
                 out.text = format!("{}\n{note}", out.text.trim_end());
             }
+            if let Some(image) = out.image.take() {
+                ctx.images.hold(&call.0, image);
+            }
             Ok(out)
         }
         Err(e) => Err(e),

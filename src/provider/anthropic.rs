@@ -321,6 +321,7 @@ fn message_json(message: &Message) -> Option<Value> {
             }
         })
         .collect();
+    let content = images_into_results(content);
     if content.is_empty() {
         return None;
     }
@@ -329,6 +330,32 @@ fn message_json(message: &Message) -> Option<Value> {
         Role::Assistant => "assistant",
     };
     Some(json!({"role": role, "content": content}))
+}
+
+/// An image right after a `tool_result` (`read_file` of a picture) goes inside it: Anthropic's
+/// `tool_result` content may hold image blocks, so the model reads it as the tool's output.
+fn images_into_results(blocks: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let kind = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_string);
+        let result = out.last_mut().filter(|last| {
+            kind(&block).as_deref() == Some("image") && kind(last).as_deref() == Some("tool_result")
+        });
+        match result {
+            Some(result) => {
+                if let Some(content) = result.get_mut("content") {
+                    if let Some(text) = content.as_str().map(str::to_string) {
+                        *content = json!([{"type": "text", "text": text}]);
+                    }
+                    if let Some(parts) = content.as_array_mut() {
+                        parts.push(block);
+                    }
+                }
+            }
+            None => out.push(block),
+        }
+    }
+    out
 }
 
 /// Anthropic's usage counters as they stand.

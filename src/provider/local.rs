@@ -33,6 +33,9 @@ pub struct ServerFacts {
     pub context_window: Option<u64>,
     /// What the server said it is, when it is a local inference server.
     pub server: Option<LocalKind>,
+    /// Whether its model takes images, when the server says: llama-server's `/props`
+    /// `modalities.vision` (true with `--mmproj`), LM Studio's model `type` (`vlm`).
+    pub vision: Option<bool>,
 }
 
 /// A local inference server, as it identified itself.
@@ -89,6 +92,7 @@ pub async fn discover(family: Family, base_url: &str, model: Option<&str>) -> Se
                 model: None,
                 context_window: shown.as_ref().and_then(ollama_window),
                 server: Some(LocalKind::Ollama),
+                vision: None,
             }
         }
         Family::OpenAi | Family::Anthropic => {
@@ -113,6 +117,15 @@ pub async fn discover(family: Family, base_url: &str, model: Option<&str>) -> Se
                     .or_else(|| props.as_ref().and_then(props_window))
                     .or_else(|| lm_entry.and_then(lm_studio_window)),
                 server: identify(entry, props.as_ref(), lm_entry, ollama.as_ref()),
+                vision: props
+                    .as_ref()
+                    .and_then(|p| p.pointer("/modalities/vision"))
+                    .and_then(Value::as_bool)
+                    .or_else(|| {
+                        lm_entry
+                            .and_then(|e| e["type"].as_str())
+                            .map(|t| t == "vlm")
+                    }),
             }
         }
     }

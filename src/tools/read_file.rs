@@ -62,6 +62,9 @@ impl Tool for ReadFile {
                 Some(target) => target,
                 None => rooted(ctx, file)?,
             };
+            if crate::provider::images::looks_like_image(&target.rel) {
+                return super::read_image::read(ctx, target, file).await;
+            }
             let range = LineRange {
                 start: optional_usize(args, "start")?,
                 end: optional_usize(args, "end")?,

@@ -306,7 +306,7 @@ impl App {
     pub fn handle_terminal_event(&mut self, event: Event) {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
-            Event::Paste(text) if self.overlays.open.is_none() => self.input.composer.paste(&text),
+            Event::Paste(text) if self.overlays.open.is_none() => self.paste(&text),
             Event::FocusGained => self.attention.focused = true,
             Event::FocusLost => self.attention.focused = false,
             Event::Mouse(mouse) => {

@@ -56,6 +56,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         about: "what this session changed: each file's diff, and git's status",
     },
     SlashCommand {
+        name: "init",
+        args: "[NOTE]",
+        about: "write a first AGENTS.md from the repository; asks before writing",
+    },
+    SlashCommand {
+        name: "paste",
+        args: "",
+        about: "attach the clipboard's image to the next prompt (also Ctrl+V)",
+    },
+    SlashCommand {
         name: "files",
         args: "",
         about: "saved files browser",

@@ -35,6 +35,8 @@ pub struct CostView {
     pub by_model: Vec<ModelCost>,
     /// Each agent's share (`main` and the dispatched specialists).
     pub by_agent: Vec<crate::protocol::AgentCost>,
+    /// Images sent this session and their tokens by the provider's formula.
+    pub images: (u64, u64),
 }
 
 /// `12,345`.
@@ -77,6 +79,13 @@ pub fn summary_lines(view: &CostView) -> Vec<String> {
             view.saved_usd
         ),
     ];
+    if view.images.0 > 0 {
+        lines.push(format!(
+            "  images: {}, ~{} tokens est. (within the input above)",
+            view.images.0,
+            thousands(view.images.1)
+        ));
+    }
     if let Some(budget) = view.budget_usd {
         lines.push(format!(
             "  Budget: ${budget:.2} (change with /budget AMOUNT)"

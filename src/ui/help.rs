@@ -23,6 +23,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+D", "quit (on an empty prompt)"),
     ("Ctrl+X", "edit the prompt in $VISUAL / $EDITOR"),
     ("Ctrl+Z", "suspend to the shell; fg brings chatcli back"),
+    ("Ctrl+V", "attach the clipboard's image to the next prompt"),
     ("Ctrl+B", "tool panel over the chat (narrow terminals)"),
     ("Ctrl+↑ / Ctrl+↓", "pick a tool call in the chat"),
     (

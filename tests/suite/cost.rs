@@ -224,6 +224,8 @@ fn the_cost_summary_and_the_cache_chart() {
         budget_usd: Some(2.0),
         by_model: Vec::new(),
         by_agent: Vec::new(),
+        images: 0,
+        image_tokens: 0,
     });
     let summary = screen_text(&draw(&mut app));
     assert!(summary.contains("Session cost summary"));

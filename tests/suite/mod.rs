@@ -17,6 +17,7 @@ mod fuzz;
 mod help_text;
 mod hot_path;
 mod images;
+mod init;
 mod local_servers;
 mod mcp;
 mod memory;

@@ -441,12 +441,15 @@ fn cost_view(report: AgentEvent) -> Option<CostView> {
         budget_usd,
         by_model,
         by_agent,
+        images,
+        image_tokens,
     } = report
     else {
         return None;
     };
     Some(CostView {
         by_agent,
+        images: (images, image_tokens),
         provider,
         model,
         requests,

@@ -306,6 +306,7 @@ impl App {
             KeyCode::Char('b') if ctrl => self.screen.panel_overlay = !self.screen.panel_overlay,
             KeyCode::Char('r') if ctrl => self.input.history_search = Some((String::new(), None)),
             KeyCode::Char('z') if ctrl => self.requests.suspend = true,
+            KeyCode::Char('v') if ctrl => self.send(Op::PasteImage),
             KeyCode::Char('x') if ctrl => {
                 let composer = &self.input.composer;
                 self.requests.editor = Some(composer.expanded(&composer.text()))

@@ -236,6 +236,12 @@ impl App {
             "budget" => self.budget_command(rest),
             "accept" => self.accept_plan(rest),
             "diff" => self.send(Op::Diff),
+            "paste" => self.send(Op::PasteImage),
+            // The agent expands it, as for `chatcli exec /init`, and runs it in coder mode.
+            "init" => self.send_prompt(
+                format!("/init {rest}").trim_end().to_string(),
+                self.status.mode,
+            ),
             "permissions" => self.permissions_command(rest),
             "hooks" => self.send(Op::Hooks),
             "mcp" => match rest.split_whitespace().collect::<Vec<_>>().as_slice() {
@@ -256,6 +262,21 @@ impl App {
             _ => return false,
         }
         true
+    }
+
+    /// A paste: image files pasted or dragged as their paths are attached to the next prompt
+    /// (the agent reads them and says so); anything else is text for the composer.
+    pub(super) fn paste(&mut self, text: &str) {
+        let exists = |p: &std::path::Path| crate::files::metadata(p).is_ok_and(|m| m.is_file());
+        match crate::ui::paste::image_paths(text, exists) {
+            Some(paths) => {
+                for path in paths {
+                    let path = path.display().to_string();
+                    self.send(Op::AttachImage { path });
+                }
+            }
+            None => self.input.composer.paste(text),
+        }
     }
 
     /// `/accept`: the plan of plan mode is carried out in coder mode. The plan is already in the
