@@ -143,7 +143,7 @@ pub const SETTINGS: &[Setting] = &[
     var(
         "CHATCLI_AGENT_PARALLEL_MODE",
         "on",
-        "`false`/`off` removes the `dispatch` tool and the orchestrator block",
+        "`false`/`off` removes the one-line `dispatch` tool",
     ),
     var(
         "CHATCLI_AGENT_MAX_PARALLEL",
