@@ -12,6 +12,7 @@
 //! gets wrong: a baseline that is a different program (a strawman) instead of one switch.
 
 pub mod fake;
+pub mod latency;
 mod places;
 mod report;
 pub mod scenarios;
@@ -259,6 +260,9 @@ pub struct Row {
     pub fixed_prefix_cost_usd: f64,
     /// The user's pauses between prompts, in minutes in all.
     pub pause_minutes: f64,
+    /// Seconds the user waits for the model over the run, under the latency model
+    /// (`bench::latency`): specialists at once, pauses and local tools not counted.
+    pub wall_seconds: f64,
 }
 
 impl Row {
@@ -563,6 +567,7 @@ fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake
         fixed_prefix_tokens: 0,
         fixed_prefix_cost_usd: 0.0,
         pause_minutes: 0.0,
+        wall_seconds: latency::Latency::of(pm).wall_seconds(log),
     };
     let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
     for l in log {
@@ -611,6 +616,7 @@ mod tests {
             floor_read,
             floor_fresh: uncached + read + write - floor_read,
             fixed: 0,
+            lane: None,
         }
     }
 
@@ -686,6 +692,7 @@ mod tests {
             fixed_prefix_tokens: 0,
             fixed_prefix_cost_usd: 0.0,
             pause_minutes: 0.0,
+            wall_seconds: 0.0,
         }
     }
 

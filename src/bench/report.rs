@@ -189,8 +189,8 @@ fn parallel_target(pm: &str, name: &str, o: &Row, without: &Row) -> (String, boo
         return (
             format!(
                 "{pm}/{name}: parallel mode saves when the model dispatches, optimised ≤ \
-                 without:parallel + 1% (${:.4} vs ${:.4}): {verdict}",
-                o.cost_usd, without.cost_usd
+                 without:parallel + 1% (${:.4} vs ${:.4}): {verdict}; wait {:.1} s vs {:.1} s",
+                o.cost_usd, without.cost_usd, o.wall_seconds, without.wall_seconds
             ),
             o.cost_usd <= without.cost_usd * 1.01,
         );
@@ -311,14 +311,15 @@ fn savings_table(rows: &[Row]) -> String {
     out
 }
 
-/// Every row: its tokens, cache hits, cost and floor.
+/// Every row: its tokens, cache hits, cost and floor, and the user's wait under the latency
+/// model.
 fn rows_table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "\n| scenario | mode | cache | requests | input | uncached | cache read | cache write | output | hit | cost | floor | ×floor |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "\n| scenario | mode | cache | requests | input | uncached | cache read | cache write | output | hit | cost | floor | ×floor | wait |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% | ${:.4} | ${:.4} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% | ${:.4} | ${:.4} | {:.2} | {:.1} s |\n",
             r.name,
             r.mode,
             r.provider_model,
@@ -331,7 +332,8 @@ fn rows_table(rows: &[Row]) -> String {
             r.hit_share() * 100.0,
             r.cost_usd,
             r.floor_cost_usd,
-            r.floor_ratio()
+            r.floor_ratio(),
+            r.wall_seconds
         ));
     }
     out
