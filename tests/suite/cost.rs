@@ -245,3 +245,30 @@ fn the_cost_summary_and_the_cache_chart() {
     }
     assert_snapshot!("cost_summary", summary);
 }
+
+/// `/config`'s cache-policy line says what the session's model gets under the setting.
+#[test]
+fn config_shows_the_cache_policy_for_the_sessions_model() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let resolve = |ttl: &str| {
+        let env = chatcli::env::Env::from_pairs([
+            ("CHATCLI_HOME", home.path().display().to_string()),
+            ("CHATCLI_PROMPT_CACHE_TTL", ttl.to_string()),
+        ]);
+        let overrides = chatcli::config::Overrides {
+            cwd: Some(home.path().to_path_buf()),
+            ..Default::default()
+        };
+        chatcli::config::Config::resolve(&overrides, env).expect("config")
+    };
+    let line = chatcli::session::cache_policy_report_line(&resolve("auto"), "claude-sonnet-4-5");
+    assert!(line.starts_with("cache policy"), "{line}");
+    assert!(
+        line.contains("auto: 5-minute cache entries, 1-hour ones from the first pause over 2 min  (for claude-sonnet-4-5)"),
+        "{line}"
+    );
+    let line = chatcli::session::cache_policy_report_line(&resolve("auto"), "gpt-5.1");
+    assert!(line.contains("24h retention asked"), "{line}");
+    let line = chatcli::session::cache_policy_report_line(&resolve("1h"), "claude-opus-4-5");
+    assert!(line.contains("1h: 1-hour cache entries"), "{line}");
+}
