@@ -628,6 +628,10 @@ pub enum AgentEvent {
         /// Each agent's share: `main` and every specialist that made a request.
         #[serde(default)]
         by_agent: Vec<AgentCost>,
+        /// Each cache expiry of the session, as the explainer worded it ("cache expired after
+        /// 12 min idle: 31k tokens written again, $0.12").
+        #[serde(default)]
+        expiries: Vec<String>,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },

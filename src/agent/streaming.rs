@@ -384,13 +384,19 @@ impl Agent {
             .take()
             .and_then(|b| self.accounts.ledger.record(b, &usage, now))
         {
+            let words = miss.expiry_words(
+                self.options
+                    .pricing
+                    .as_ref()
+                    .map(|p| p.rewrite_cost(miss.rewritten_tokens, &usage)),
+            );
+            if words != miss.block {
+                accounting::lock(&self.accounts.book)
+                    .expiries
+                    .push(words.clone());
+            }
             self.emit(AgentEvent::CacheMiss {
-                block: miss.expiry_words(
-                    self.options
-                        .pricing
-                        .as_ref()
-                        .map(|p| p.rewrite_cost(miss.rewritten_tokens, &usage)),
-                ),
+                block: words,
                 rewritten_tokens: miss.rewritten_tokens,
                 expected_read: miss.expected_read,
                 actual_read: miss.actual_read,
@@ -620,6 +626,7 @@ impl Agent {
             budget_usd: book.budget_usd,
             by_model: book.by_model.clone(),
             by_agent: book.by_agent.clone(),
+            expiries: book.expiries.clone(),
         }
     }
 

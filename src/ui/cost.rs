@@ -35,6 +35,8 @@ pub struct CostView {
     pub by_model: Vec<ModelCost>,
     /// Each agent's share (`main` and the dispatched specialists).
     pub by_agent: Vec<crate::protocol::AgentCost>,
+    /// The session's cache expiries, in the explainer's words.
+    pub expiries: Vec<String>,
 }
 
 /// `12,345`.
@@ -81,6 +83,10 @@ pub fn summary_lines(view: &CostView) -> Vec<String> {
         lines.push(format!(
             "  Budget: ${budget:.2} (change with /budget AMOUNT)"
         ));
+    }
+    // What pauses cost: each expiry that wrote the prefix again.
+    for expiry in &view.expiries {
+        lines.push(format!("  {expiry}"));
     }
     if view.by_model.len() > 1 {
         lines.push(String::new());

@@ -224,8 +224,13 @@ fn the_cost_summary_and_the_cache_chart() {
         budget_usd: Some(2.0),
         by_model: Vec::new(),
         by_agent: Vec::new(),
+        expiries: vec!["cache expired after 12 min idle: 31k tokens written again, $0.12".into()],
     });
     let summary = screen_text(&draw(&mut app));
+    assert!(
+        summary.contains("cache expired after 12 min idle: 31k tokens written again, $0.12"),
+        "{summary}"
+    );
     assert!(summary.contains("Session cost summary"));
     assert!(summary.contains("Total cost: $0.0234"));
     // The reference system's lines first, in its order, then chatcli's breakdown.

@@ -703,6 +703,7 @@ fn the_tool_panel_shows_each_specialist_with_its_calls_nested_and_cost_breaks_do
             agent_cost("file", 2, 2_700, 140, 0.02),
             agent_cost("search", 1, 900, 40, 0.01),
         ],
+        expiries: Vec::new(),
     });
     let summary = crate::common::screen_at(&mut app, 100, 30);
     assert!(summary.contains("By agent:"), "{summary}");

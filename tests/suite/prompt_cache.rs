@@ -388,4 +388,17 @@ async fn an_expiry_after_a_pause_is_named_with_its_idle_time_and_cost() {
         miss.as_deref(),
         Some("cache expired after 12 min idle: 31k tokens written again, $0.12")
     );
+    // `/cost` lists it.
+    handle.ops.send(Op::CostReport).expect("agent alive");
+    let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CostReport { .. })).await;
+    let expiries = report.iter().find_map(|e| match e {
+        AgentEvent::CostReport { expiries, .. } => Some(expiries.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        expiries,
+        Some(vec![
+            "cache expired after 12 min idle: 31k tokens written again, $0.12".to_string()
+        ])
+    );
 }

@@ -446,12 +446,14 @@ fn cost_view(report: AgentEvent) -> Option<CostView> {
         budget_usd,
         by_model,
         by_agent,
+        expiries,
     } = report
     else {
         return None;
     };
     Some(CostView {
         by_agent,
+        expiries,
         provider,
         model,
         requests,
