@@ -1,12 +1,13 @@
 //! Specialist agents the orchestrator dispatches: the twelve built-ins, custom agents read from
-//! Markdown files, their per-agent overrides, and the two prompt pieces the feature adds (the
-//! stable `orchestrator` block and the `dispatch` tool's schema).
+//! Markdown files, their per-agent overrides, and the two texts the feature adds (the one-line
+//! `dispatch` tool every agent and coder request carries, and the catalog a call without tasks
+//! returns).
 //!
 //! Mental model: a specialist is data — a name, a slim prompt, a fixed set of tool names, a model
 //! and an effort — and the agent loop runs it like any session, with only the task in its
 //! conversation. This module never runs anything; `agent::dispatch` does. The `Roster` is built
-//! once per session and frozen: the orchestrator block and the dispatch schema are part of the
-//! cached prefix, so they must be byte-identical from request to request (sorted, no paths, no
+//! once per session and frozen: the dispatch schema is part of the cached prefix and the catalog
+//! part of the history, so both must be byte-identical from call to call (sorted, no paths, no
 //! counters). What a newcomer gets wrong: a specialist's tools are the *only* tools it has; a
 //! call to any other is refused, never routed elsewhere.
 
@@ -265,8 +266,9 @@ impl Roster {
         self.agents.iter().map(|a| a.name.as_str()).collect()
     }
 
-    /// The stable `orchestrator` block: the instructions, then one catalog line per agent.
-    pub fn orchestrator_block(&self, max_parallel: usize) -> SystemBlock {
+    /// The catalog a `dispatch` call without tasks returns: the instructions, then one line per
+    /// agent. Not in the prompt: parallel mode costs its one-line tool until the model asks.
+    pub fn catalog(&self, max_parallel: usize) -> String {
         let mut text = ORCHESTRATOR
             .trim_end()
             .replace("{max_parallel}", &max_parallel.to_string())
@@ -276,38 +278,32 @@ impl Roster {
             text.push('\n');
             text.push_str(&agent.catalog_line());
         }
-        SystemBlock {
-            name: "orchestrator".into(),
-            text,
-            stable: true,
-        }
+        text
     }
 
-    /// The `dispatch` tool's definition, minimal: the agent names and what each task must be
-    /// are in the orchestrator block (every request carries both), and `parse_tasks` refuses an
-    /// unknown agent with the list of names.
+    /// The `dispatch` tool's definition, one line: every agent and coder request carries it, so
+    /// the catalog and the instructions come back from a call without tasks instead, and
+    /// `parse_tasks` refuses an unknown agent with the list of names.
     pub fn dispatch_spec(&self) -> ToolSpec {
         ToolSpec {
             name: DISPATCH.into(),
-            description: "Run specialist agents in parallel.".into(),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "tasks": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "agent": {"type": "string"},
-                                "task": {"type": "string"}
-                            },
-                            "required": ["agent", "task"]
-                        }
-                    }
-                },
-                "required": ["tasks"]
-            }),
+            description: DISPATCH_DESCRIPTION.into(),
+            // No properties: the catalog says the shape (`tasks: [{agent, task}]`) and
+            // `parse_tasks` names what is wrong with a call; every wire accepts a bare object.
+            parameters: serde_json::json!({"type": "object"}),
         }
+    }
+}
+
+/// The `dispatch` tool's whole description (the catalog is on demand).
+const DISPATCH_DESCRIPTION: &str = "Parallel agents; {} lists them.";
+
+/// What a `dispatch` call asks for: the catalog (no `tasks`, or an empty array), or tasks.
+pub fn wants_catalog(args: &serde_json::Value) -> bool {
+    match args.get("tasks") {
+        None | Some(serde_json::Value::Null) => true,
+        Some(serde_json::Value::Array(tasks)) => tasks.is_empty(),
+        Some(_) => false,
     }
 }
 
@@ -359,7 +355,7 @@ pub fn parse_tasks(
     Ok(parsed)
 }
 
-/// The instructions of the orchestrator block, for the size pin.
+/// The instructions the catalog starts with, for the size pin.
 pub fn orchestrator_instructions() -> &'static str {
     ORCHESTRATOR
 }
@@ -437,12 +433,12 @@ mod tests {
         assert_eq!(builtins, sorted);
         assert_eq!(roster.warnings.len(), 1);
         assert!(roster.warnings[0].contains("/h/agents/file.md"));
-        let block = roster.orchestrator_block(4);
-        assert_eq!(block, roster.orchestrator_block(4));
-        assert!(block.text.contains("\nfile [list read search]: "));
-        assert!(block.text.contains("\nplanner []: "));
-        assert!(block.text.contains("\ngit [diff log status]: "));
-        assert!(block.text.contains("\nauditor [read]: Audits."));
+        let catalog = roster.catalog(4);
+        assert_eq!(catalog, roster.catalog(4));
+        assert!(catalog.contains("\nfile [list read search]: "));
+        assert!(catalog.contains("\nplanner []: "));
+        assert!(catalog.contains("\ngit [diff log status]: "));
+        assert!(catalog.contains("\nauditor [read]: Audits."));
     }
 
     #[test]
@@ -467,6 +463,11 @@ mod tests {
             "{unknown}"
         );
         assert!(parse_tasks(&roster, &serde_json::json!({"tasks": []})).is_err());
+        // A call without tasks asks for the catalog; a malformed `tasks` does not.
+        assert!(wants_catalog(&serde_json::json!({})));
+        assert!(wants_catalog(&serde_json::json!({"tasks": []})));
+        assert!(wants_catalog(&serde_json::json!({"tasks": null})));
+        assert!(!wants_catalog(&serde_json::json!({"tasks": "file"})));
         assert!(
             parse_tasks(&roster, &serde_json::json!({"tasks": [{"agent": "file"}]}))
                 .expect_err("no task")

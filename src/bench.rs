@@ -12,6 +12,7 @@
 //! gets wrong: a baseline that is a different program (a strawman) instead of one switch.
 
 pub mod fake;
+pub mod latency;
 mod places;
 mod report;
 pub mod scenarios;
@@ -259,6 +260,9 @@ pub struct Row {
     pub fixed_prefix_cost_usd: f64,
     /// The user's pauses between prompts, in minutes in all.
     pub pause_minutes: f64,
+    /// Seconds the user waits for the model over the run, under the latency model
+    /// (`bench::latency`): specialists at once, pauses and local tools not counted.
+    pub wall_seconds: f64,
 }
 
 impl Row {
@@ -563,6 +567,7 @@ fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake
         fixed_prefix_tokens: 0,
         fixed_prefix_cost_usd: 0.0,
         pause_minutes: 0.0,
+        wall_seconds: latency::Latency::of(pm).wall_seconds(log),
     };
     let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
     for l in log {
@@ -611,6 +616,7 @@ mod tests {
             floor_read,
             floor_fresh: uncached + read + write - floor_read,
             fixed: 0,
+            lane: None,
         }
     }
 
@@ -686,6 +692,7 @@ mod tests {
             fixed_prefix_tokens: 0,
             fixed_prefix_cost_usd: 0.0,
             pause_minutes: 0.0,
+            wall_seconds: 0.0,
         }
     }
 
@@ -698,22 +705,22 @@ mod tests {
 
     #[test]
     fn parallel_mode_is_held_to_its_unused_cost_not_to_beating_its_own_absence() {
-        // 3.6% of optimised over without parallel mode on session6 (pinned at 6%): met, and the
-        // "every other row" rule does not count the prefix feature's own row.
+        // 0.5% over without parallel mode on session6: within the 1% bar, and the "every other
+        // row" rule does not count the prefix feature's own row.
         let rows = [
-            priced("session6", "optimised", 0.0440),
+            priced("session6", "optimised", 0.0426),
             priced("session6", "off", 0.1142),
             priced("session6", "without:parallel", 0.0424),
             priced("session6", "without:cache", 0.0534),
         ];
         let targets = targets(&rows);
         assert!(target(&targets, "every other row").1, "{targets:?}");
-        let unused = target(&targets, "parallel mode unused costs ≤ 6.0%");
-        assert!(unused.1 && unused.0.contains("3.6%"), "{unused:?}");
-        // 10% dearer: over the pin, and said so.
+        let unused = target(&targets, "parallel mode unused costs ≤ 1.0%");
+        assert!(unused.1 && unused.0.contains("0.5%"), "{unused:?}");
+        // 3.8% dearer (the 292-token prefix before the one-line tool): over the bar, and said so.
         let rows = [
             priced("session6", "optimised", 0.0440),
-            priced("session6", "without:parallel", 0.0396),
+            priced("session6", "without:parallel", 0.0424),
         ];
         assert!(!target(&targets_of(&rows), "parallel mode unused").1);
         // Where the model dispatches, the report says whether it saved and by how much not.

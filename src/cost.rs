@@ -74,6 +74,19 @@ impl Pricing {
             - per(usage.cache_write_1h, write_1h - self.input)
     }
 
+    /// What writing `tokens` again cost in the request billed `usage`: at its 1-hour write price
+    /// when it wrote 1-hour entries, else its 5-minute one, else (OpenAI) the input price.
+    pub fn rewrite_cost(&self, tokens: u64, usage: &UsageRecord) -> f64 {
+        let price = if usage.cache_write_1h > 0 {
+            self.cache_write_1h.unwrap_or(self.input)
+        } else if usage.cache_write_5m > 0 {
+            self.cache_write_5m.unwrap_or(self.input)
+        } else {
+            self.input
+        };
+        tokens as f64 * price / 1_000_000.0
+    }
+
     /// The cost in USD of one response's usage.
     pub fn cost(&self, usage: &UsageRecord) -> f64 {
         let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;

@@ -393,6 +393,7 @@ async fn run_tui(start: SessionStart, overrides: Overrides) -> anyhow::Result<Ex
         provider.model(),
         &options.pricing_rule,
     ));
+    report.push(session::cache_policy_report_line(&config, provider.model()));
     let setup = tui::Setup {
         notify,
         history_path: Some(config.home.join("history.jsonl")),

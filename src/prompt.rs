@@ -3,7 +3,7 @@
 //! Stable blocks (each cacheable, in this order): **core** (persona, the mode's format rules,
 //! language hint), **bootstrap** (the user's `AGENTS.md` & co., `bootstrap`), **attachments**
 //! (`/context add`), **tools** (workspace hint; the tool schemas themselves travel as tools),
-//! then later **orchestrator** and **memory index**. Their bytes never change within a session:
+//! then later **memory index**. Their bytes never change within a session:
 //! no timestamp, counter, map order or changing path may enter them. Volatile blocks (**memory
 //! (full)**, **skills**, **MCP channel**, **dynamic context**) never go in the system prompt:
 //! the system prompt precedes the messages on every wire, so a block that changes there would

@@ -640,6 +640,10 @@ pub enum AgentEvent {
         images: u64,
         #[serde(default)]
         image_tokens: u64,
+        /// Each cache expiry of the session, as the explainer worded it ("cache expired after
+        /// 12 min idle: 31k tokens written again, $0.12").
+        #[serde(default)]
+        expiries: Vec<String>,
     },
     /// The router decided how an `agent` prompt runs.
     Route { decision: Mode, reason: String },

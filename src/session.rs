@@ -208,6 +208,13 @@ pub fn pricing_report_line(model: &str, rule: &crate::cost::PriceRule) -> String
     format!("{:<22} {model}  ({})", "pricing", rule.phrase())
 }
 
+/// `/config`'s line on the cache policy for the session's model (`CHATCLI_PROMPT_CACHE_TTL`).
+pub fn cache_policy_report_line(config: &Config, model: &str) -> String {
+    let policy =
+        crate::provider::cache_policy::describe(config.cache_ttl, config.prompt_cache, model);
+    format!("{:<22} {policy}  (for {model})", "cache policy")
+}
+
 /// The most of `pricing.toml` read: a price list of a few hundred models is tens of KB, so
 /// 4 MiB holds any whole while a runaway file cannot fill memory.
 const MAX_PRICING_BYTES: u64 = 4 << 20;

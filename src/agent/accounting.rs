@@ -52,6 +52,8 @@ pub struct CostBook {
     pub by_model: Vec<ModelCost>,
     /// Each agent's share, in the order they first made a request.
     pub by_agent: Vec<AgentCost>,
+    /// The session's cache expiries, in the explainer's words.
+    pub expiries: Vec<String>,
     pub budget_usd: Option<f64>,
     warned: bool,
     /// The cost of every request with a known price: what the budget counts, even once the

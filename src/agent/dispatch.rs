@@ -78,7 +78,7 @@ struct Outcome {
 }
 
 impl Agent {
-    /// Whether prompts in `mode` get the `dispatch` tool and the orchestrator block.
+    /// Whether prompts in `mode` get the `dispatch` tool.
     pub(super) fn orchestrating(&self, mode: Mode) -> bool {
         self.tools.specialist.is_none()
             && self.options.agents.parallel
@@ -132,7 +132,8 @@ impl Agent {
         )
     }
 
-    /// Runs one `dispatch` call: every task as a specialist, results in task order.
+    /// Runs one `dispatch` call: every task as a specialist, results in task order; a call
+    /// without tasks gets the catalog.
     pub(super) async fn dispatch(
         &self,
         (id, name, args): &tools_run::Call,
@@ -144,9 +145,17 @@ impl Agent {
             args: args.clone(),
         });
         let started = Instant::now();
-        let (content, ok) = match agents::parse_tasks(&self.tools.roster, args) {
-            Err(e) => (e.to_string(), false),
-            Ok(tasks) => (self.run_tasks(tasks, cancel).await, true),
+        // A call without tasks asks for the catalog: the prompt carries only the one-line tool.
+        let (content, ok) = if agents::wants_catalog(args) {
+            (
+                self.tools.roster.catalog(self.options.agents.max_parallel),
+                true,
+            )
+        } else {
+            match agents::parse_tasks(&self.tools.roster, args) {
+                Err(e) => (e.to_string(), false),
+                Ok(tasks) => (self.run_tasks(tasks, cancel).await, true),
+            }
         };
         let duration_ms = started.elapsed().as_millis() as u64;
         let event = if ok {

@@ -73,9 +73,10 @@ pub(super) trait Block: Sync {
 }
 
 /// The prompt, in wire order: the stable prefix (core, bootstrap files, attachments, the MCP
-/// catalog, the skills catalog and pins, the tools hint, the orchestrator catalog, the memory
-/// index), then the volatile blocks of the newest turn (full memory, date and directory,
-/// auto-recall, MCP channel messages, activated skills, the plan-mode rule).
+/// catalog, the skills catalog and pins, the tools hint, the memory index), then the volatile
+/// blocks of the newest turn (full memory, date and directory, auto-recall, MCP channel
+/// messages, activated skills, the plan-mode rule). Parallel mode adds no block: its catalog
+/// comes back from a `dispatch` call without tasks.
 pub(super) const STACK: &[&dyn Block] = &[
     &Core,
     &Bootstrap,
@@ -83,7 +84,6 @@ pub(super) const STACK: &[&dyn Block] = &[
     &McpCatalog,
     &SkillsCatalog,
     &ToolsHint,
-    &Orchestrator,
     &MemoryIndex,
     &MemoryFull,
     &DateAndDirectory,
@@ -145,20 +145,6 @@ block!(ToolsHint, Stable, |agent, mode| if mode.uses_tools() {
 } else {
     Vec::new()
 });
-block!(
-    Orchestrator,
-    Stable,
-    |agent, mode| if agent.orchestrating(mode) {
-        vec![
-            agent
-                .tools
-                .roster
-                .orchestrator_block(agent.options.agents.max_parallel),
-        ]
-    } else {
-        Vec::new()
-    }
-);
 block!(MemoryIndex, Stable, |agent, mode| agent
     .memory_index(mode)
     .and_then(prompt::memory_index_block)

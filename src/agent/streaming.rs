@@ -382,13 +382,27 @@ impl Agent {
         streamed.response.at_limit = usage.output >= streamed.limit;
         streamed.unfinished.booked = true;
         self.record_usage(turn, usage);
+        let now = (self.options.clock.0)()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         if let Some(miss) = streamed
             .blocks
             .take()
-            .and_then(|b| self.accounts.ledger.record(b, &usage))
+            .and_then(|b| self.accounts.ledger.record(b, &usage, now))
         {
+            let words = miss.expiry_words(
+                self.options
+                    .pricing
+                    .as_ref()
+                    .map(|p| p.rewrite_cost(miss.rewritten_tokens, &usage)),
+            );
+            if words != miss.block {
+                accounting::lock(&self.accounts.book)
+                    .expiries
+                    .push(words.clone());
+            }
             self.emit(AgentEvent::CacheMiss {
-                block: miss.block,
+                block: words,
                 rewritten_tokens: miss.rewritten_tokens,
                 expected_read: miss.expected_read,
                 actual_read: miss.actual_read,
@@ -620,6 +634,7 @@ impl Agent {
             by_agent: book.by_agent.clone(),
             images: self.tools.ctx.images.tally().0,
             image_tokens: self.tools.ctx.images.tally().1,
+            expiries: book.expiries.clone(),
         }
     }
 

@@ -95,6 +95,8 @@ pub struct Logged {
     pub floor_fresh: u64,
     /// Tokens of the fixed prefix (tool schemas and system prompt) this request sent.
     pub fixed: u64,
+    /// The specialist's lane that sent it; `None` for the main loop.
+    pub lane: Option<usize>,
 }
 
 struct State {
@@ -211,7 +213,10 @@ impl Provider for FakeModel {
             let mut events = Vec::new();
             if let Ok(mut state) = state.lock() {
                 let state = &mut *state;
-                let billed = bill_input(state, &request, markers);
+                let billed = Logged {
+                    lane,
+                    ..bill_input(state, &request, markers)
+                };
                 let (turn, finished) = next_turn(state, &request, &workspace, lane);
                 events = play(state, &turn, billed);
                 if finished && let Some(lane) = lane {
@@ -301,6 +306,7 @@ fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logge
         floor_read,
         floor_fresh,
         fixed,
+        lane: None,
     }
 }
 

@@ -580,8 +580,8 @@ fn peer_session(name: &str) -> Vec<Prompt> {
 pub type Prompt = (String, Vec<Turn>);
 
 /// The `orchestrated` scenario: read the six modules and name each one's first function, then
-/// a follow-up answered from what the session holds. With `parallel` the model dispatches three
-/// `file` specialists (two modules each) and answers from their reports; without, it reads all
+/// a follow-up answered from what the session holds. With `parallel` the model asks `dispatch`
+/// for its catalog, dispatches three `file` specialists (two modules each) and answers from their reports; without, it reads all
 /// six files itself in one batch (the cheapest a single loop can do it). Returns the prompts and
 /// the specialists' lanes (keyed by a text of their task).
 pub fn orchestrated(parallel: bool) -> (Vec<Prompt>, Vec<Prompt>) {
@@ -644,6 +644,8 @@ pub fn orchestrated(parallel: bool) -> (Vec<Prompt>, Vec<Prompt>) {
             (
                 prompt,
                 vec![
+                    // The catalog is on demand: the first call asks for it.
+                    Turn::calls(vec![("dispatch", json!({}))]),
                     Turn::calls(vec![("dispatch", json!({ "tasks": tasks }))]),
                     Turn::answer(&answer),
                 ],

@@ -143,7 +143,7 @@ pub const SETTINGS: &[Setting] = &[
     var(
         "CHATCLI_AGENT_PARALLEL_MODE",
         "on",
-        "`false`/`off` removes the `dispatch` tool and the orchestrator block",
+        "`false`/`off` removes the one-line `dispatch` tool",
     ),
     var(
         "CHATCLI_AGENT_MAX_PARALLEL",
@@ -256,7 +256,7 @@ pub const SETTINGS: &[Setting] = &[
     var(
         "CHATCLI_PROMPT_CACHE_TTL",
         "`auto`",
-        "cache lifetime: `auto` (Anthropic 5 minutes until the session has been idle past them, then 1 hour; OpenAI `24h` retention on the models that offer it), `5m` (alias `in_memory`) or `1h` (alias `24h`)",
+        "cache lifetime: `auto` (Anthropic 5 minutes until the user has been idle over 2 minutes between two requests, then 1 hour; OpenAI `24h` retention on the models that offer it), `5m` (alias `in_memory`) or `1h` (alias `24h`)",
     ),
     var(
         "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",

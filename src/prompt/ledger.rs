@@ -91,16 +91,46 @@ pub struct CacheMiss {
     pub actual_read: u64,
 }
 
-/// The last request's blocks and usage.
-#[derive(Debug, Default, Clone)]
-pub struct CacheLedger {
-    last: Option<(Vec<Block>, UsageRecord)>,
+impl CacheMiss {
+    /// The explainer's words: for an expiry, what it cost ("cache expired after 12 min idle:
+    /// 31k tokens written again, $0.12"), the price left out when the model has none.
+    pub fn expiry_words(&self, cost: Option<f64>) -> String {
+        if !self.block.starts_with("cache expired") {
+            return self.block.clone();
+        }
+        let tokens = if self.rewritten_tokens >= 1000 {
+            format!("{}k", (self.rewritten_tokens + 500) / 1000)
+        } else {
+            self.rewritten_tokens.to_string()
+        };
+        match cost {
+            Some(usd) => format!("{}: {tokens} tokens written again, ${usd:.2}", self.block),
+            None => format!("{}: {tokens} tokens written again", self.block),
+        }
+    }
 }
 
+/// The last request's blocks and usage, and when it was recorded (seconds).
+#[derive(Debug, Default, Clone)]
+pub struct CacheLedger {
+    last: Option<(Vec<Block>, UsageRecord, u64)>,
+}
+
+/// Idle seconds from which a miss with no block changed is called an expiry, in minutes: below a
+/// minute no provider's entry lapses, so it was evicted.
+const EXPIRY_MIN_IDLE_SECS: u64 = 60;
+
 impl CacheLedger {
-    /// Records a request and its usage; explains a shortfall against the previous request.
-    pub fn record(&mut self, blocks: Vec<Block>, usage: &UsageRecord) -> Option<CacheMiss> {
-        let miss = self.last.as_ref().and_then(|(previous, before)| {
+    /// Records a request and its usage at `now` (seconds); explains a shortfall against the
+    /// previous request (with no block changed after a minute or more idle: an expiry, and
+    /// how long the session was idle).
+    pub fn record(
+        &mut self,
+        blocks: Vec<Block>,
+        usage: &UsageRecord,
+        now: u64,
+    ) -> Option<CacheMiss> {
+        let miss = self.last.as_ref().and_then(|(previous, before, then)| {
             let expected = before.cache_read + before.cache_write();
             if expected < MIN_CACHED || usage.cache_read + TOLERANCE >= expected || usage.estimated
             {
@@ -125,6 +155,13 @@ impl CacheLedger {
                     };
                     (what, previous.iter().skip(i).map(|b| b.tokens).sum())
                 }
+                None if now.saturating_sub(*then) >= EXPIRY_MIN_IDLE_SECS => (
+                    format!(
+                        "cache expired after {} min idle",
+                        now.saturating_sub(*then) / 60
+                    ),
+                    expected.saturating_sub(usage.cache_read),
+                ),
                 None => (
                     "no block changed: the cache entry expired (TTL) or was evicted".to_string(),
                     expected.saturating_sub(usage.cache_read),
@@ -137,14 +174,14 @@ impl CacheLedger {
                 actual_read: usage.cache_read,
             })
         });
-        self.last = Some((blocks, *usage));
+        self.last = Some((blocks, *usage, now));
         miss
     }
 
     /// The last request's blocks with how each was billed (token counts are estimates, so the
     /// split between read, written and uncached is approximate at its edges).
     pub fn report(&self) -> Vec<BlockReport> {
-        let Some((blocks, usage)) = &self.last else {
+        let Some((blocks, usage, _)) = &self.last else {
             return Vec::new();
         };
         // Scale estimates to the provider's total so the split lines up with its counts.
@@ -216,12 +253,12 @@ mod tests {
         let long = "x".repeat(8000);
         let first = request(&long, vec![Message::user_text("hi")]);
         assert_eq!(
-            ledger.record(request_blocks(&first), &usage(0, 2100, 0)),
+            ledger.record(request_blocks(&first), &usage(0, 2100, 0), 0),
             None
         );
         let second = request(&format!("{long}!"), vec![Message::user_text("hi")]);
         let miss = ledger
-            .record(request_blocks(&second), &usage(10, 2100, 0))
+            .record(request_blocks(&second), &usage(10, 2100, 0), 0)
             .expect("a miss");
         assert_eq!(miss.block, "system/core changed");
         assert_eq!(miss.expected_read, 2100);
@@ -232,22 +269,31 @@ mod tests {
     fn a_full_read_is_not_a_miss_and_small_prompts_are_ignored() {
         let mut ledger = CacheLedger::default();
         let r = request(&"y".repeat(8000), vec![Message::user_text("hi")]);
-        ledger.record(request_blocks(&r), &usage(0, 2100, 0));
-        assert_eq!(ledger.record(request_blocks(&r), &usage(2100, 30, 0)), None);
+        ledger.record(request_blocks(&r), &usage(0, 2100, 0), 0);
+        assert_eq!(
+            ledger.record(request_blocks(&r), &usage(2100, 30, 0), 0),
+            None
+        );
         let mut small = CacheLedger::default();
-        small.record(request_blocks(&r), &usage(0, 500, 0));
-        assert_eq!(small.record(request_blocks(&r), &usage(0, 500, 0)), None);
+        small.record(request_blocks(&r), &usage(0, 500, 0), 0);
+        assert_eq!(small.record(request_blocks(&r), &usage(0, 500, 0), 0), None);
     }
 
     #[test]
     fn unchanged_blocks_with_a_shortfall_mean_expiry() {
         let mut ledger = CacheLedger::default();
         let r = request(&"z".repeat(8000), vec![Message::user_text("hi")]);
-        ledger.record(request_blocks(&r), &usage(0, 2100, 0));
+        ledger.record(request_blocks(&r), &usage(0, 2100, 0), 0);
         let miss = ledger
-            .record(request_blocks(&r), &usage(0, 2100, 0))
+            .record(request_blocks(&r), &usage(0, 2100, 0), 0)
             .expect("a miss");
         assert!(miss.block.starts_with("no block changed"));
+        // Twelve minutes later, the same shortfall is an expiry, with the idle time.
+        let miss = ledger
+            .record(request_blocks(&r), &usage(0, 2100, 0), 12 * 60 + 30)
+            .expect("a miss");
+        assert_eq!(miss.block, "cache expired after 12 min idle");
+        assert_eq!(miss.rewritten_tokens, 2100);
     }
 
     #[test]
@@ -257,7 +303,7 @@ mod tests {
             &"z".repeat(8000),
             vec![Message::user_text("q".repeat(4000))],
         );
-        ledger.record(request_blocks(&r), &usage(2000, 1000, 0));
+        ledger.record(request_blocks(&r), &usage(2000, 1000, 0), 0);
         let report = ledger.report();
         let states: Vec<&str> = report.iter().map(|b| b.state.as_str()).collect();
         assert_eq!(states, vec!["read", "read", "written"]);

@@ -74,9 +74,50 @@ impl PausePolicy {
     }
 }
 
+/// What the policy does for `model`, in one line for `/config`: which lifetime its entries
+/// get and when, or that nothing is asked (`CHATCLI_PROMPT_CACHE=off`, or a model whose
+/// provider caches on its own terms).
+pub fn describe(setting: CacheTtl, prompt_cache: bool, model: &str) -> String {
+    let name = setting.name();
+    if !prompt_cache {
+        return "off: no cache markers, no retention asked (CHATCLI_PROMPT_CACHE=off)".into();
+    }
+    let claude = model.to_ascii_lowercase().contains("claude");
+    let extended = crate::provider::openai_responses::offers_extended_retention(model);
+    match (setting, claude, extended) {
+        (CacheTtl::Auto, true, _) => format!(
+            "{name}: 5-minute cache entries, 1-hour ones from the first pause over {} min",
+            PAUSE_SECS / 60
+        ),
+        (CacheTtl::FiveMinutes, true, _) => format!("{name}: 5-minute cache entries"),
+        (CacheTtl::OneHour, true, _) => format!("{name}: 1-hour cache entries"),
+        (CacheTtl::FiveMinutes, false, true) => {
+            format!("{name}: in-memory retention (typically 5-10 min idle)")
+        }
+        (_, false, true) => format!("{name}: 24h retention asked (same price as in-memory)"),
+        (_, false, false) => format!("{name}: the provider's own caching; no lifetime to ask"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_policy_line_says_what_each_model_gets() {
+        assert_eq!(
+            describe(CacheTtl::Auto, true, "claude-sonnet-4-5"),
+            "auto: 5-minute cache entries, 1-hour ones from the first pause over 2 min"
+        );
+        assert_eq!(
+            describe(CacheTtl::Auto, true, "gpt-5.1"),
+            "auto: 24h retention asked (same price as in-memory)"
+        );
+        assert!(describe(CacheTtl::FiveMinutes, true, "gpt-4.1").contains("in-memory"));
+        assert!(describe(CacheTtl::OneHour, true, "claude-opus-4-5").contains("1-hour"));
+        assert!(describe(CacheTtl::Auto, true, "gpt-5-mini").contains("provider's own"));
+        assert!(describe(CacheTtl::Auto, false, "claude-sonnet-4-5").starts_with("off"));
+    }
 
     #[test]
     fn auto_stays_short_without_pauses_and_goes_long_after_the_first_human_pause() {

@@ -37,6 +37,8 @@ pub struct CostView {
     pub by_agent: Vec<crate::protocol::AgentCost>,
     /// Images sent this session and their tokens by the provider's formula.
     pub images: (u64, u64),
+    /// The session's cache expiries, in the explainer's words.
+    pub expiries: Vec<String>,
 }
 
 /// `12,345`.
@@ -90,6 +92,10 @@ pub fn summary_lines(view: &CostView) -> Vec<String> {
         lines.push(format!(
             "  Budget: ${budget:.2} (change with /budget AMOUNT)"
         ));
+    }
+    // What pauses cost: each expiry that wrote the prefix again.
+    for expiry in &view.expiries {
+        lines.push(format!("  {expiry}"));
     }
     if view.by_model.len() > 1 {
         lines.push(String::new());

@@ -23,8 +23,7 @@ fn collapse(kinds: Vec<String>) -> Vec<String> {
 async fn a_tool_round_trip_emits_the_documented_sequence_and_moves_the_meters() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("notes.txt"), "first line\nsecond line\n").expect("write");
-    // Parallel mode off: this sequence is about one loop, and its first request must stay under
-    // the cache minimum (the orchestrator block alone would take it over).
+    // Parallel mode off: this sequence is about one loop, without the `dispatch` tool.
     let mut opts = crate::common::options(dir.path(), Mode::Agent);
     opts.agents = chatcli::agents::Settings::off();
     let provider: std::sync::Arc<dyn chatcli::provider::Provider> =

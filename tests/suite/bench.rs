@@ -151,8 +151,8 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
             );
             assert!(optimised.floor_ratio() <= 1.2, "{pm}/{name}: {optimised:?}");
             // The fixed prefix (tools and system prompt, coder mode, parallel mode on) stays
-            // small and cheap: 1,345 tokens today (1,580 before the terse orchestrator catalog),
-            // 13–22% of what the session costs.
+            // small and cheap: 1,198 tokens today (1,345 with the orchestrator block, 1,580
+            // before its terse catalog), 13–22% of what the session costs.
             assert!(
                 optimised.fixed_prefix_tokens > 500 && optimised.fixed_prefix_tokens <= 1_480,
                 "{pm}/{name}: {optimised:?}"
@@ -247,7 +247,22 @@ fn two_bench_runs_print_the_same_json_and_out_makes_its_folder() {
         let second = run(&dir.path().join("again"), scenario);
         assert!(first.contains("\"orchestrated\"") || first.contains("\"lookup\""));
         pretty_assertions::assert_eq!(first, second, "{scenario}: two runs differ");
+        // Every row carries the user's wait under the latency model; on `orchestrated` the
+        // dispatched run makes more requests than one loop (the catalog call, the specialists).
+        let json: serde_json::Value = serde_json::from_str(&first).expect("json");
+        let rows = json["scenarios"].as_array().expect("rows");
+        assert!(rows.iter().all(|r| r["wall_seconds"].as_f64() > Some(0.0)));
+        if scenario == "orchestrated" {
+            let requests = |mode: &str| {
+                rows.iter()
+                    .find(|r| r["mode"] == mode && r["provider_model"] == "anthropic")
+                    .and_then(|r| r["requests"].as_u64())
+            };
+            assert!(requests("optimised") > requests("without:parallel"));
+        }
     }
+    let report = std::fs::read_to_string(missing.join("bench-report.md")).expect("report");
+    assert!(report.contains("| ×floor | wait |"), "the wait column");
     assert!(missing.join("bench-report.json").is_file());
     assert!(missing.join("bench-report.md").is_file());
 }
@@ -292,6 +307,7 @@ fn a_scripted_day_with_pauses_is_cheaper_with_the_pause_aware_lifetime() {
             fixed_prefix_tokens: 0,
             fixed_prefix_cost_usd: 0.0,
             pause_minutes: r["pause_minutes"].as_f64().unwrap_or_default(),
+            wall_seconds: r["wall_seconds"].as_f64().unwrap_or_default(),
         })
         .collect();
     assert!(find(&rows, "coder-day", "optimised", "anthropic").pause_minutes > 80.0);

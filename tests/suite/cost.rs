@@ -226,8 +226,13 @@ fn the_cost_summary_and_the_cache_chart() {
         by_agent: Vec::new(),
         images: 0,
         image_tokens: 0,
+        expiries: vec!["cache expired after 12 min idle: 31k tokens written again, $0.12".into()],
     });
     let summary = screen_text(&draw(&mut app));
+    assert!(
+        summary.contains("cache expired after 12 min idle: 31k tokens written again, $0.12"),
+        "{summary}"
+    );
     assert!(summary.contains("Session cost summary"));
     assert!(summary.contains("Total cost: $0.0234"));
     // The reference system's lines first, in its order, then chatcli's breakdown.
@@ -246,4 +251,31 @@ fn the_cost_summary_and_the_cache_chart() {
         assert!(at(pair[0]) < at(pair[1]), "{} before {}", pair[0], pair[1]);
     }
     assert_snapshot!("cost_summary", summary);
+}
+
+/// `/config`'s cache-policy line says what the session's model gets under the setting.
+#[test]
+fn config_shows_the_cache_policy_for_the_sessions_model() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let resolve = |ttl: &str| {
+        let env = chatcli::env::Env::from_pairs([
+            ("CHATCLI_HOME", home.path().display().to_string()),
+            ("CHATCLI_PROMPT_CACHE_TTL", ttl.to_string()),
+        ]);
+        let overrides = chatcli::config::Overrides {
+            cwd: Some(home.path().to_path_buf()),
+            ..Default::default()
+        };
+        chatcli::config::Config::resolve(&overrides, env).expect("config")
+    };
+    let line = chatcli::session::cache_policy_report_line(&resolve("auto"), "claude-sonnet-4-5");
+    assert!(line.starts_with("cache policy"), "{line}");
+    assert!(
+        line.contains("auto: 5-minute cache entries, 1-hour ones from the first pause over 2 min  (for claude-sonnet-4-5)"),
+        "{line}"
+    );
+    let line = chatcli::session::cache_policy_report_line(&resolve("auto"), "gpt-5.1");
+    assert!(line.contains("24h retention asked"), "{line}");
+    let line = chatcli::session::cache_policy_report_line(&resolve("1h"), "claude-opus-4-5");
+    assert!(line.contains("1h: 1-hour cache entries"), "{line}");
 }

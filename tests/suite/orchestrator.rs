@@ -20,8 +20,9 @@ fn from_agent(request: &ModelRequest, name: &str) -> bool {
     system_text(request).starts_with(&format!("You are `{name}`, a specialist agent"))
 }
 
+/// The main loop's requests carry the one-line `dispatch` tool; a specialist's never do.
 fn is_orchestrator(request: &ModelRequest) -> bool {
-    request.system.iter().any(|b| b.name == "orchestrator")
+    request.tools.iter().any(|t| t.name == "dispatch")
 }
 
 fn tool_names(request: &ModelRequest) -> Vec<String> {
@@ -115,7 +116,7 @@ async fn file_and_search_run_at_once_each_with_its_own_tools_and_both_results_co
         );
         assert!(
             !is_orchestrator(request),
-            "no orchestrator block in a specialist"
+            "no dispatch tool in a specialist"
         );
         assert!(!system_text(request).contains("dispatch"));
         // Only the task: one user message on the first request.
@@ -135,6 +136,9 @@ async fn file_and_search_run_at_once_each_with_its_own_tools_and_both_results_co
     let main: Vec<&ModelRequest> = requests.iter().filter(|r| is_orchestrator(r)).collect();
     assert_eq!(main.len(), 2);
     assert!(tool_names(main[0]).contains(&"dispatch".to_string()));
+    // Parallel mode's whole prefix is the one-line tool: no block, no catalog in the prompt.
+    assert!(main[0].system.iter().all(|b| b.name != "orchestrator"));
+    assert!(!system_text(main[0]).contains("file [list read search]"));
     assert_eq!(main[0].effort, None);
     let results = tool_results(main[1]);
     assert_eq!(results.len(), 1, "one dispatch call, one result");
@@ -282,12 +286,13 @@ async fn a_custom_agent_from_a_file_is_in_the_catalog_and_is_dispatched() {
         if from_agent(request, "auditor") {
             return Answer::now(respond("a.txt has no licence header", &[]));
         }
-        if has_tool_result(request) {
-            Answer::now(respond("done", &[]))
-        } else {
-            Answer::now(dispatch(
+        // The catalog is on demand: a call without tasks first, then the dispatch.
+        match tool_results(request).len() {
+            0 => Answer::now(respond("", &[("d0", "dispatch", json!({}))])),
+            1 => Answer::now(dispatch(
                 json!([{"agent": "auditor", "task": "Audit a.txt."}]),
-            ))
+            )),
+            _ => Answer::now(respond("done", &[])),
         }
     });
     let mut opts = options(dir.path(), Mode::Agent);
@@ -318,18 +323,19 @@ async fn a_custom_agent_from_a_file_is_in_the_catalog_and_is_dispatched() {
         "one notice names the invalid file"
     );
     let requests = provider.requests();
-    let main = requests.iter().find(|r| is_orchestrator(r)).expect("main");
-    let block = main
-        .system
+    let main = requests
         .iter()
-        .find(|b| b.name == "orchestrator")
-        .expect("block");
+        .find(|r| is_orchestrator(r) && tool_results(r).len() == 1)
+        .expect("the main loop's request after the catalog call");
+    let catalog = &tool_results(main)[0];
     assert!(
-        block
-            .text
-            .ends_with("\nauditor [read search]: Audits licences."),
-        "custom agents after the built-ins: {}",
-        block.text
+        catalog.starts_with("`dispatch` runs specialist agents in parallel, 4 at a time")
+            && catalog.ends_with("\nauditor [read search]: Audits licences."),
+        "the instructions, then custom agents after the built-ins: {catalog}"
+    );
+    assert!(
+        !system_text(main).contains("Audits licences"),
+        "the catalog is not in the prompt"
     );
     let auditor = requests
         .iter()
@@ -339,7 +345,7 @@ async fn a_custom_agent_from_a_file_is_in_the_catalog_and_is_dispatched() {
     assert_eq!(tool_names(auditor), vec!["read_file", "search_files"]);
     assert!(system_text(auditor).contains("You audit licence headers"));
     let last = requests.last().expect("last");
-    assert!(tool_results(last)[0].contains("a.txt has no licence header"));
+    assert!(tool_results(last)[1].contains("a.txt has no licence header"));
     handle.ops.send(Op::CostReport).expect("send");
     let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CostReport { .. })).await;
     let Some(AgentEvent::CostReport { by_agent, .. }) = report.last() else {
@@ -549,7 +555,7 @@ async fn a_specialists_writes_ask_labelled_with_its_name_one_dialog_at_a_time() 
 }
 
 #[tokio::test]
-async fn with_parallel_mode_off_there_is_no_dispatch_and_no_orchestrator_block() {
+async fn with_parallel_mode_off_there_is_no_dispatch_tool() {
     let dir = workspace();
     let provider = ByContent::new(1, |_| Answer::now(respond("hi", &[])));
     let mut opts = options(dir.path(), Mode::Agent);
@@ -699,6 +705,7 @@ fn the_tool_panel_shows_each_specialist_with_its_calls_nested_and_cost_breaks_do
         ],
         images: 0,
         image_tokens: 0,
+        expiries: Vec::new(),
     });
     let summary = crate::common::screen_at(&mut app, 100, 30);
     assert!(summary.contains("By agent:"), "{summary}");

@@ -109,13 +109,12 @@ async fn every_mode_gets_bootstrap_then_attachments_after_core_and_mentions_in_t
         assert!(notice.starts_with("attached spec.md ("), "{notice}");
         submit(&mut handle, "fix the bug described in @notes.txt", mode).await;
         let request = &provider.requests()[0];
-        // Agent and coder modes orchestrate by default: their catalog follows the tools hint.
+        // Parallel mode adds no block (its catalog comes from `dispatch {}`).
         let expected: Vec<&str> = match mode {
             Mode::Chat => vec!["core", "bootstrap", "attachments"],
-            Mode::Agent | Mode::Coder | Mode::Plan => {
-                vec!["core", "bootstrap", "attachments", "tools", "orchestrator"]
+            Mode::Agent | Mode::Coder | Mode::Plan | Mode::Run => {
+                vec!["core", "bootstrap", "attachments", "tools"]
             }
-            Mode::Run => vec!["core", "bootstrap", "attachments", "tools"],
         };
         assert!(
             block(request, "attachments")
@@ -461,7 +460,7 @@ async fn attachments_change_only_on_refresh_and_context_list_shows_tokens() {
     submit(&mut handle, "four", Mode::Coder).await;
     assert_eq!(
         names(&provider.requests()[3]),
-        vec!["core", "bootstrap", "tools", "orchestrator"]
+        vec!["core", "bootstrap", "tools"]
     );
 }
 

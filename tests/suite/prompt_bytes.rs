@@ -23,11 +23,11 @@ const PINNED: &[(Mode, &str)] = &[
     ),
     (
         Mode::Agent,
-        "d6667463a913417a92a1fdbe3fb7aa2a4ac4e4a11f602296f83d5cc351d1006a",
+        "6d07a7bc46f13e0be09831f36f3e61084fe336a00bbe4bff4dc7427080ccf21a",
     ),
     (
         Mode::Coder,
-        "e2b0b7c1c648a40af777ee8b685b326aa9d8964a759c69f2348daace53cafe5c",
+        "4ba33d915c94e8194c7f3953ec4d588e9790c5cec06cc38844705bc17536d45e",
     ),
 ];
 

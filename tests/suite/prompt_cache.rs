@@ -343,3 +343,62 @@ async fn the_explainer_names_the_stable_block_that_changed() {
         other => panic!("expected a cache report, got {other:?}"),
     }
 }
+
+/// After a pause past the entry's lifetime, with nothing changed, the explainer says it was an
+/// expiry, how long the session was idle, and what writing the prefix again cost.
+#[tokio::test]
+async fn an_expiry_after_a_pause_is_named_with_its_idle_time_and_cost() {
+    let warm = UsageRecord {
+        cache_write_5m: 31_000,
+        output: 5,
+        ..UsageRecord::default()
+    };
+    let cold = UsageRecord {
+        cache_write_5m: 31_500,
+        output: 5,
+        ..UsageRecord::default()
+    };
+    let provider = Scripted::new(
+        vec![
+            respond_with("one", &[], warm),
+            respond_with("two", &[], cold),
+        ],
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let now = Arc::new(AtomicU64::new(1_796_000_000));
+    let mut options = AgentOptions::new("s".into(), Mode::Agent, dir.path().to_path_buf());
+    let tick = Arc::clone(&now);
+    options.clock = Clock(Arc::new(move || {
+        UNIX_EPOCH + Duration::from_secs(tick.load(Ordering::Relaxed))
+    }));
+    options.pricing = chatcli::cost::Catalog::builtin()
+        .lookup("claude-sonnet-4-5")
+        .cloned();
+    let mut handle = agent::spawn(provider, options);
+    submit(&mut handle, "first", Mode::Agent).await;
+    now.fetch_add(12 * 60, Ordering::Relaxed);
+    let events = submit(&mut handle, "second", Mode::Agent).await;
+    let miss = events.iter().find_map(|e| match e {
+        AgentEvent::CacheMiss { block, .. } => Some(block.clone()),
+        _ => None,
+    });
+    // 31,000 tokens at Sonnet's 5-minute write price ($3.75 a million).
+    assert_eq!(
+        miss.as_deref(),
+        Some("cache expired after 12 min idle: 31k tokens written again, $0.12")
+    );
+    // `/cost` lists it.
+    handle.ops.send(Op::CostReport).expect("agent alive");
+    let report = events_until(&mut handle, |e| matches!(e, AgentEvent::CostReport { .. })).await;
+    let expiries = report.iter().find_map(|e| match e {
+        AgentEvent::CostReport { expiries, .. } => Some(expiries.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        expiries,
+        Some(vec![
+            "cache expired after 12 min idle: 31k tokens written again, $0.12".to_string()
+        ])
+    );
+}

@@ -159,10 +159,7 @@ async fn the_catalog_is_sorted_stable_over_five_requests_and_skips_the_invalid_s
     }
     let requests = provider.requests();
     assert_eq!(requests.len(), 5);
-    assert_eq!(
-        names(&requests[0]),
-        vec!["core", "skills", "tools", "orchestrator"]
-    );
+    assert_eq!(names(&requests[0]), vec!["core", "skills", "tools"]);
     assert_eq!(
         block(&requests[0], "skills"),
         "Skills (call the `skill` tool with a name to load its instructions when a task matches):\n\
@@ -450,7 +447,7 @@ async fn pinning_puts_the_body_in_the_prefix_persists_and_the_explainer_names_th
     let requests = provider.requests();
     assert_eq!(
         names(&requests[1]),
-        vec!["core", "skills", "pinned skills", "tools", "orchestrator"]
+        vec!["core", "skills", "pinned skills", "tools"]
     );
     assert_eq!(requests[0].system[..2], requests[1].system[..2]);
     assert!(
@@ -486,7 +483,7 @@ async fn pinning_puts_the_body_in_the_prefix_persists_and_the_explainer_names_th
     );
     assert_eq!(
         names(&provider.requests()[2]),
-        vec!["core", "skills", "tools", "orchestrator"]
+        vec!["core", "skills", "tools"]
     );
     assert_eq!(
         skill_op(

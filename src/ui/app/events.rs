@@ -359,10 +359,15 @@ impl App {
     /// A ⚠ line in the tool panel for a cache miss: what changed (`block`, with the agent's
     /// name for a specialist's) and how many tokens were written again.
     pub(super) fn cache_miss_note(&mut self, block: &str, rewritten_tokens: u64) {
-        let summary = format!(
-            "{block}: ~{} re-written",
-            super::super::text::compact(rewritten_tokens)
-        );
+        // An expiry's words already say what was written again and what it cost.
+        let summary = if block.starts_with("cache expired") {
+            block.to_string()
+        } else {
+            format!(
+                "{block}: ~{} re-written",
+                super::super::text::compact(rewritten_tokens)
+            )
+        };
         self.tools.note("cache miss", summary);
     }
 
@@ -443,6 +448,7 @@ fn cost_view(report: AgentEvent) -> Option<CostView> {
         by_agent,
         images,
         image_tokens,
+        expiries,
     } = report
     else {
         return None;
@@ -450,6 +456,7 @@ fn cost_view(report: AgentEvent) -> Option<CostView> {
     Some(CostView {
         by_agent,
         images: (images, image_tokens),
+        expiries,
         provider,
         model,
         requests,
