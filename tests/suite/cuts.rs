@@ -242,3 +242,38 @@ fn commit_then_change(root: &Path, file: &str) {
     ]);
     std::fs::write(root.join(file), "a changed line of text\n".repeat(5_000)).expect("write");
 }
+
+#[test]
+fn a_mention_of_a_50_mb_file_inlines_its_head_with_the_cut_first() {
+    use chatcli::prompt::mentions::{expand, find};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("huge.log");
+    let head: String = (1..=20_000).map(|n| format!("event {n} ok\n")).collect();
+    std::fs::write(&file, &head).expect("write");
+    // 50 MB, the rest a hole: only what is inlined (and a bounded look-ahead) is read.
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_len(50 * 1024 * 1024))
+        .expect("extend");
+    let text = expand(&find("look at @huge.log", dir.path()), dir.path(), None);
+    let body = text
+        .split_once("<mention file=\"huge.log\">\n")
+        .map(|(_, rest)| rest)
+        .expect("the mention");
+    let first = first_line(body);
+    assert!(
+        first.starts_with("[cut: shown lines 1-")
+            && first.contains(" of a file of 52,428,800 bytes; read_file with start="),
+        "{first}"
+    );
+    assert!(
+        body.lines()
+            .nth(1)
+            .is_some_and(|l| l.ends_with("  event 1 ok"))
+    );
+    assert!(
+        text.chars().count() < 41_000 + 300,
+        "the inline stays at the cap"
+    );
+}
