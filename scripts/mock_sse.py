@@ -6,13 +6,17 @@ Messages) with server-sent events, reporting usage as the real services do. Each
 `read_file` call until the request carries TOOL_CALLS tool results, then a short text answer, so a
 session makes TOOL_CALLS + 1 requests. Stateless: the count comes from the request body.
 
-Usage: scripts/mock_sse.py PORT [TOOL_CALLS]   (default 5 tool calls: a 6-request session)
+Usage: scripts/mock_sse.py PORT [TOOL_CALLS [TOOL ARGS_JSON]]
+  (default 5 `read_file` calls of notes<n>.txt: a 6-request session; with TOOL and ARGS_JSON,
+  every call is that tool with those arguments, on the OpenAI Chat wire: scripts/curves.sh)
 """
 import json
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOOL_CALLS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+TOOL = sys.argv[3] if len(sys.argv) > 3 else None
+TOOL_ARGS = sys.argv[4] if len(sys.argv) > 4 else None
 ANSWER = "The file says hello. " * 20
 
 
@@ -35,7 +39,8 @@ def openai(body):
     if done < TOOL_CALLS:
         events.append((None, chunk({"tool_calls": [{
             "index": 0, "id": f"call_{done}", "type": "function",
-            "function": {"name": "read_file", "arguments": json.dumps({"file": f"notes{done}.txt"})},
+            "function": {"name": TOOL or "read_file",
+                         "arguments": TOOL_ARGS or json.dumps({"file": f"notes{done}.txt"})},
         }]})))
         events.append((None, chunk({}, "tool_calls")))
     else:

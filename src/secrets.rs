@@ -381,6 +381,103 @@ impl EventMasker {
     }
 }
 
+/// Masks a stream of bytes (a command's output saved as it arrives, which need not be UTF-8): a
+/// secret split across chunks is still masked whole. At most the longest secret's length less
+/// one byte is held back until the next chunk or `finish`.
+#[derive(Debug, Clone, Default)]
+pub struct ByteMasker {
+    secrets: Secrets,
+    /// Bytes not yet released: the last chunk's tail, which may start a secret.
+    carry: Vec<u8>,
+    /// Whether a byte can start a secret.
+    starts: Vec<bool>,
+    /// The longest secret, in bytes.
+    longest: usize,
+}
+
+impl ByteMasker {
+    /// A masker for these secrets.
+    pub fn new(secrets: Secrets) -> ByteMasker {
+        let mut starts = vec![false; 256];
+        for secret in secrets.0.iter() {
+            if let Some(slot) = secret
+                .bytes()
+                .next()
+                .and_then(|b| starts.get_mut(b as usize))
+            {
+                *slot = true;
+            }
+        }
+        let longest = secrets.0.iter().map(String::len).max().unwrap_or(0);
+        ByteMasker {
+            secrets,
+            carry: Vec::new(),
+            starts,
+            longest,
+        }
+    }
+
+    /// Takes the next chunk; returns the bytes that are safe to write now, masked.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        if self.secrets.is_empty() {
+            return chunk.to_vec();
+        }
+        self.carry.extend_from_slice(chunk);
+        // A match starting before this point ends within what is held: it can be decided now.
+        let boundary = self
+            .carry
+            .len()
+            .saturating_sub(self.longest.saturating_sub(1));
+        let (out, scanned) = self.scan(boundary);
+        self.carry.drain(..scanned.min(self.carry.len()));
+        out
+    }
+
+    /// The bytes still held back, masked: the end of the stream.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let (out, _) = self.scan(self.carry.len());
+        self.carry.clear();
+        out
+    }
+
+    /// The held bytes up to `boundary` with every secret that starts before it masked (longest
+    /// first), and how far the scan went (a secret may end past `boundary`).
+    fn scan(&self, boundary: usize) -> (Vec<u8>, usize) {
+        let mut out = Vec::with_capacity(boundary);
+        let mut at = 0;
+        while at < boundary {
+            let rest = self.carry.get(at..boundary).unwrap_or_default();
+            let Some(next) = rest
+                .iter()
+                .position(|b| self.starts.get(*b as usize).copied().unwrap_or(false))
+            else {
+                out.extend_from_slice(rest);
+                at = boundary;
+                break;
+            };
+            out.extend_from_slice(rest.get(..next).unwrap_or_default());
+            at += next;
+            let here = self.carry.get(at..).unwrap_or_default();
+            match self
+                .secrets
+                .0
+                .iter()
+                .find(|s| here.starts_with(s.as_bytes()))
+            {
+                Some(secret) => {
+                    out.extend_from_slice(mask(secret).as_bytes());
+                    at += secret.len();
+                }
+                None => {
+                    out.extend_from_slice(here.get(..1).unwrap_or_default());
+                    at += 1;
+                }
+            }
+        }
+        (out, at)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::string_slice)] // fixed ASCII fixtures, cut at known places
 mod tests {
@@ -553,5 +650,23 @@ mod tests {
         bytes.extend_from_slice(KEY.as_bytes());
         let masked = secrets.mask_bytes(&bytes);
         assert!(!masked.windows(KEY.len()).any(|w| w == KEY.as_bytes()));
+    }
+
+    #[test]
+    fn a_byte_stream_is_masked_across_its_chunks() {
+        let secrets = Secrets::of(&["sk-abcdefghijklmnop"]);
+        let text = b"key=sk-abcdefghijklmnop and again sk-abcdefghijklmnop\xff end";
+        for size in 1..text.len() {
+            let mut masker = ByteMasker::new(secrets.clone());
+            let mut out = Vec::new();
+            for chunk in text.chunks(size) {
+                out.extend(masker.push(chunk));
+            }
+            out.extend(masker.finish());
+            assert_eq!(out, secrets.mask_bytes(text), "chunks of {size}");
+        }
+        let mut none = ByteMasker::new(Secrets::default());
+        assert_eq!(none.push(b"plain"), b"plain");
+        assert!(none.finish().is_empty());
     }
 }

@@ -10,6 +10,7 @@
 // on them (#34).
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
+pub mod cut;
 pub mod git;
 pub mod list_directory;
 pub mod memory_tool;

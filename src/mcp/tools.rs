@@ -320,11 +320,18 @@ fn autosave(text: String, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .save("mcp", "txt", text.as_bytes())
         .map_err(|e| ToolError::Failed(format!("cannot save a large MCP result: {e}")))?;
     let (preview, _) = crate::tools::take_chars(&text, 2000);
+    let count = crate::tools::cut::count;
+    let cut = crate::tools::cut::Cut::showing(format!(
+        "a preview of the first {} characters",
+        count(preview.chars().count() as u64)
+    ))
+    .of(format!("{} bytes", count(text.len() as u64)))
+    .saved("the whole result (too large to inline)", &path)
+    .read_on("use read_file with start/end for the rest");
     Ok(ToolOutput {
         text: format!(
-            "[auto-saved: result was {} bytes — too large to inline.\n Full result is at {}.\n Preview below; use read_file with start/end for the rest.]\n\n{preview}\n...(auto-truncated — full result saved to disk)",
-            text.len(),
-            path.display()
+            "{}\n\n{preview}\n...(auto-truncated — full result saved to disk)",
+            cut.line()
         ),
         saved_path: Some(path),
         ..ToolOutput::default()

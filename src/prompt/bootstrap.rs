@@ -147,10 +147,15 @@ impl Bootstrap {
         let (kept, cut) = crate::tools::take_chars(text, self.max_chars);
         let mut text = kept.trim_end().to_string();
         if cut {
-            text.push_str(&format!(
-                "\n[… {name} truncated: the first {} of its {chars} characters are shown (CHATCLI_BOOTSTRAP_MAX_CHARS)]",
-                self.max_chars
-            ));
+            // Said first, as every cut is (`tools::cut`): the model reads the file from the top.
+            let count = crate::tools::cut::count;
+            text = crate::tools::cut::Cut::showing(format!(
+                "the first {} characters of {name}",
+                count(self.max_chars as u64)
+            ))
+            .of(format!("{} bytes", count(read.total)))
+            .read_on("CHATCLI_BOOTSTRAP_MAX_CHARS raises the cap; read_file reads the rest")
+            .above(&text);
         }
         (!text.is_empty()).then_some(LoadedFile {
             name,
@@ -247,7 +252,8 @@ mod tests {
         let block = boot.system_block().expect("a block").text;
         assert!(
             block.contains(&format!(
-                "{}\n[… SOUL.md truncated: the first 10 of its 50 characters",
+                "[cut: shown the first 10 characters of SOUL.md of 50 bytes; \
+                 CHATCLI_BOOTSTRAP_MAX_CHARS raises the cap; read_file reads the rest]\n{}",
                 "x".repeat(10)
             )),
             "{block}"

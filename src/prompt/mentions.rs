@@ -8,7 +8,7 @@
 //! message once and is history afterwards; it never enters the system prompt, so mentioning a
 //! file does not touch the cached prefix. Expanding reads files: call it off the agent task
 //! (`spawn_blocking`). Files are read through the file door (no link followed, at most
-//! `MAX_FILE_BYTES` read whatever the file's size); `@git` runs through the process door with
+//! `INLINE_READ_BYTES` read whatever the file's size, and a cut said in the first line); `@git` runs through the process door with
 //! the git tools' hardening (no `fsmonitor`, hook, pager or filter of the repository's runs) under
 //! a read-only sandbox: `git_summary`, awaited before `expand`.
 
@@ -21,8 +21,11 @@ pub const OPEN_TAG: &str = "<mentions>";
 const MAX_ENTRIES: usize = 200;
 /// Characters of `@git` output kept.
 const MAX_GIT_CHARS: usize = 20_000;
-/// Bytes of a mentioned file read at most (what `read_file` shows of it fits well within).
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Characters of a mentioned file inlined at most (`read_file`'s cap).
+const MAX_INLINE_CHARS: usize = crate::tools::read_file::MAX_CHARS;
+/// Bytes of a mentioned file read at most: what is inlined (4 bytes a character at most) and a
+/// 64 KiB look-ahead, whatever the file's size. A 1 GB mention reads 224 KiB.
+pub const INLINE_READ_BYTES: u64 = (MAX_INLINE_CHARS as u64) * 4 + 64 * 1024;
 
 /// What a mention points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,28 +149,70 @@ pub fn expand(mentions: &[Mention], cwd: &Path, git: Option<&str>) -> String {
     out
 }
 
+/// A mentioned file as inlined: through the file door, at most `INLINE_READ_BYTES` read
+/// whatever the file's size, binary files refused.
 fn file_text(cwd: &Path, rel: &Path) -> String {
-    match crate::files::read_beneath(cwd, rel, MAX_FILE_BYTES) {
+    match crate::files::read_beneath(cwd, rel, INLINE_READ_BYTES) {
         Err(e) => format!("(cannot read it: {e})"),
         Ok(read) if read.bytes.iter().take(8192).any(|b| *b == 0) => {
             "(a binary file: not inlined)".to_string()
         }
-        Ok(read) => {
-            let text = crate::tools::read_file::number_lines(
-                &String::from_utf8_lossy(&read.bytes),
-                crate::tools::read_file::LineRange::default(),
-            );
-            if read.truncated() {
-                format!(
-                    "[the file is {} bytes; its first {} were read: read_file with start/end for the rest]\n{text}",
-                    read.total,
-                    read.bytes.len()
-                )
-            } else {
-                text
-            }
-        }
+        Ok(read) => inline_lines(&read),
     }
+}
+
+/// The lines of a bounded read numbered as `read_file` numbers them, up to its `MAX_CHARS`; when
+/// that is not the whole file, the `[cut: …]` line first says what is shown and how to read on
+/// (`tools::cut`, the rule every tool result follows).
+fn inline_lines(read: &crate::files::Bounded) -> String {
+    use crate::tools::cut::{Cut, count};
+    let text = String::from_utf8_lossy(&read.bytes);
+    let mut lines: Vec<&str> = text.lines().collect();
+    // A read the cap stopped may end inside a line: that piece is not shown as a whole line.
+    if read.truncated() && !text.ends_with('\n') && lines.len() > 1 {
+        lines.pop();
+    }
+    let width = lines.len().max(1).to_string().len();
+    let (mut out, mut chars, mut shown) = (String::new(), 0usize, 0usize);
+    for line in &lines {
+        let numbered = format!("{:>width$}  {line}\n", shown + 1);
+        chars += numbered.chars().count();
+        if chars > MAX_INLINE_CHARS {
+            break;
+        }
+        out.push_str(&numbered);
+        shown += 1;
+    }
+    if shown == lines.len() && !read.truncated() {
+        return out;
+    }
+    let whole = if read.truncated() {
+        format!("a file of {} bytes", count(read.total))
+    } else {
+        format!("{} lines", count(lines.len() as u64))
+    };
+    if shown == 0 {
+        // The first line alone is over the cap (a minified file): a slice of it.
+        let first = lines.first().copied().unwrap_or_default();
+        let (slice, _) = crate::tools::take_chars(first, MAX_INLINE_CHARS - 200);
+        let n = slice.chars().count();
+        return Cut::showing(format!("characters 1-{} of line 1", count(n as u64)))
+            .of(whole)
+            .read_on(format!(
+                "the line goes on: read_file with start=1 col={} for the rest",
+                n + 1
+            ))
+            .above(&format!("{:>width$}  {slice}\n", 1));
+    }
+    let shown_lines = if shown == 1 {
+        "line 1".to_string()
+    } else {
+        format!("lines 1-{shown}")
+    };
+    Cut::showing(shown_lines)
+        .of(whole)
+        .read_on(format!("read_file with start={} for the rest", shown + 1))
+        .above(&out)
 }
 
 /// A folder's files and folders (depth 2, `.gitignore` honoured), one per line, folders with `/`.
@@ -196,10 +241,15 @@ pub fn folder_listing(root: &Path) -> String {
     if lines.is_empty() {
         return "(empty folder)".to_string();
     }
-    if more > 0 {
-        lines.push(format!("[... {more} more entries not listed]"));
+    let listing = lines.join("\n");
+    if more == 0 {
+        return listing;
     }
-    lines.join("\n")
+    let count = crate::tools::cut::count;
+    crate::tools::cut::Cut::showing(format!("the first {} entries", count(lines.len() as u64)))
+        .of(format!("{} entries", count((lines.len() + more) as u64)))
+        .read_on("list_directory a subfolder for the rest")
+        .above(&listing)
 }
 
 /// `git status --short` and `git diff --stat` for `@git`, run hardened and read-only.
@@ -224,7 +274,14 @@ pub async fn git_summary(cwd: &Path, sandbox: &crate::sandbox::SandboxSettings) 
     );
     let (kept, cut) = crate::tools::take_chars(&text, MAX_GIT_CHARS);
     if cut {
-        format!("{kept}\n[... git output capped at {MAX_GIT_CHARS} characters]")
+        let count = crate::tools::cut::count;
+        crate::tools::cut::Cut::showing(format!(
+            "the first {} characters",
+            count(MAX_GIT_CHARS as u64)
+        ))
+        .of(format!("{} characters", count(text.chars().count() as u64)))
+        .read_on("git_status and git_diff show the rest")
+        .above(kept)
     } else {
         text
     }
@@ -260,6 +317,56 @@ mod tests {
         assert_eq!(
             text,
             "<mentions>\n<mention file=\"notes.txt\">\n1  alpha\n2  beta\n</mention>\n<mention folder=\"src\">\na.rs\n</mention>\n</mentions>"
+        );
+    }
+
+    #[test]
+    fn a_large_file_is_read_bounded_and_inlined_with_its_cut_first() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lines: String = (1..=100_000)
+            .map(|n| format!("line number {n}\n"))
+            .collect();
+        std::fs::write(dir.path().join("big.txt"), &lines).expect("write");
+        let text = file_text(dir.path(), Path::new("big.txt"));
+        let (first, rest) = text.split_once('\n').expect("lines");
+        let shown = rest.lines().count();
+        assert_eq!(
+            first,
+            format!(
+                "[cut: shown lines 1-{shown} of a file of {} bytes; read_file with start={} for the rest]",
+                crate::tools::cut::count(lines.len() as u64),
+                shown + 1
+            )
+        );
+        assert!(
+            rest.starts_with("    1  line number 1\n"),
+            "{}",
+            rest.get(..40).unwrap_or(rest)
+        );
+        assert!(rest.chars().count() <= MAX_INLINE_CHARS);
+        // One minified line: a slice of it and the column to read on from.
+        std::fs::write(dir.path().join("min.js"), "ab".repeat(200_000)).expect("write");
+        let text = file_text(dir.path(), Path::new("min.js"));
+        assert!(
+            text.starts_with("[cut: shown characters 1-39,800 of line 1 of a file of 400,000 bytes; the line goes on: read_file with start=1 col=39801 for the rest]\n1  abab"),
+            "{}",
+            text.get(..200).unwrap_or(&text)
+        );
+        // A file that fits in the read but not in the cap: its line count is known.
+        let small: String = (1..=5_000)
+            .map(|n| format!("a longer line of text {n}\n"))
+            .collect();
+        std::fs::write(dir.path().join("mid.txt"), &small).expect("write");
+        let text = file_text(dir.path(), Path::new("mid.txt"));
+        assert!(
+            text.starts_with("[cut: shown lines 1-"),
+            "{}",
+            text.get(..100).unwrap_or(&text)
+        );
+        assert!(
+            text.lines()
+                .next()
+                .is_some_and(|l| l.contains(" of 5,000 lines;"))
         );
     }
 }

@@ -14,6 +14,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 
+use super::cut::{Cut, count};
 use super::workspace::confine;
 use super::{
     Tool, ToolContext, ToolError, ToolOutput, cap_head_tail, optional_bool, optional_str,
@@ -84,18 +85,48 @@ fn hardened_args(filters: Vec<String>, args: &[String]) -> Vec<String> {
     argv
 }
 
+/// Characters of git output kept from the start and from the end.
+const HEAD_CHARS: usize = 12_000;
+const TAIL_CHARS: usize = 4_000;
+
 async fn git(ctx: &ToolContext, args: Vec<String>) -> Result<ToolOutput, ToolError> {
     // Under the session's sandbox like `run_command`: git reads config and runs nothing, but a
     // repository can still surprise.
     let door = ctx.door("git")?;
     let filters = neutralised_filters(ctx).await;
     let text = run_hardened(door, filters, &ctx.workspace, &args).await?;
-    let text = if text.trim().is_empty() {
-        "(no output)".to_string()
-    } else {
-        cap_head_tail(&text, 12_000, 4_000)
+    if text.trim().is_empty() {
+        return Ok(ToolOutput::text("(no output)"));
+    }
+    let kept = cap_head_tail(&text, HEAD_CHARS, TAIL_CHARS);
+    if kept.len() == text.len() {
+        return Ok(ToolOutput::text(kept));
+    }
+    // Cut: the whole output is in memory already, so it is saved for the model to read on.
+    let cut = Cut::showing(format!(
+        "the first {} and last {} characters",
+        count(HEAD_CHARS as u64),
+        count(TAIL_CHARS as u64)
+    ))
+    .of(format!("{} characters", count(text.chars().count() as u64)));
+    let (cut, saved_path) = match ctx.scratch.save("git", "txt", text.as_bytes()) {
+        Ok(path) => (
+            cut.saved("the whole output", &path)
+                .read_on("read it with read_file (start/end) or search_files"),
+            Some(path),
+        ),
+        Err(e) => (
+            cut.read_on(format!(
+                "the output could not be saved ({e}): narrow with path"
+            )),
+            None,
+        ),
     };
-    Ok(ToolOutput::text(text))
+    Ok(ToolOutput {
+        text: cut.above(&kept),
+        saved_path,
+        ..ToolOutput::default()
+    })
 }
 
 /// Runs git with every command-running setting neutralised; its stdout, or its stderr as the

@@ -89,10 +89,18 @@ fn list(root: &std::path::Path, depth: usize, hidden: bool) -> ToolOutput {
     if lines.is_empty() {
         return ToolOutput::text("(empty directory)");
     }
-    if more > 0 {
-        lines.push(format!(
-            "[... {more} more entries; list a subdirectory or lower max_depth ...]"
-        ));
+    let listing = lines.join("\n");
+    if more == 0 {
+        return ToolOutput::text(listing);
     }
-    ToolOutput::text(lines.join("\n"))
+    let cut = super::cut::Cut::showing(format!(
+        "the first {} entries",
+        super::cut::count(lines.len() as u64)
+    ))
+    .of(format!(
+        "{} entries",
+        super::cut::count((lines.len() + more) as u64)
+    ))
+    .read_on("list a subdirectory or lower max_depth");
+    ToolOutput::text(cut.above(&listing))
 }

@@ -264,7 +264,11 @@ fn recall_listing(facts: &[Fact], query: &str) -> String {
             fact.id.chars().take(12).collect::<String>()
         );
         if out.len() + line.len() > RECALL_CAP {
-            break;
+            let cut = super::cut::Cut::showing(format!("{n} of the {} nearest facts", facts.len()))
+                .read_on(format!(
+                    "a recall holds {RECALL_CAP} characters at most: recall with a narrower query"
+                ));
+            return cut.above(out.trim_end());
         }
         out.push_str(&line);
     }
@@ -459,4 +463,38 @@ async fn hypothesize(
         }
     }
     ((!text.trim().is_empty()).then_some(text), usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recall_past_its_cap_says_so_first() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(dir.path()).expect("open");
+        let news: Vec<NewFact> = (0..10)
+            .map(|i| NewFact {
+                content: format!("fact {i}: {}", format!("word{i} ").repeat(90)),
+                category: "architecture".into(),
+                tags: Vec::new(),
+                source: "import".into(),
+            })
+            .collect();
+        store.add_all(news).expect("import");
+        let listing = recall_listing(&store.facts, "words");
+        let first = listing.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("[cut: shown 6 of the 10 nearest facts; a recall holds 4000"),
+            "{first}"
+        );
+        assert!(
+            listing
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("1. [architecture] fact "))
+        );
+        let whole = recall_listing(store.facts.get(..2).unwrap_or_default(), "words");
+        assert!(whole.starts_with("1. [architecture]"), "{whole}");
+    }
 }

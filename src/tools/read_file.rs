@@ -16,6 +16,7 @@ use serde_json::json;
 
 use std::io::{Read, Seek, SeekFrom};
 
+use super::cut::Cut;
 use super::workspace::{Rooted, open_error, open_options, open_root, require_regular, rooted};
 use super::{Tool, ToolContext, ToolError, ToolOutput, optional_usize, required_str};
 use crate::conversation::ToolSpec;
@@ -313,9 +314,8 @@ pub fn select_lines(mut reader: impl Read + Seek, range: LineRange) -> Result<St
     }
     let reached_end = to.is_none_or(|t| selected.read < t) && selected.capped_at.is_none();
     if let Some(at) = selected.capped_at {
-        let mut out = selected.out;
-        out.push_str(&cap_notice(&mut lines, at, to, selected.read)?);
-        return Ok(out);
+        let cut = cap_notice(&mut lines, from, at, to, selected.read)?;
+        return Ok(cut.above(&selected.out));
     }
     if reached_end && lines.stopped_early() && !selected.emitted {
         return Err(SelectError::TooFar(format!(
@@ -372,13 +372,16 @@ fn slice_line(
             "(line {n} has {seen} characters, none from character {col})"
         ));
     }
-    let mut out = format!("{n:>width$}  {}\n", String::from_utf8_lossy(&scratch));
+    let numbered = format!("{n:>width$}  {}\n", String::from_utf8_lossy(&scratch));
     if more {
-        out.push_str(&format!(
-            "[... characters {col}-{seen} of line {n} shown; the line goes on: read on with start={n} col={} ...]\n",
+        let cut = Cut::showing(format!("characters {col}-{seen} of line {n}")).read_on(format!(
+            "the line goes on: read on with start={n} col={}",
             seen + 1
         ));
-    } else if col > 1 {
+        return Ok(cut.above(&numbered));
+    }
+    let mut out = numbered;
+    if col > 1 {
         out.push_str(&format!("[characters {col}-{seen} of line {n}: its end]\n"));
     }
     Ok(out)
@@ -488,14 +491,15 @@ fn number_selected<R: Read>(
     Ok(selected)
 }
 
-/// The line that says where the cap cut the selection (at line `at`, `read` lines read) and
-/// how to read on; without a range's end, the rest is counted to name the last line.
+/// The cut of a selection from line `from` that the cap stopped at line `at` (`read` lines
+/// read) and how to read on; without a range's end, the rest is counted to name the last line.
 fn cap_notice<R: Read>(
     lines: &mut LineStream<R>,
+    from: usize,
     at: usize,
     to: Option<usize>,
     read: usize,
-) -> Result<String, SelectError> {
+) -> Result<Cut, SelectError> {
     let last = match to {
         Some(t) => Some(t),
         None => {
@@ -507,13 +511,19 @@ fn cap_notice<R: Read>(
             (!lines.stopped_early()).then_some(n)
         }
     };
-    let which = match last {
-        Some(last) => format!("lines {at}-{last}"),
-        None => format!("lines {at} onward"),
+    let of = match last {
+        Some(last) => format!("lines {from}-{last}"),
+        None => format!("lines {from} onward"),
     };
-    Ok(format!(
-        "[... output capped at {MAX_CHARS} characters: {which} not shown; read them with start={at} ...]\n"
-    ))
+    let shown = match at - 1 {
+        last if last == from => format!("line {from}"),
+        last => format!("lines {from}-{last}"),
+    };
+    Ok(Cut::showing(shown)
+        .of(format!(
+            "{of} (a result holds {MAX_CHARS} characters at most)"
+        ))
+        .read_on(format!("read the rest with start={at}")))
 }
 
 /// The selected lines of `text`, numbered, capped at `MAX_CHARS` on a line boundary.
@@ -570,14 +580,12 @@ mod tests {
         );
         let next_col = SLICE_CHARS + 1;
         assert!(
-            first.starts_with("2  abab"),
+            first.starts_with(&format!(
+                "[cut: shown characters 1-{SLICE_CHARS} of line 2; the line goes on: \
+                 read on with start=2 col={next_col}]\n2  abab"
+            )),
             "{}",
-            first.get(..40).unwrap_or(&first)
-        );
-        assert!(
-            first.ends_with(&format!("read on with start=2 col={next_col} ...]\n")),
-            "{}",
-            first.get(first.len() - 200..).unwrap_or(&first)
+            first.get(..200).unwrap_or(&first)
         );
         assert_eq!(first.matches("ab").count(), SLICE_CHARS / 2);
         let second = number_lines(
@@ -598,12 +606,11 @@ mod tests {
         );
         // A whole read stops before the long line and points at it, not back at itself.
         let whole = number_lines(&text, LineRange::default());
-        assert!(
-            whole.starts_with("1  short\n[... output capped"),
-            "{}",
-            whole.get(..200).unwrap_or(&whole)
+        assert_eq!(
+            whole,
+            "[cut: shown line 1 of lines 1-3 (a result holds 40000 characters at most); \
+             read the rest with start=2]\n1  short\n"
         );
-        assert!(whole.contains("read them with start=2"), "{whole}");
     }
 
     #[test]
@@ -612,6 +619,10 @@ mod tests {
         let big = text.repeat(1000);
         let out = number_lines(&big, LineRange::default());
         assert!(out.chars().count() <= MAX_CHARS + 200);
-        assert!(out.contains("output capped"));
+        assert!(
+            out.starts_with("[cut: shown lines 1-"),
+            "{}",
+            out.get(..200).unwrap_or(&out)
+        );
     }
 }

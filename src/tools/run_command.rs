@@ -4,13 +4,17 @@
 //! group with no terminal, a scrubbed environment, the session's sandbox. A timeout or an
 //! interrupt kills the group with every child it started (a `cargo test` and its test binaries),
 //! not just the shell. Both pipes are drained at the same time (a command that floods stderr
-//! while stdout stays open must not block), each keeping its head and tail. The call ends when the
+//! while stdout stays open must not block), each keeping its head and tail; a stream larger than
+//! the result shows is also written, as it arrives, to a scratch file (a gigabyte of output costs
+//! a 64 KiB chunk, the head and the tail in memory), and the result's first line says what was
+//! cut and names the file (`tools::cut`). The call ends when the
 //! shell exits, not when the pipes close: a background child (`server &`) would hold them open
 //! forever. After a one-second grace for output in flight, whatever is left of the group is killed
 //! and the result says so; the door's registry kills what is left when the session ends. A write
 //! the sandbox refused is named after the exit line so the model does not retry blindly.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,9 +25,11 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 
+use super::cut::{Cut, count};
+use super::scratch::ScratchFile;
 use super::workspace::confine;
 use super::{
-    Tool, ToolContext, ToolError, ToolOutput, cap_head_tail, optional_str, optional_usize,
+    Scratch, Tool, ToolContext, ToolError, ToolOutput, cap_head_tail, optional_str, optional_usize,
     required_str,
 };
 use crate::conversation::ToolSpec;
@@ -86,27 +92,14 @@ impl Tool for RunCommand {
             let cmd = required_str(args, "cmd")?;
             let dir = confine(ctx, optional_str(args, "dir").unwrap_or("."))?;
             let timeout = requested_timeout(args)?;
-            let out = run_confined(cmd, &dir, timeout, ctx.door("sh")?).await?;
-            let out = match ctx
+            let ran = run_confined(cmd, &dir, timeout, ctx.door("sh")?, Some(&ctx.scratch)).await?;
+            let refused = ctx
                 .sandbox
-                .explain_denial(&out, &dir, &ctx.writable_roots())
-            {
-                // After the exit line, so the model reads it before the output.
-                Some(refused) => match out.split_once('\n') {
-                    Some((code, rest)) => format!("{code}\n[{refused}]\n{rest}"),
-                    None => format!("{out}\n[{refused}]\n"),
-                },
-                None => out,
-            };
-            // The result's first line is `exit code N` (see `run_shell`).
-            let exit_code = out
-                .lines()
-                .next()
-                .and_then(|l| l.strip_prefix("exit code "))
-                .and_then(|n| n.trim().parse().ok());
+                .explain_denial(&ran.output, &dir, &ctx.writable_roots());
             Ok(ToolOutput {
-                exit_code,
-                ..ToolOutput::text(out)
+                exit_code: ran.exit_code,
+                saved_path: ran.saved.first().cloned(),
+                ..ToolOutput::text(ran.text(refused.as_deref()))
             })
         }
         .boxed()
@@ -122,12 +115,21 @@ fn requested_timeout(args: &serde_json::Value) -> Result<Duration, ToolError> {
     Ok(Duration::from_secs(secs))
 }
 
-/// One stream's output: its first bytes, its last bytes, and how many there were in all.
+/// Bytes of a stream the result can show whole: past this (a character is at least a byte, so
+/// up to here `HEAD_CHARS + TAIL_CHARS` is never cut), the stream is saved to the scratch folder.
+const SAVE_FROM: u64 = (HEAD_CHARS + TAIL_CHARS) as u64;
+
+/// One stream's output: its first bytes, its last bytes, how many there were in all, and the
+/// scratch file the whole stream went to once it outgrew what the result shows.
 #[derive(Default)]
 struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
+    /// The scratch file holding the whole stream (written as it arrives).
+    saved: Option<PathBuf>,
+    /// Why the stream could not be saved.
+    unsaved: Option<String>,
 }
 
 impl Capture {
@@ -146,14 +148,25 @@ impl Capture {
         self.tail.extend(bytes);
     }
 
-    /// The text kept: head and tail in characters, with a marker for what was dropped between.
-    fn text(&self) -> String {
+    /// Every byte so far, while nothing was dropped (`total <= SAVE_FROM`).
+    fn so_far(&self) -> Vec<u8> {
+        let mut all = self.head.clone();
+        all.extend(self.tail.iter());
+        all
+    }
+
+    /// The text kept: head and tail in characters, with a marker for what was dropped between,
+    /// and whether anything was.
+    fn text(&self) -> (String, bool) {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let dropped = self.total - self.head.len() as u64 - tail.len() as u64;
         if dropped == 0 {
             let mut all = self.head.clone();
             all.extend_from_slice(&tail);
-            return cap_head_tail(&String::from_utf8_lossy(&all), HEAD_CHARS, TAIL_CHARS);
+            let all = String::from_utf8_lossy(&all);
+            let kept = cap_head_tail(&all, HEAD_CHARS, TAIL_CHARS);
+            let cut = kept.len() != all.len();
+            return (kept, cut);
         }
         let head = String::from_utf8_lossy(&self.head);
         let (head, _) = super::take_chars(&head, HEAD_CHARS);
@@ -165,45 +178,225 @@ impl Capture {
         let tail = String::from_utf8_lossy(tail.get(start..).unwrap_or_default());
         let tail = super::last_chars(&tail, TAIL_CHARS);
         let omitted = self.total - head.len() as u64 - tail.len() as u64;
-        format!("{head}\n[... {omitted} bytes omitted ...]\n{tail}")
+        (
+            format!("{head}\n[... {omitted} bytes omitted ...]\n{tail}"),
+            true,
+        )
     }
 }
 
-/// Drains `stream` into `capture` until it closes.
-async fn drain(mut stream: impl tokio::io::AsyncRead + Unpin, capture: Arc<Mutex<Capture>>) {
+/// Drains `stream` into `capture` until it closes; past `SAVE_FROM` bytes, the whole stream also
+/// goes to a new file in `save` (named after `name`), written off the runtime, so a gigabyte of
+/// output is kept on disk with only a chunk, the head and the tail in memory.
+async fn drain(
+    mut stream: impl tokio::io::AsyncRead + Unpin,
+    capture: Arc<Mutex<Capture>>,
+    save: Option<(Scratch, &'static str)>,
+) {
     let mut chunk = vec![0u8; 64 * 1024];
+    let mut file: Option<ScratchFile> = None;
+    let mut saving = save.is_some();
     loop {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                if let Ok(mut c) = capture.lock() {
-                    c.push(chunk.get(..n).unwrap_or_default());
-                }
+        let n = match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let bytes = chunk.get(..n).unwrap_or_default();
+        let total = capture.lock().map(|c| c.total).unwrap_or_default();
+        if saving && file.is_none() && total + n as u64 > SAVE_FROM {
+            let so_far = capture.lock().map(|c| c.so_far()).unwrap_or_default();
+            file = start_saving(&save, so_far, &capture).await;
+            saving = file.is_some();
+        }
+        if let Some(open) = file.take() {
+            let piece = bytes.to_vec();
+            match tokio::task::spawn_blocking(move || {
+                let mut open = open;
+                let written = open.write(&piece);
+                (open, written)
+            })
+            .await
+            {
+                Ok((open, Ok(()))) => file = Some(open),
+                Ok((_, Err(e))) => unsaved(&capture, e.to_string()),
+                Err(e) => unsaved(&capture, e.to_string()),
             }
+            saving = file.is_some();
+        }
+        if let Ok(mut c) = capture.lock() {
+            c.push(bytes);
+        }
+    }
+    if let Some(open) = file {
+        match tokio::task::spawn_blocking(move || open.finish()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => unsaved(&capture, e.to_string()),
+            Err(e) => unsaved(&capture, e.to_string()),
         }
     }
 }
 
-fn snapshot(capture: &Arc<Mutex<Capture>>) -> String {
-    capture.lock().map(|c| c.text()).unwrap_or_default()
+/// Opens the stream's scratch file with what came so far in it; `None` (and the reason kept)
+/// when it cannot be.
+async fn start_saving(
+    save: &Option<(Scratch, &'static str)>,
+    so_far: Vec<u8>,
+    capture: &Arc<Mutex<Capture>>,
+) -> Option<ScratchFile> {
+    let (scratch, name) = save.clone()?;
+    let opened = tokio::task::spawn_blocking(move || {
+        let mut file = scratch.stream(name, "txt")?;
+        file.write(&so_far)?;
+        Ok::<_, std::io::Error>(file)
+    })
+    .await;
+    match opened {
+        Ok(Ok(file)) => {
+            if let Ok(mut c) = capture.lock() {
+                c.saved = Some(file.path().to_path_buf());
+            }
+            Some(file)
+        }
+        Ok(Err(e)) => {
+            unsaved(capture, e.to_string());
+            None
+        }
+        Err(e) => {
+            unsaved(capture, e.to_string());
+            None
+        }
+    }
 }
 
-/// Runs `cmd` with `sh -c` in `dir`, unconfined; returns the exit line and capped output.
+/// The stream stops being saved, for this reason; a partial file is not offered as the whole.
+fn unsaved(capture: &Arc<Mutex<Capture>>, why: String) {
+    if let Ok(mut c) = capture.lock() {
+        c.saved = None;
+        c.unsaved = Some(why);
+    }
+}
+
+/// What the streams give the result: stdout then stderr, and the cut line when either was cut.
+fn collect(out: &Arc<Mutex<Capture>>, err: &Arc<Mutex<Capture>>) -> Collected {
+    let texts = [("stdout", out), ("stderr", err)].map(|(name, capture)| {
+        let (text, cut) = capture.lock().map(|c| c.text()).unwrap_or_default();
+        (name, text, cut, capture)
+    });
+    let output = combine(&texts[0].1, &texts[1].1);
+    let mut shown = Vec::new();
+    let mut saved = Vec::new();
+    let mut unsaved = Vec::new();
+    for (name, _, cut, capture) in &texts {
+        let Ok(c) = capture.lock() else { continue };
+        if !cut {
+            if let Some(path) = &c.saved {
+                // Saved on the way but shown whole after all (multi-byte text): not needed.
+                let _ = crate::files::remove_file(path);
+            }
+            continue;
+        }
+        shown.push(format!(
+            "the first {} and last {} characters of {name}'s {} bytes",
+            count(HEAD_CHARS as u64),
+            count(TAIL_CHARS as u64),
+            count(c.total)
+        ));
+        match (&c.saved, &c.unsaved) {
+            (Some(path), _) => saved.push((format!("the whole {name}"), path.clone())),
+            (None, Some(why)) => unsaved.push(format!("{name} could not be saved ({why})")),
+            (None, None) => unsaved.push(format!("{name}'s middle was not saved")),
+        }
+    }
+    if shown.is_empty() {
+        return Collected {
+            output,
+            cut: None,
+            saved: Vec::new(),
+        };
+    }
+    let mut cut = Cut::showing(shown.join(" and "));
+    for (what, path) in &saved {
+        cut = cut.saved(what.clone(), path);
+    }
+    cut = if unsaved.is_empty() {
+        cut.read_on("read it with read_file (start/end) or search_files")
+    } else {
+        cut.read_on(format!(
+            "{}: rerun with the output redirected to a file to see the middle",
+            unsaved.join(", ")
+        ))
+    };
+    Collected {
+        output,
+        cut: Some(cut),
+        saved: saved.into_iter().map(|(_, path)| path).collect(),
+    }
+}
+
+/// The streams as the result shows them.
+struct Collected {
+    output: String,
+    cut: Option<Cut>,
+    /// The scratch files the cut streams were saved to.
+    saved: Vec<PathBuf>,
+}
+
+/// What a command gave back: how it ended, the output kept, and what was cut.
+pub struct Ran {
+    /// The exit code, when the shell exited by itself.
+    pub exit_code: Option<i32>,
+    /// `exit code N`, `killed by a signal`, ….
+    pub status: String,
+    /// The note about children left running and killed (with its line end), or nothing.
+    pub note: String,
+    /// Stdout, then stderr under a `[stderr]` line.
+    pub output: String,
+    /// The cut, when a stream was larger than the result shows.
+    pub cut: Option<Cut>,
+    /// The scratch files holding the streams that were cut, stdout's first.
+    pub saved: Vec<PathBuf>,
+}
+
+impl Ran {
+    /// The result as the model reads it: the cut line first, then the exit line, the sandbox's
+    /// refusal (`refused`) when it explains a failure, the note, the output.
+    pub fn text(&self, refused: Option<&str>) -> String {
+        let mut text = String::new();
+        if let Some(cut) = &self.cut {
+            text.push_str(&cut.line());
+            text.push('\n');
+        }
+        text.push_str(&self.status);
+        text.push('\n');
+        if let Some(refused) = refused {
+            text.push_str(&format!("[{refused}]\n"));
+        }
+        text.push_str(&self.note);
+        text.push_str(&self.output);
+        text
+    }
+}
+
+/// Runs `cmd` with `sh -c` in `dir`, unconfined, nothing saved; returns the exit line and
+/// capped output.
 pub async fn run_shell(
     cmd: &str,
     dir: &std::path::Path,
     timeout: Duration,
 ) -> Result<String, ToolError> {
-    run_confined(cmd, dir, timeout, crate::process::Door::new("sh")).await
+    let ran = run_confined(cmd, dir, timeout, crate::process::Door::new("sh"), None).await?;
+    Ok(ran.text(None))
 }
 
-/// `run_shell` through `door` (the session's sandbox, or none).
+/// `run_shell` through `door` (the session's sandbox, or none), saving a stream larger than the
+/// result shows to `scratch`.
 async fn run_confined(
     cmd: &str,
     dir: &std::path::Path,
     timeout: Duration,
     mut door: crate::process::Door,
-) -> Result<String, ToolError> {
+    scratch: Option<&Scratch>,
+) -> Result<Ran, ToolError> {
     door.command()
         .arg("-c")
         .arg(cmd)
@@ -220,10 +413,12 @@ async fn run_confined(
     let err = Arc::new(Mutex::new(Capture::default()));
     let mut readers = tokio::task::JoinSet::new();
     if let Some(stdout) = child.stdout.take() {
-        readers.spawn(drain(stdout, out.clone()));
+        let save = scratch.map(|s| (s.clone(), "command_stdout"));
+        readers.spawn(drain(stdout, out.clone(), save));
     }
     if let Some(stderr) = child.stderr.take() {
-        readers.spawn(drain(stderr, err.clone()));
+        let save = scratch.map(|s| (s.clone(), "command_stderr"));
+        readers.spawn(drain(stderr, err.clone(), save));
     }
     // The readers are aborted when `readers` drops, on every path out of here.
     let status = match tokio::time::timeout(timeout, child.wait()).await {
@@ -232,9 +427,14 @@ async fn run_confined(
             drop(guard);
             pipes_closed(&mut readers, KILL_GRACE).await;
             let after = crate::provider::wait_text(timeout.as_millis() as u64);
-            let output = combine(&snapshot(&out), &snapshot(&err));
-            let mut message =
-                format!("timed out after {after}: the command and its children were killed");
+            let Collected { output, cut, .. } = collect(&out, &err);
+            let mut message = match cut {
+                Some(cut) => format!("{}\n", cut.line()),
+                None => String::new(),
+            };
+            message.push_str(&format!(
+                "timed out after {after}: the command and its children were killed"
+            ));
             if !output.trim().is_empty() {
                 message.push_str("\noutput so far:\n");
                 message.push_str(&output);
@@ -256,17 +456,29 @@ async fn run_confined(
         // Finished with nothing left: nothing to kill (and the pid may be reused soon).
         guard.disarm();
     }
-    let code = match status {
-        Ok(s) => s
-            .code()
-            .map(|c| format!("exit code {c}"))
-            .unwrap_or_else(|| "killed by a signal".into()),
-        Err(e) => format!("unknown exit status ({e})"),
-    };
-    Ok(format!(
-        "{code}\n{note}{}",
-        combine(&snapshot(&out), &snapshot(&err))
-    ))
+    let (exit_code, status) = exit_line(status);
+    let Collected { output, cut, saved } = collect(&out, &err);
+    Ok(Ran {
+        exit_code,
+        status,
+        note,
+        output,
+        cut,
+        saved,
+    })
+}
+
+/// The exit code and the line that says how the shell ended.
+fn exit_line(status: std::io::Result<std::process::ExitStatus>) -> (Option<i32>, String) {
+    match status {
+        Ok(s) => (
+            s.code(),
+            s.code()
+                .map(|c| format!("exit code {c}"))
+                .unwrap_or_else(|| "killed by a signal".into()),
+        ),
+        Err(e) => (None, format!("unknown exit status ({e})")),
+    }
 }
 
 /// Whether both pipes closed within `within`.
@@ -345,7 +557,13 @@ mod tests {
         let out = run_shell("seq 1 20000", dir.path(), Duration::from_secs(10))
             .await
             .expect("ran");
-        assert!(out.starts_with("exit code 0\n1\n2\n"));
+        let (first, rest) = out.split_once('\n').expect("lines");
+        assert_eq!(
+            first,
+            "[cut: shown the first 12,000 and last 4,000 characters of stdout's 108,894 bytes; \
+             stdout's middle was not saved: rerun with the output redirected to a file to see the middle]"
+        );
+        assert!(rest.starts_with("exit code 0\n1\n2\n"), "{rest}");
         assert!(out.contains("omitted ...]"));
         assert!(out.trim_end().ends_with("20000"));
     }
@@ -359,8 +577,15 @@ mod tests {
         let out = run_shell(cmd, dir.path(), Duration::from_secs(60))
             .await
             .expect("finished, not timed out");
+        let (first, rest) = out.split_once('\n').expect("lines");
         assert!(
-            out.starts_with("exit code 0\nstdout-done\n[stderr]\neee"),
+            first.starts_with(
+                "[cut: shown the first 12,000 and last 4,000 characters of stderr's 1,000,008 bytes"
+            ),
+            "{first}"
+        );
+        assert!(
+            rest.starts_with("exit code 0\nstdout-done\n[stderr]\neee"),
             "{out}"
         );
         assert!(

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::private_fs::{create_exclusive, create_private_dir, create_private_dirs};
-use crate::secrets::Secrets;
+use crate::secrets::{ByteMasker, Secrets};
 
 /// Where a session saves files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +108,26 @@ impl Scratch {
     /// Saves `content` in a new file named `<prefix>_<millis>[_<n>].<ext>`; returns its path.
     pub fn save(&self, prefix: &str, ext: &str, content: &[u8]) -> std::io::Result<PathBuf> {
         let content = &self.secrets.mask_bytes(content);
+        let (path, mut file) = self.create(prefix, ext)?;
+        file.write_all(content)?;
+        file.sync_data()?;
+        Ok(path)
+    }
+
+    /// A new file named like `save`'s, written piece by piece (`ScratchFile::write`): a
+    /// command's output or a page too large to hold, saved as it arrives.
+    pub fn stream(&self, prefix: &str, ext: &str) -> std::io::Result<ScratchFile> {
+        let (path, file) = self.create(prefix, ext)?;
+        Ok(ScratchFile {
+            path,
+            file,
+            masker: ByteMasker::new(self.secrets.clone()),
+            written: 0,
+        })
+    }
+
+    /// The directory made if missing, and a new file in it under a name that cannot collide.
+    fn create(&self, prefix: &str, ext: &str) -> std::io::Result<(PathBuf, crate::files::File)> {
         if self.user_owned {
             // Created 0700 if missing; an existing directory of the user's is left as it is.
             create_private_dirs(&self.dir)?;
@@ -127,11 +147,7 @@ impl Scratch {
             };
             let path = self.dir.join(name);
             match create_exclusive(&path) {
-                Ok(mut file) => {
-                    file.write_all(content)?;
-                    file.sync_data()?;
-                    return Ok(path);
-                }
+                Ok(file) => return Ok((path, file)),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
@@ -184,6 +200,44 @@ impl Scratch {
             _ => (base.to_string(), "txt".to_string()),
         };
         self.save(&stem, &ext, content)
+    }
+}
+
+/// A scratch file being written as its content arrives; secrets are masked across the pieces.
+/// Blocking writes: call it off the async runtime (`spawn_blocking`).
+#[derive(Debug)]
+pub struct ScratchFile {
+    path: PathBuf,
+    file: crate::files::File,
+    masker: ByteMasker,
+    /// Bytes given to `write` so far (before masking).
+    written: u64,
+}
+
+impl ScratchFile {
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes given to `write` so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Appends `bytes`.
+    pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.written += bytes.len() as u64;
+        let masked = self.masker.push(bytes);
+        self.file.write_all(&masked)
+    }
+
+    /// Writes what the masker held back and closes the file; returns its path.
+    pub fn finish(mut self) -> std::io::Result<PathBuf> {
+        let rest = self.masker.finish();
+        self.file.write_all(&rest)?;
+        self.file.flush()?;
+        Ok(self.path)
     }
 }
 
@@ -305,5 +359,23 @@ mod tests {
         assert_eq!(prune_sessions(dir.path(), 30), 2);
         assert!(dir.path().join("notes.txt").exists());
         assert_eq!(prune_sessions(dir.path(), 30), 0);
+    }
+
+    #[test]
+    fn a_streamed_file_holds_every_piece_with_secrets_masked_across_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scratch = Scratch::private(dir.path().join("s"))
+            .with_secrets(crate::secrets::Secrets::of(&["hunter2-hunter2"]));
+        let mut file = scratch.stream("command_stdout", "txt").expect("created");
+        for piece in [&b"pass=hunter2-"[..], b"hunter2 and more", b" bytes"] {
+            file.write(piece).expect("written");
+        }
+        assert_eq!(file.written(), 35);
+        let path = file.finish().expect("finished");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "pass=hun\u{2026}ter2 and more bytes"
+        );
+        assert!(path.starts_with(dir.path().join("s")));
     }
 }

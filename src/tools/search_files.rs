@@ -395,13 +395,16 @@ fn search(root: &Path, workspace: &Path, options: &Search) -> Result<ToolOutput,
     if lines.is_empty() {
         return Ok(ToolOutput::text("no matches"));
     }
-    if matches >= options.max_results {
-        lines.push(format!(
-            "[... stopped at {} matches; narrow with dir or glob ...]",
-            options.max_results
-        ));
+    let found = lines.join("\n");
+    if matches < options.max_results {
+        return Ok(ToolOutput::text(found));
     }
-    Ok(ToolOutput::text(lines.join("\n")))
+    let cut = super::cut::Cut::showing(format!(
+        "the first {} matches (the search stopped there)",
+        super::cut::count(options.max_results as u64)
+    ))
+    .read_on("narrow with dir or glob, or raise max_results");
+    Ok(ToolOutput::text(cut.above(&found)))
 }
 
 #[cfg(test)]

@@ -1,14 +1,17 @@
 //! `web_fetch`: a web page as readable text, without flooding the context.
 //!
 //! GET with a 30 s timeout, at most 5 redirects, a body cap of 10 MB counted after
-//! decompression (gzip, brotli, deflate, zstd), with a note when it cut; HTML becomes text with
+//! decompression (gzip, brotli, deflate, zstd): a larger body streams on, as sent, into a scratch
+//! file (at most 128 MiB, never held in memory) and the result's first line says what was cut
+//! and where the body is (`tools::cut`); HTML becomes text with
 //! html2text (scripts and styles dropped) when it is shallow and small enough for it, and by a
 //! linear tag-stripping pass otherwise (html2text is quadratic in nesting depth: 100,000 nested
 //! `<div>` took 41 s); other bodies are decoded by their charset. `filter`,
 //! `exclude` and `from_line`/`to_line` select lines before truncation at `max_length` characters.
 //! The point of the tool: when no selection is given and the text is larger than
 //! `CHATCLI_WEBFETCH_AUTOSAVE_BYTES` (10,000), the whole text goes to a file in the scratch
-//! directory and the model gets a short preview and the path, in a fixed four-line shape, so a
+//! directory and the model gets a short preview under a first line naming the sizes and the
+//! path, so a
 //! 140 KB page costs a few thousand tokens instead of tens of thousands, on every later request
 //! too. Cloud metadata addresses are refused, before and after DNS and at every redirect: the
 //! client's own DNS resolver (`GuardedResolver`) checks every address of every hop before a
@@ -16,6 +19,7 @@
 //! to 169.254.169.254 is refused and the result says so.
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,8 +27,9 @@ use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 
+use super::cut::{Cut, count};
 use super::{
-    Tool, ToolContext, ToolError, ToolOutput, optional_bool, optional_str, optional_usize,
+    Scratch, Tool, ToolContext, ToolError, ToolOutput, optional_bool, optional_str, optional_usize,
     required_str, take_chars,
 };
 use crate::conversation::ToolSpec;
@@ -36,6 +41,9 @@ pub const DEFAULT_MAX_LENGTH: usize = 20_000;
 /// Characters of preview returned with an auto-saved body (cut at a line boundary).
 pub const PREVIEW_CHARS: usize = 5_000;
 const BODY_CAP: usize = 10 * 1024 * 1024;
+/// Bytes of a body saved to the scratch folder at most when it is past the cap: a 100 MB page
+/// is kept whole, while a compression bomb (40 KB on the wire) cannot fill the disk.
+const MAX_SAVED_BYTES: u64 = 128 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_REDIRECTS: usize = 5;
 /// HTML deeper than this many nested elements, or larger than `HTML_RICH_BYTES`, is converted
@@ -82,8 +90,8 @@ impl Tool for WebFetch {
         async move {
             let url = required_str(args, "url")?;
             let raw = optional_bool(args, "raw");
-            let text = fetch_text(url, raw).await?;
-            shape(&text, args, ctx, url)
+            let page = fetch_page(url, raw, Arc::new(SystemLookup), Some(&ctx.scratch)).await?;
+            shape(&page, args, ctx, url)
         }
         .boxed()
     }
@@ -237,7 +245,19 @@ fn describe_send_error(url: &str, first_host: &str, e: &reqwest::Error) -> ToolE
     ToolError::Failed(format!("fetching {url} failed: {reason}"))
 }
 
-/// Fetches `url` and returns its text: HTML converted unless `raw`.
+/// What a fetch read: the page's text, and the cut when the body was larger than `BODY_CAP`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The text of the body (of its first `BODY_CAP` bytes when it was cut).
+    pub text: String,
+    /// What was cut and where the body as sent is saved.
+    pub cut: Option<Cut>,
+    /// The scratch file holding the body as sent, when it was cut and saved.
+    pub raw_saved: Option<PathBuf>,
+}
+
+/// Fetches `url` and returns its text: HTML converted unless `raw`; a body cut at the cap says
+/// so in its first line.
 pub async fn fetch_text(url: &str, raw: bool) -> Result<String, ToolError> {
     fetch_text_via(url, raw, Arc::new(SystemLookup)).await
 }
@@ -248,6 +268,21 @@ pub async fn fetch_text_via(
     raw: bool,
     lookup: Arc<dyn HostLookup>,
 ) -> Result<String, ToolError> {
+    let page = fetch_page(url, raw, lookup, None).await?;
+    Ok(match page.cut {
+        Some(cut) => cut.above(&page.text),
+        None => page.text,
+    })
+}
+
+/// Fetches `url`: its text (HTML converted unless `raw`) from the first `BODY_CAP` bytes; a
+/// larger body is streamed on into `scratch` as sent (up to `MAX_SAVED_BYTES`), never held.
+pub async fn fetch_page(
+    url: &str,
+    raw: bool,
+    lookup: Arc<dyn HostLookup>,
+    scratch: Option<&Scratch>,
+) -> Result<Page, ToolError> {
     let parsed = fetchable_url(url)?;
     let response = guarded_client(lookup)?
         .get(parsed.clone())
@@ -261,17 +296,10 @@ pub async fn fetch_text_via(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    let (body, cut) = read_capped(response, url).await?;
-    let note = if cut {
-        format!(
-            "\n[... truncated: the body is larger than {} MB (after decompression); only the first {} MB were read ...]\n",
-            BODY_CAP / (1024 * 1024),
-            BODY_CAP / (1024 * 1024)
-        )
-    } else {
-        String::new()
-    };
+    let save = scratch.filter(|_| status.is_success());
+    let (body, over) = read_capped(response, url, save).await?;
     let text = decode(&body, &content_type);
+    drop(body);
     if !status.is_success() {
         let first = text
             .lines()
@@ -283,10 +311,16 @@ pub async fn fetch_text_via(
             take_chars(first.trim(), 200).0
         )));
     }
-    if raw || !looks_html(&content_type, &text) {
-        return Ok(text + &note);
-    }
-    Ok(html_to_text(text).await + &note)
+    let text = if raw || !looks_html(&content_type, &text) {
+        text
+    } else {
+        html_to_text(text).await
+    };
+    Ok(Page {
+        text,
+        cut: over.as_ref().map(Overflow::cut),
+        raw_saved: over.and_then(|o| o.saved),
+    })
 }
 
 /// `url` parsed, when it is http or https and not a cloud metadata host.
@@ -330,22 +364,128 @@ fn guarded_client(lookup: Arc<dyn HostLookup>) -> Result<reqwest::Client, ToolEr
         .map_err(|e| ToolError::Failed(format!("cannot set up the HTTP client: {e}")))
 }
 
-/// The body, at most `BODY_CAP` bytes of it, and whether there was more. The stream yields
-/// decompressed bytes: the cap holds against a compression bomb.
-async fn read_capped(response: reqwest::Response, url: &str) -> Result<(Vec<u8>, bool), ToolError> {
-    let mut body = Vec::new();
-    let mut cut = false;
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| ToolError::Failed(format!("reading {url} failed: {e}")))?;
-        let room = BODY_CAP.saturating_sub(body.len());
-        body.extend_from_slice(chunk.get(..room).unwrap_or(chunk.as_ref()));
-        if room <= chunk.len() {
-            cut = room < chunk.len() || stream.next().await.is_some();
-            break;
+/// A body larger than `BODY_CAP`: how large, and where it went.
+#[derive(Debug, Default)]
+struct Overflow {
+    /// Bytes received (all of them, unless `more`).
+    total: u64,
+    /// Reading stopped before the end (nothing to save to, or `MAX_SAVED_BYTES` reached).
+    more: bool,
+    /// The scratch file holding the body as sent (its first `MAX_SAVED_BYTES` when `more`).
+    saved: Option<PathBuf>,
+    /// Why it could not be saved.
+    unsaved: Option<String>,
+}
+
+impl Overflow {
+    /// The first line the result starts with.
+    fn cut(&self) -> Cut {
+        let whole = if self.more {
+            format!("more than {} bytes", count(self.total))
+        } else {
+            format!("{} bytes", count(self.total))
+        };
+        let cut = Cut::showing(format!(
+            "the text of the body's first {} bytes",
+            count(BODY_CAP as u64)
+        ))
+        .of(whole);
+        match (&self.saved, &self.unsaved) {
+            (Some(path), _) if self.more => cut
+                .saved(
+                    format!("a copy of its first {} bytes, as sent,", count(self.total)),
+                    path,
+                )
+                .read_on("read it with read_file (start/end) or search_files"),
+            (Some(path), _) => cut
+                .saved("the whole body, as sent,", path)
+                .read_on("read it with read_file (start/end) or search_files"),
+            (None, Some(why)) => cut.read_on(format!("the body could not be saved ({why})")),
+            (None, None) => cut.read_on("the rest was not read"),
         }
     }
-    Ok((body, cut))
+}
+
+/// The body's first `BODY_CAP` bytes and, when there was more, what became of the rest: with
+/// `save`, the whole body streams on into a scratch file (bounded by `MAX_SAVED_BYTES`) with one
+/// chunk in memory. The stream yields decompressed bytes: the caps hold against a compression
+/// bomb.
+async fn read_capped(
+    response: reqwest::Response,
+    url: &str,
+    save: Option<&Scratch>,
+) -> Result<(Vec<u8>, Option<Overflow>), ToolError> {
+    let failed = |e: reqwest::Error| ToolError::Failed(format!("reading {url} failed: {e}"));
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    let mut first_over = None;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(failed)?;
+        let room = BODY_CAP.saturating_sub(body.len());
+        if chunk.len() > room {
+            body.extend_from_slice(chunk.get(..room).unwrap_or_default());
+            first_over = Some(chunk.slice(room..));
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let Some(first_over) = first_over else {
+        return Ok((body, None));
+    };
+    let mut over = Overflow {
+        total: (body.len() + first_over.len()) as u64,
+        ..Overflow::default()
+    };
+    let Some(scratch) = save else {
+        over.more = true;
+        return Ok((body, Some(over)));
+    };
+    // The body so far, then every chunk, to the scratch file; off the runtime.
+    let scratch = scratch.clone();
+    let (opened, body) = tokio::task::spawn_blocking(move || {
+        let opened = scratch.stream("webfetch_body", "txt").and_then(|mut file| {
+            file.write(&body)?;
+            file.write(&first_over)?;
+            Ok(file)
+        });
+        (opened, body)
+    })
+    .await
+    .map_err(|e| ToolError::Failed(format!("saving {url} failed: {e}")))?;
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) => {
+            over.more = true;
+            over.unsaved = Some(e.to_string());
+            return Ok((body, Some(over)));
+        }
+    };
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(failed)?;
+        if over.total + chunk.len() as u64 > MAX_SAVED_BYTES {
+            over.more = true;
+            break;
+        }
+        over.total += chunk.len() as u64;
+        let written = tokio::task::spawn_blocking(move || {
+            let result = file.write(&chunk);
+            (file, result)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("saving {url} failed: {e}")))?;
+        file = written.0;
+        if let Err(e) = written.1 {
+            over.more = true;
+            over.unsaved = Some(e.to_string());
+            return Ok((body, Some(over)));
+        }
+    }
+    match tokio::task::spawn_blocking(move || file.finish()).await {
+        Ok(Ok(path)) => over.saved = Some(path),
+        Ok(Err(e)) => over.unsaved = Some(e.to_string()),
+        Err(e) => over.unsaved = Some(e.to_string()),
+    }
+    Ok((body, Some(over)))
 }
 
 /// Whether a body is HTML: by its content type, or by how it starts when it has none.
@@ -509,13 +649,15 @@ fn compile(args: &Value, name: &str) -> Result<Option<regex::Regex>, ToolError> 
         .transpose()
 }
 
-/// Applies selection, auto-save and truncation to fetched text.
+/// Applies selection, auto-save and truncation to a fetched page; whatever was cut is said in
+/// the first line (the body's cap first, then the preview's or `max_length`'s).
 pub fn shape(
-    text: &str,
+    page: &Page,
     args: &Value,
     ctx: &ToolContext,
     url: &str,
 ) -> Result<ToolOutput, ToolError> {
+    let text = page.text.as_str();
     let filter = compile(args, "filter")?;
     let exclude = compile(args, "exclude")?;
     let from = optional_usize(args, "from_line")?;
@@ -525,29 +667,13 @@ pub fn shape(
         .unwrap_or(ctx.web.default_max_length)
         .max(100);
     let selecting = filter.is_some() || exclude.is_some() || from.is_some() || to.is_some();
+    let body_cut = match &page.cut {
+        Some(cut) => format!("{}\n", cut.line()),
+        None => String::new(),
+    };
 
     if save || (!selecting && text.len() > ctx.web.autosave_bytes) {
-        let path = ctx
-            .scratch
-            .save("webfetch", "txt", text.as_bytes())
-            .map_err(|e| ToolError::Failed(format!("cannot save the body of {url}: {e}")))?;
-        let preview = preview(text, PREVIEW_CHARS);
-        let header = if save { "saved" } else { "auto-saved" };
-        let reason = if save {
-            "as asked"
-        } else {
-            "too large to inline"
-        };
-        let out = format!(
-            "[{header}: response was {} bytes — {reason}.\n Full body is at {}.\n Preview below; use read_file with start/end or rerun with\n filter/from_line/to_line for specific ranges.]\n\n{preview}\n...(auto-truncated — full body saved to disk)",
-            text.len(),
-            path.display()
-        );
-        return Ok(ToolOutput {
-            text: out,
-            saved_path: Some(path),
-            ..ToolOutput::default()
-        });
+        return saved(text, save, body_cut, ctx, url);
     }
 
     let selected: String = if selecting {
@@ -565,17 +691,82 @@ pub fn shape(
         text.to_string()
     };
     if selected.trim().is_empty() {
-        return Ok(ToolOutput::text("(no lines matched the selection)"));
+        return Ok(ToolOutput::text(format!(
+            "{body_cut}(no lines matched the selection)"
+        )));
     }
     let (head, cut) = take_chars(&selected, max_length);
-    let mut out = head.to_string();
+    let mut out = body_cut;
     if cut {
-        let rest = selected.chars().count() - max_length;
-        out.push_str(&format!(
-            "\n...(truncated: {rest} more characters; narrow with filter or from_line/to_line)"
-        ));
+        let total = selected.chars().count() as u64;
+        let what = if selecting {
+            "the selection's"
+        } else {
+            "the text's"
+        };
+        out.push_str(
+            &Cut::showing(format!("the first {} characters", count(max_length as u64)))
+                .of(format!("{what} {} characters", count(total)))
+                .read_on("narrow with filter or from_line/to_line")
+                .line(),
+        );
+        out.push('\n');
     }
-    Ok(ToolOutput::text(out))
+    out.push_str(head);
+    Ok(ToolOutput {
+        text: out,
+        saved_path: page.raw_saved.clone(),
+        ..ToolOutput::default()
+    })
+}
+
+/// The text saved to the scratch folder (auto-saved, or `save_to_file`) and a preview under a
+/// first line that names the sizes and the file; `body_cut`, the body cap's line, goes first.
+fn saved(
+    text: &str,
+    save: bool,
+    body_cut: String,
+    ctx: &ToolContext,
+    url: &str,
+) -> Result<ToolOutput, ToolError> {
+    let path = ctx
+        .scratch
+        .save("webfetch", "txt", text.as_bytes())
+        .map_err(|e| ToolError::Failed(format!("cannot save the body of {url}: {e}")))?;
+    let preview = preview(text, PREVIEW_CHARS);
+    let header = if preview.len() < text.len() {
+        Cut::showing(format!(
+            "a preview of the first {} characters",
+            count(preview.chars().count() as u64)
+        ))
+        .of(format!("{} bytes of text", count(text.len() as u64)))
+        .saved(
+            if save {
+                "the whole text (as asked)"
+            } else {
+                "the whole text (too large to inline)"
+            },
+            &path,
+        )
+        .read_on("use read_file with start/end or rerun with filter/from_line/to_line for specific ranges")
+        .line()
+    } else {
+        format!(
+            "[saved as asked: the text ({} bytes) is at {}]",
+            count(text.len() as u64),
+            path.display()
+        )
+    };
+    let end = if preview.len() < text.len() {
+        "\n...(auto-truncated — full body saved to disk)"
+    } else {
+        ""
+    };
+    Ok(ToolOutput {
+        text: format!("{body_cut}{header}\n\n{preview}{end}"),
+        saved_path: Some(path),
+        ..ToolOutput::default()
+    })
 }
 
 /// The first `max` characters, cut back to the last line break when one is in the second half.

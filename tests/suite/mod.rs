@@ -9,6 +9,7 @@ mod carry_over;
 mod containment;
 mod cost;
 mod customize;
+mod cuts;
 mod daily_driver;
 mod docs;
 mod doors;

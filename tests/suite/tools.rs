@@ -85,22 +85,23 @@ async fn a_large_page_is_auto_saved_with_a_bounded_preview() {
         .expect("fetched");
     let saved = out.saved_path.clone().expect("saved");
     let full = std::fs::read_to_string(&saved).expect("saved file");
-    let expected_head = format!(
-        "[auto-saved: response was {} bytes — too large to inline.\n Full body is at {}.\n Preview below; use read_file with start/end or rerun with\n filter/from_line/to_line for specific ranges.]\n\n",
-        full.len(),
-        saved.display()
+    let (first, rest) = out.text.split_once('\n').expect("lines");
+    let preview = rest
+        .strip_prefix('\n')
+        .and_then(|p| p.strip_suffix("\n...(auto-truncated — full body saved to disk)"))
+        .expect("a blank line, the preview, the end marker");
+    assert_eq!(
+        first,
+        format!(
+            "[cut: shown a preview of the first {} characters of {} bytes of text; \
+             the whole text (too large to inline) is saved at {}; use read_file with start/end \
+             or rerun with filter/from_line/to_line for specific ranges]",
+            chatcli::tools::cut::count(preview.chars().count() as u64),
+            chatcli::tools::cut::count(full.len() as u64),
+            saved.display()
+        ),
+        "the first line says the cut, the sizes and the path"
     );
-    assert!(
-        out.text.starts_with(&expected_head),
-        "{}",
-        &out.text[..400.min(out.text.len())]
-    );
-    assert!(
-        out.text
-            .ends_with("\n...(auto-truncated — full body saved to disk)")
-    );
-    let preview = &out.text[expected_head.len()
-        ..out.text.len() - "\n...(auto-truncated — full body saved to disk)".len()];
     assert!(preview.chars().count() <= PREVIEW_CHARS);
     assert!(preview.chars().count() > PREVIEW_CHARS / 2);
     assert!(
@@ -174,9 +175,11 @@ async fn the_threshold_variable_moves_the_cut() {
         out.saved_path.is_none(),
         "under the raised threshold the page is inlined"
     );
+    let first = out.text.lines().next().expect("a line");
     assert!(
-        out.text
-            .ends_with("more characters; narrow with filter or from_line/to_line)")
+        first.starts_with("[cut: shown the first 20,000 characters of the text's ")
+            && first.ends_with(" characters; narrow with filter or from_line/to_line]"),
+        "{first}"
     );
     assert!(out.text.chars().count() < 20_200, "cut at max_length");
     let small = call(
@@ -260,7 +263,13 @@ async fn non_utf8_and_multibyte_pages_are_cut_safely() {
     )
     .await
     .expect("fetched");
-    let first = out.text.lines().next().expect("a line");
+    let mut lines = out.text.lines();
+    let cut = lines.next().expect("the cut line");
+    assert!(
+        cut.starts_with("[cut: shown the first 1,001 characters of the selection's 24,000"),
+        "{cut}"
+    );
+    let first = lines.next().expect("a line");
     assert_eq!(first.chars().count(), 1001);
     let invalid = b"ok \xff\xfe bytes\n".repeat(10).to_vec();
     let server = serve("/bad", invalid, "text/plain").await;
@@ -446,23 +455,32 @@ async fn long_lines_show_the_match_and_read_in_slices() {
     std::fs::write(root.join("long.txt"), "0123456789".repeat(5_000)).expect("write");
     let args = json!({"file": "long.txt"});
     let first = call(&c, "read_file", args.clone()).await.expect("read");
+    let hint = first.text.lines().next().expect("a hint");
+    assert!(hint.starts_with("[cut: shown characters 1-"), "{hint}");
     assert!(
-        first.text.starts_with("1  0123456789"),
+        first
+            .text
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("1  0123456789")),
         "{}",
-        &first.text[..40]
+        &first.text[..200]
     );
-    let hint = first.text.lines().last().expect("a hint");
     let col: usize = hint
         .split("col=")
         .nth(1)
-        .and_then(|rest| rest.split(' ').next())
+        .and_then(|rest| rest.split([' ', ']']).next())
         .and_then(|n| n.parse().ok())
         .expect("a next column");
     assert!(hint.contains("start=1"), "{hint}");
     let next = json!({"file": "long.txt", "start": 1, "col": col});
     assert_ne!(next, args);
     let second = call(&c, "read_file", next).await.expect("read");
-    let shown = |text: &str| text.lines().next().map_or(0, |l| l.len() - 3);
+    let shown = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("1  "))
+            .map_or(0, |l| l.len() - 3)
+    };
     assert_eq!(shown(&first.text) + shown(&second.text), 50_000);
     assert!(
         second
