@@ -17,6 +17,7 @@ mod gate;
 mod hook_points;
 mod images;
 mod mcp_glue;
+pub mod measure;
 mod options;
 pub mod outbox;
 pub mod plan;
@@ -460,10 +461,10 @@ impl Agent {
             _ => self.thread.history.len(),
         };
         self.thread.prompt_starts[number] = Some(start);
-        push_user_text(&mut self.thread.history, text);
+        self.thread.history.push_user_text(text);
         if let Some(inlined) = inlined {
             // Rides in this turn's user message only: history from the next request on.
-            push_user_text(&mut self.thread.history, inlined);
+            self.thread.history.push_user_text(inlined);
         }
         self.attach_images();
         // The prompt is on disk before anything is sent: a crash now loses no question.
@@ -496,8 +497,10 @@ impl Agent {
             }
             state.turn += 1;
             self.emit(AgentEvent::TurnStarted { turn: state.turn });
-            let (request, offered) = self.assemble_request(mode, &tools, cancel).await;
-            let (mut response, error) = self.stream_with_retries(request, state.turn, cancel).await;
+            let (request, sent, offered) = self.assemble_request(mode, &tools, cancel).await;
+            let (mut response, error) = self
+                .stream_with_retries(request, sent, state.turn, cancel)
+                .await;
             let reminder = if error.is_none() && !response.interrupted {
                 self.take_text_calls(&mut response, &offered)
             } else {
@@ -527,7 +530,7 @@ impl Agent {
         mode: Mode,
         tools: &ToolRegistry,
         cancel: &CancellationToken,
-    ) -> (ModelRequest, Vec<String>) {
+    ) -> (ModelRequest, context::Sent, Vec<String>) {
         self.mcp_reports();
         self.refresh_bootstrap().await;
         let system = self.system_blocks(mode);
@@ -553,7 +556,8 @@ impl Agent {
             settled_messages,
             bridge_message: None,
         };
-        (self.bridge(self.fit_output_limit(request)), offered)
+        let (request, sent) = self.finish_request(request);
+        (request, sent, offered)
     }
 
     /// The guard step: a failed or interrupted request stops the prompt, and so does an answer
@@ -586,7 +590,7 @@ impl Agent {
                         reminder.why
                     ),
                 });
-                push_user_text(&mut self.thread.history, reminder.text);
+                self.thread.history.push_user_text(reminder.text);
                 return Verdict::Remind;
             }
             let ending = Ending::Answer(response.stop.unwrap_or(StopReason::EndTurn));

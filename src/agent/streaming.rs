@@ -178,12 +178,12 @@ struct Streamed {
 }
 
 impl Streamed {
-    /// Nothing received yet of the response to `request`.
-    fn for_request(request: &ModelRequest) -> Self {
+    /// Nothing received yet of the response to `request`, whose size and blocks are `sent`.
+    fn for_request(request: &ModelRequest, sent: context::Sent) -> Self {
         Streamed {
-            blocks: Some(ledger::request_blocks(request)),
+            blocks: Some(sent.blocks),
             unfinished: Unfinished {
-                request_bytes: serde_json::to_vec(request).map_or(0, |b| b.len()),
+                request_bytes: sent.bytes,
                 ..Unfinished::default()
             },
             limit: u64::from(request.max_output_tokens),
@@ -204,12 +204,15 @@ impl Agent {
     pub(super) async fn stream_with_retries(
         &mut self,
         request: ModelRequest,
+        sent: context::Sent,
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
         let mut attempt = 0u32;
         loop {
-            let (response, error) = self.stream_response(request.clone(), turn, cancel).await;
+            let (response, error) = self
+                .stream_response(request.clone(), sent.clone(), turn, cancel)
+                .await;
             let Some(error) = error else {
                 return (response, None);
             };
@@ -258,10 +261,11 @@ impl Agent {
     pub(super) async fn stream_response(
         &mut self,
         request: ModelRequest,
+        sent: context::Sent,
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
-        let mut streamed = Streamed::for_request(&request);
+        let mut streamed = Streamed::for_request(&request, sent);
         let mut stream = self.provider.stream(request);
         loop {
             let next = tokio::select! {
