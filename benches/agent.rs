@@ -167,10 +167,32 @@ fn per_request(c: &mut Criterion) {
                     let sent = request.clone();
                     let body = anthropic::build_body(&sent, CacheTtl::FiveMinutes);
                     let wire = serde_json::to_vec(&body).unwrap_or_default();
-                    (over, bytes, blocks, wire)
+                    // Returned, so dropping the compactor is not timed.
+                    (compactor, over, bytes, blocks, wire)
                 },
                 criterion::BatchSize::LargeInput,
             )
+        });
+        // The floor: what sending those bytes costs alone (the same request cloned, its body
+        // built and serialised), which no client avoids.
+        let mut floor = before.clone();
+        let request = ModelRequest {
+            model: "claude-sonnet-4-5".into(),
+            system: system.clone(),
+            tools: tools.clone(),
+            messages: floor.render_history(&history, &scratch, pressure),
+            max_output_tokens: 8192,
+            session_id: "s".into(),
+            effort: None,
+            settled_messages: floor.settled(),
+            bridge_message: None,
+        };
+        group.bench_function(format!("body_only_{requests}"), |b| {
+            b.iter(|| {
+                let sent = request.clone();
+                let body = anthropic::build_body(&sent, CacheTtl::FiveMinutes);
+                serde_json::to_vec(&body).unwrap_or_default()
+            })
         });
     }
     group.finish();
