@@ -497,10 +497,8 @@ impl Agent {
             }
             state.turn += 1;
             self.emit(AgentEvent::TurnStarted { turn: state.turn });
-            let (request, sent, offered) = self.assemble_request(mode, &tools, cancel).await;
-            let (mut response, error) = self
-                .stream_with_retries(request, sent, state.turn, cancel)
-                .await;
+            let (request, offered) = self.assemble_request(mode, &tools, cancel).await;
+            let (mut response, error) = self.stream_with_retries(request, state.turn, cancel).await;
             let reminder = if error.is_none() && !response.interrupted {
                 self.take_text_calls(&mut response, &offered)
             } else {
@@ -530,7 +528,7 @@ impl Agent {
         mode: Mode,
         tools: &ToolRegistry,
         cancel: &CancellationToken,
-    ) -> (ModelRequest, context::Sent, Vec<String>) {
+    ) -> ((ModelRequest, context::Sent), Vec<String>) {
         self.mcp_reports();
         self.refresh_bootstrap().await;
         let system = self.system_blocks(mode);
@@ -556,8 +554,7 @@ impl Agent {
             settled_messages,
             bridge_message: None,
         };
-        let (request, sent) = self.finish_request(request);
-        (request, sent, offered)
+        (self.finish_request(request), offered)
     }
 
     /// The guard step: a failed or interrupted request stops the prompt, and so does an answer

@@ -200,11 +200,11 @@ impl Agent {
     /// Streams a response, sending the request again after a retryable failure that came before
     /// any output (429, 529, 5xx, a dropped connection): exponential backoff with jitter, or the
     /// provider's `Retry-After`, at most `max_retries` times. A failure after output began is not
-    /// retried: the user already saw part of an answer.
+    /// retried: the user already saw part of an answer. The request comes with its size and
+    /// ledger blocks (`context::Sent`), worked out without serialising the history again.
     pub(super) async fn stream_with_retries(
         &mut self,
-        request: ModelRequest,
-        sent: context::Sent,
+        (request, sent): (ModelRequest, context::Sent),
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
