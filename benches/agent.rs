@@ -1,5 +1,8 @@
 //! Per-request work of the agent: prompt assembly and cache planning for a 200-message history
-//! (target: under 1 ms), tool-batch fingerprinting, and microcompact over 200 messages.
+//! (target: under 1 ms), tool-batch fingerprinting, microcompact over 200 messages, and
+//! (`per_request`) everything the agent does between a response and the next request at
+//! request 50 and 500 of a realistic session (issue 41: within 2x of each other, plus the bytes
+//! that must be sent).
 
 use std::path::Path;
 
@@ -8,7 +11,9 @@ use serde_json::json;
 
 use chatcli::agent::compaction::{CacheEconomics, Compactor, Pressure};
 use chatcli::agent::early_exit::Fingerprint;
-use chatcli::conversation::{ContentBlock, Message, ModelRequest, Role};
+use chatcli::agent::measure::{self, RequestSize};
+use chatcli::agent::summary;
+use chatcli::conversation::{ContentBlock, History, Message, ModelRequest, Role};
 use chatcli::prompt::{self, ledger};
 use chatcli::protocol::Mode;
 use chatcli::provider::anthropic::{self, CacheTtl};
@@ -41,6 +46,156 @@ fn history(messages: usize) -> Vec<Message> {
         i += 1;
     }
     out
+}
+
+/// The history after `requests` requests of a realistic session, as the agent keeps it: a prompt
+/// every ten requests (with its `<context>` block), each request an assistant turn with a short
+/// text and a tool call, then its result — a search or a command of a few hundred characters,
+/// and one in four a file read of 2–8 KB (consumed into a pointer once the model saw it).
+fn session(requests: usize) -> Vec<Message> {
+    let mut out = Vec::new();
+    for i in 0..requests {
+        if i % 10 == 0 {
+            let prompt = format!(
+                "step {i}: now make the parser accept trailing commas and run the tests\n\n\
+                 <context>\ndate: 2026-12-02 · directory: /w\n</context>"
+            );
+            chatcli::conversation::push_user_text(&mut out, prompt);
+        }
+        let (name, input, content) = match i % 4 {
+            0 => (
+                "read_file",
+                json!({"file": format!("src/parser/part_{i}.rs")}),
+                format!("{i:>4}  fn parse_{i}(input: &str) -> Result<Node, Error> {{ todo }}\n")
+                    .repeat(40 + i % 80),
+            ),
+            1 => (
+                "search_files",
+                json!({"pattern": format!("parse_{i}"), "path": "src"}),
+                format!("src/parser/part_{i}.rs:12:    parse_{i}(&tokens)\n").repeat(6),
+            ),
+            2 => (
+                "run_command",
+                json!({"cmd": "cargo test -q parser"}),
+                format!(
+                    "running 24 tests\n........................\ntest result: ok. {i} passed\n"
+                ),
+            ),
+            _ => (
+                "edit_file",
+                json!({"file": format!("src/parser/part_{i}.rs"), "old": "a,", "new": "a, b,"}),
+                "edited src/parser/part.rs: 1 replacement".to_string(),
+            ),
+        };
+        let id = format!("toolu_{i:06}");
+        out.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Text {
+                    text: format!("Looking at part {i} of the parser next."),
+                },
+                ContentBlock::ToolUse {
+                    id: id.clone(),
+                    name: name.into(),
+                    input,
+                },
+            ],
+        });
+        out.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id,
+                content,
+                is_error: false,
+            }],
+        });
+    }
+    out
+}
+
+/// The context window the per-request bench assumes (Claude's).
+const WINDOW: u64 = 200_000;
+
+/// The agent's work between a response and the next request, at request `requests` of a
+/// session: the history (two messages newer than the last render) rendered by microcompact, the
+/// context guard's and the output limit's size checks, the cache ledger's blocks, the request's
+/// size for an unfinished response, and the Anthropic body built and serialised.
+fn per_request(c: &mut Criterion) {
+    let mut group = c.benchmark_group("per_request");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scratch = Scratch::private(dir.path().to_path_buf());
+    let pressure = Pressure {
+        context_share: 0.1,
+        economics: CacheEconomics::default(),
+    };
+    let tools = ToolRegistry::for_mode(Mode::Agent).specs();
+    let system = prompt::stable_blocks(Mode::Agent, Path::new("/w"), &[], Some("Facts: 12 stored"));
+    for requests in [50, 500] {
+        let whole = session(requests);
+        let mut before = Compactor::default();
+        let mut history = History::from(whole[..whole.len() - 2].to_vec());
+        before.render_history(&history, &scratch, pressure);
+        for message in &whole[whole.len() - 2..] {
+            history.push(message.clone());
+        }
+        group.bench_function(format!("request_{requests}"), |b| {
+            b.iter_batched(
+                || before.clone(),
+                |mut compactor| {
+                    // `Agent::assemble_request`, `finish_request` and `stream_with_retries`.
+                    let messages = compactor.render_history(&history, &scratch, pressure);
+                    let size = RequestSize::new(&system, &tools, compactor.rendered().sizes());
+                    let over = size.over(&messages, WINDOW, summary::GUARD_SHARE);
+                    let request = ModelRequest {
+                        model: "claude-sonnet-4-5".into(),
+                        system: system.clone(),
+                        tools: tools.clone(),
+                        messages,
+                        max_output_tokens: 8192,
+                        session_id: "s".into(),
+                        effort: None,
+                        settled_messages: compactor.settled(),
+                        bridge_message: None,
+                    };
+                    let mut request = size.fit_output_limit(request, WINDOW);
+                    let blocks = ledger::blocks_with(
+                        &request,
+                        compactor.rendered().blocks().cloned().collect(),
+                    );
+                    let bytes = measure::request_bytes(&mut request, size.messages);
+                    // The provider: the body built and serialised once.
+                    let sent = request.clone();
+                    let body = anthropic::build_body(&sent, CacheTtl::FiveMinutes);
+                    let wire = serde_json::to_vec(&body).unwrap_or_default();
+                    // Returned, so dropping the compactor is not timed.
+                    (compactor, over, bytes, blocks, wire)
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        // The floor: what sending those bytes costs alone (the same request cloned, its body
+        // built and serialised), which no client avoids.
+        let mut floor = before.clone();
+        let request = ModelRequest {
+            model: "claude-sonnet-4-5".into(),
+            system: system.clone(),
+            tools: tools.clone(),
+            messages: floor.render_history(&history, &scratch, pressure),
+            max_output_tokens: 8192,
+            session_id: "s".into(),
+            effort: None,
+            settled_messages: floor.settled(),
+            bridge_message: None,
+        };
+        group.bench_function(format!("body_only_{requests}"), |b| {
+            b.iter(|| {
+                let sent = request.clone();
+                let body = anthropic::build_body(&sent, CacheTtl::FiveMinutes);
+                serde_json::to_vec(&body).unwrap_or_default()
+            })
+        });
+    }
+    group.finish();
 }
 
 fn agent(c: &mut Criterion) {
@@ -93,5 +248,5 @@ fn agent(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, agent);
+criterion_group!(benches, agent, per_request);
 criterion_main!(benches);

@@ -9,9 +9,14 @@ session makes TOOL_CALLS + 1 requests. Stateless: the count comes from the reque
 Usage: scripts/mock_sse.py PORT [TOOL_CALLS [TOOL ARGS_JSON]]
   (default 5 `read_file` calls of notes<n>.txt: a 6-request session; with TOOL and ARGS_JSON,
   every call is that tool with those arguments, on the OpenAI Chat wire: scripts/curves.sh)
+With MOCK_GAPS=FILE, each request appends a line to FILE: its number, the milliseconds since the
+previous response was written (chatcli's own time between a response's end and the next
+request's start, seen from the server) and the request body's bytes.
 """
 import json
+import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOOL_CALLS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -86,11 +91,24 @@ def anthropic(body):
     return sse(events)
 
 
+GAPS = os.environ.get("MOCK_GAPS")
+LAST_END = [None, 0]
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: with Nagle's algorithm the body waits for the
+    # client's delayed ACK (~40 ms), which would be counted as chatcli's time.
+    disable_nagle_algorithm = True
 
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        start = time.monotonic()
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if GAPS and LAST_END[0] is not None:
+            LAST_END[1] += 1
+            with open(GAPS, "a") as out:
+                out.write(f"{LAST_END[1]} {(start - LAST_END[0]) * 1000:.3f} {len(raw)}\n")
+        body = json.loads(raw or b"{}")
         if self.path.endswith("/chat/completions"):
             payload = openai(body)
         elif self.path.endswith("/messages"):
@@ -103,6 +121,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+        self.wfile.flush()
+        LAST_END[0] = time.monotonic()
 
     def log_message(self, *args):
         pass

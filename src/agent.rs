@@ -18,6 +18,7 @@ mod hook_points;
 mod images;
 mod init;
 mod mcp_glue;
+pub mod measure;
 mod options;
 pub mod outbox;
 pub mod paste;
@@ -462,10 +463,10 @@ impl Agent {
             _ => self.thread.history.len(),
         };
         self.thread.prompt_starts[number] = Some(start);
-        push_user_text(&mut self.thread.history, text);
+        self.thread.history.push_user_text(text);
         if let Some(inlined) = inlined {
             // Rides in this turn's user message only: history from the next request on.
-            push_user_text(&mut self.thread.history, inlined);
+            self.thread.history.push_user_text(inlined);
         }
         self.attach_images();
         // The prompt is on disk before anything is sent: a crash now loses no question.
@@ -529,7 +530,7 @@ impl Agent {
         mode: Mode,
         tools: &ToolRegistry,
         cancel: &CancellationToken,
-    ) -> (ModelRequest, Vec<String>) {
+    ) -> ((ModelRequest, context::Sent), Vec<String>) {
         self.mcp_reports();
         self.refresh_bootstrap().await;
         let system = self.system_blocks(mode);
@@ -555,7 +556,7 @@ impl Agent {
             settled_messages,
             bridge_message: None,
         };
-        (self.bridge(self.fit_output_limit(request)), offered)
+        (self.finish_request(request), offered)
     }
 
     /// The guard step: a failed or interrupted request stops the prompt, and so does an answer
@@ -588,7 +589,7 @@ impl Agent {
                         reminder.why
                     ),
                 });
-                push_user_text(&mut self.thread.history, reminder.text);
+                self.thread.history.push_user_text(reminder.text);
                 return Verdict::Remind;
             }
             let ending = Ending::Answer(response.stop.unwrap_or(StopReason::EndTurn));

@@ -211,6 +211,91 @@ impl MarkerPlaces {
     }
 }
 
+/// The agent's history: the messages, each with a stamp that is new whenever the message is
+/// added or changed. What is worked out of a message once (its size, its hash, its compacted
+/// form) is kept under its stamp, so each request pays for what changed, not for the whole
+/// history. Reading goes through `Deref` to a slice; every change goes through a method here,
+/// so no message can change without a new stamp.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    messages: Vec<Message>,
+    stamps: Vec<u64>,
+}
+
+/// The next stamp: unique in the process, so two histories (a fold, a specialist's) never
+/// share one by chance; a copy (`clone`) shares its stamps, which stay true, since any change to
+/// either copy stamps the changed message anew.
+fn fresh_stamp() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl History {
+    /// Each message's stamp, in order.
+    pub fn stamps(&self) -> &[u64] {
+        &self.stamps
+    }
+
+    /// Appends a message.
+    pub fn push(&mut self, message: Message) {
+        self.messages.push(message);
+        self.stamps.push(fresh_stamp());
+    }
+
+    /// The last message, to change in place: it gets a new stamp.
+    pub fn last_mut(&mut self) -> Option<&mut Message> {
+        let stamp = self.stamps.last_mut()?;
+        *stamp = fresh_stamp();
+        self.messages.last_mut()
+    }
+
+    /// Keeps the first `len` messages.
+    pub fn truncate(&mut self, len: usize) {
+        self.messages.truncate(len);
+        self.stamps.truncate(len);
+    }
+
+    /// Appends user text, merging into a trailing user message (`push_user_text`).
+    pub fn push_user_text(&mut self, text: String) {
+        match self.messages.last().map(|m| m.role) {
+            Some(Role::User) => {
+                if let Some(last) = self.last_mut() {
+                    last.content.push(ContentBlock::Text { text });
+                }
+            }
+            _ => self.push(Message::user_text(text)),
+        }
+    }
+
+    /// Every message, to change in place: each gets a new stamp.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Message> {
+        for stamp in &mut self.stamps {
+            *stamp = fresh_stamp();
+        }
+        self.messages.iter_mut()
+    }
+
+    /// The messages, without their stamps.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+}
+
+impl From<Vec<Message>> for History {
+    fn from(messages: Vec<Message>) -> Self {
+        let stamps = messages.iter().map(|_| fresh_stamp()).collect();
+        History { messages, stamps }
+    }
+}
+
+impl std::ops::Deref for History {
+    type Target = [Message];
+
+    fn deref(&self) -> &[Message] {
+        &self.messages
+    }
+}
+
 /// Appends user text to the history, merging into a trailing user message so roles keep alternating.
 pub fn push_user_text(history: &mut Vec<Message>, text: String) {
     match history.last_mut() {
@@ -235,5 +320,39 @@ mod tests {
         });
         push_user_text(&mut history, "c".into());
         assert_eq!(history.len(), 3);
+    }
+
+    #[test]
+    fn a_message_gets_a_new_stamp_when_it_is_added_or_changed_and_keeps_it_otherwise() {
+        let mut history = History::from(vec![Message::user_text("a")]);
+        let first = history.stamps().to_vec();
+        history.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text { text: "x".into() }],
+        });
+        assert_eq!(
+            history.stamps()[0],
+            first[0],
+            "an older message keeps its stamp"
+        );
+        let second = history.stamps()[1];
+        history.push_user_text("b".into());
+        history.push_user_text("c".into());
+        assert_eq!(history.len(), 3, "c merged into b's message");
+        let third = history.stamps()[2];
+        assert_eq!(history.stamps()[..2], [first[0], second]);
+        history.last_mut();
+        assert_ne!(
+            history.stamps()[2],
+            third,
+            "a message changed in place is new"
+        );
+        let copy = History::from(history.to_vec());
+        assert!(
+            copy.stamps().iter().all(|s| !history.stamps().contains(s)),
+            "another history never shares a stamp"
+        );
+        history.truncate(1);
+        assert_eq!(history.stamps(), &first[..]);
     }
 }

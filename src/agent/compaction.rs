@@ -20,11 +20,13 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use crate::conversation::{ContentBlock, Message, Role};
+use crate::conversation::{ContentBlock, History, Message, Role};
 use crate::tools::{Scratch, last_chars, take_chars};
 
 pub mod knobs;
+mod memo;
 pub mod placement;
+pub use memo::Memo;
 use placement::Placement;
 
 /// When compactions are applied.
@@ -130,6 +132,8 @@ pub struct Compactor {
     placements: HashMap<String, Placement>,
     /// Leading messages of the last render that the next one sends unchanged.
     settled: Option<usize>,
+    /// What each message of the last history rendered came to, kept under its stamp.
+    memo: Memo,
 }
 
 /// A pending decision of the batched schedule, for tests and logs.
@@ -149,7 +153,13 @@ impl Compactor {
             force_summary: false,
             placements: HashMap::new(),
             settled: None,
+            memo: Memo::default(),
         }
+    }
+
+    /// What the last render's messages came to: their ledger blocks and serialised sizes.
+    pub fn rendered(&self) -> &Memo {
+        &self.memo
     }
 
     /// How many leading messages of the last render the next request sends unchanged (`None`:
@@ -183,20 +193,33 @@ impl Compactor {
     }
 
     /// The messages to send for `history`, compacted; `scratch` keeps originals of summaries.
+    /// A plain list of messages has no stamps: every message is read again
+    /// (`render_history` is what the agent calls).
     pub fn render(
         &mut self,
         history: &[Message],
         scratch: &Scratch,
         pressure: Pressure,
     ) -> Vec<Message> {
-        let ages = result_ages(history);
-        let targets: HashMap<&str, Stage> = ages
-            .iter()
-            .map(|(id, (age, chars))| (id.as_str(), self.target(*age, *chars)))
-            .collect();
+        self.render_history(&History::from(history.to_vec()), scratch, pressure)
+    }
+
+    /// The messages to send for `history`, compacted. Only messages that are new or changed
+    /// since the last render, or whose results changed form, are read and serialised again;
+    /// their sizes and ledger blocks are then in `rendered()`.
+    pub fn render_history(
+        &mut self,
+        history: &History,
+        scratch: &Scratch,
+        pressure: Pressure,
+    ) -> Vec<Message> {
+        let mut memo = std::mem::take(&mut self.memo);
+        memo.refresh(history);
+        let ages = memo.ages(history);
         let apply_now = match self.settings.schedule {
             Schedule::Eager => true,
             Schedule::Batched => {
+                let targets = self.targets(&ages);
                 self.batch_decision(history, &targets, pressure).apply || self.force_summary
             }
             // Only the context guard moves stages; placements do the rest.
@@ -204,42 +227,24 @@ impl Compactor {
         };
         self.settled = None;
         if self.settings.schedule == Schedule::Consumed && self.settings.enabled {
-            self.place_arrivals(history, &ages, scratch, pressure);
+            self.place_arrivals(history, &memo, &ages, scratch, pressure);
         }
         if apply_now {
-            for (id, stage) in &targets {
-                self.applied.insert((*id).to_string(), *stage);
-            }
+            let targets: Vec<(String, Stage)> = ages
+                .iter()
+                .map(|(id, (age, chars))| (id.clone(), self.target(*age, *chars)))
+                .collect();
+            self.applied.extend(targets);
         }
-        history
-            .iter()
-            .map(|message| Message {
-                role: message.role,
-                content: message
-                    .content
-                    .iter()
-                    .map(|block| match block {
-                        ContentBlock::ToolResult {
-                            tool_use_id,
-                            content,
-                            is_error,
-                        } => ContentBlock::ToolResult {
-                            tool_use_id: tool_use_id.clone(),
-                            content: self.form_at(tool_use_id, content, scratch, &ages),
-                            is_error: *is_error,
-                        },
-                        ContentBlock::Text { text } if message.role == Role::User => {
-                            match mentions_id(text) {
-                                Some(id) => ContentBlock::Text {
-                                    text: self.form_at(&id, text, scratch, &ages),
-                                },
-                                None => block.clone(),
-                            }
-                        }
-                        other => other.clone(),
-                    })
-                    .collect(),
-            })
+        let out = self.render_with(&mut memo, history, scratch, &ages);
+        self.memo = memo;
+        out
+    }
+
+    /// The stage each result should be at for its age.
+    fn targets<'a>(&self, ages: &'a HashMap<String, (usize, usize)>) -> HashMap<&'a str, Stage> {
+        ages.iter()
+            .map(|(id, (age, chars))| (id.as_str(), self.target(*age, *chars)))
             .collect()
     }
 
@@ -377,40 +382,10 @@ fn compactable(message: &Message) -> Vec<(String, &str)> {
 /// The age of a result is the number of assistant messages after the one that asked for it;
 /// the age of mention content, the number after its own message.
 pub fn result_ages(history: &[Message]) -> HashMap<String, (usize, usize)> {
-    let assistants_after: Vec<usize> = {
-        let mut counts = vec![0; history.len()];
-        let mut seen = 0;
-        for i in (0..history.len()).rev() {
-            counts[i] = seen;
-            if history[i].role == Role::Assistant {
-                seen += 1;
-            }
-        }
-        counts
-    };
-    let mut asked_at: HashMap<&str, usize> = HashMap::new();
-    for (i, message) in history.iter().enumerate() {
-        if message.role == Role::Assistant {
-            for (id, _, _) in message.tool_uses() {
-                asked_at.insert(id, i);
-            }
-        }
-    }
-    let mut ages = HashMap::new();
-    for (index, message) in history.iter().enumerate() {
-        for (id, content) in compactable(message) {
-            let age = if id.starts_with(MENTIONS_ID) {
-                assistants_after[index]
-            } else {
-                asked_at
-                    .get(id.as_str())
-                    .map(|i| assistants_after[*i])
-                    .unwrap_or(0)
-            };
-            ages.insert(id, (age, content.chars().count()));
-        }
-    }
-    ages
+    let history = History::from(history.to_vec());
+    let mut memo = Memo::default();
+    memo.refresh(&history);
+    memo.ages(&history)
 }
 
 /// Head and tail of `text` with a marker between, cut at nearby line boundaries (characters).

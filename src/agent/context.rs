@@ -2,11 +2,18 @@
 //! sent (microcompacted), the context guard with its summary, and the volatile blocks of the
 //! newest user turn.
 
+use super::measure::RequestSize;
 use super::thread::{LoggedHistory, message_hash};
 use super::*;
 
-/// The smallest `max_tokens` a request asks for, however full the window.
-const MIN_OUTPUT_TOKENS: u32 = 16;
+/// What is known of a request before it is sent, worked out from the sizes the compactor kept.
+#[derive(Debug, Clone)]
+pub(super) struct Sent {
+    /// The request's length serialised as JSON.
+    pub(super) bytes: usize,
+    /// The request cut into the cache ledger's blocks.
+    pub(super) blocks: Vec<ledger::Block>,
+}
 
 /// Opens the memory store for a session and freezes its digest; memory failures only warn.
 pub(super) fn open_memory(
@@ -187,25 +194,32 @@ impl Agent {
             context_share,
             economics,
         };
-        self.thread
-            .compactor
-            .render(&self.thread.history, &self.tools.ctx.scratch, pressure)
+        self.thread.compactor.render_history(
+            &self.thread.history,
+            &self.tools.ctx.scratch,
+            pressure,
+        )
     }
 
-    /// Whether a request of these parts would fill more than 85% of the model's window.
+    /// Whether a request of these parts would fill more than 85% of the model's window;
+    /// `messages` are the compactor's last render, whose sizes it kept.
     pub(super) fn over_guard(
         &self,
         system: &[crate::conversation::SystemBlock],
         tools: &[crate::conversation::ToolSpec],
         messages: &[Message],
     ) -> bool {
-        let window = self.context_window();
-        let bytes = serde_json::to_vec(system).map(|b| b.len()).unwrap_or(0)
-            + serde_json::to_vec(tools).map(|b| b.len()).unwrap_or(0)
-            + serde_json::to_vec(messages).map(|b| b.len()).unwrap_or(0);
-        // An image's base64 is no measure of its tokens: counted at what it costs at most.
-        let bytes = super::images::weigh_images(messages, bytes);
-        crate::tokens::rough(bytes) as f64 > window as f64 * summary::GUARD_SHARE
+        self.request_size(system, tools)
+            .over(messages, self.context_window(), summary::GUARD_SHARE)
+    }
+
+    /// The size of a request of these parts and the compactor's last render.
+    fn request_size(
+        &self,
+        system: &[crate::conversation::SystemBlock],
+        tools: &[crate::conversation::ToolSpec],
+    ) -> RequestSize {
+        RequestSize::new(system, tools, self.thread.compactor.rendered().sizes())
     }
 
     /// The context window the server or the catalog reported, if either did.
@@ -222,20 +236,20 @@ impl Agent {
             .unwrap_or(super::FALLBACK_CONTEXT_WINDOW)
     }
 
-    /// The request with `max_tokens` lowered to what the window has left after its input (an
-    /// estimate from its size), so a small local context is never asked for more than it holds.
-    pub(super) fn fit_output_limit(&self, mut request: ModelRequest) -> ModelRequest {
-        let bytes = serde_json::to_vec(&request.system).map_or(0, |b| b.len())
-            + serde_json::to_vec(&request.tools).map_or(0, |b| b.len())
-            + serde_json::to_vec(&request.messages).map_or(0, |b| b.len());
-        let input = crate::tokens::rough(bytes);
-        let left = self.context_window().saturating_sub(input);
-        // A request over the window still asks for a little: the server's own error says why.
-        let left = u32::try_from(left)
-            .unwrap_or(u32::MAX)
-            .max(MIN_OUTPUT_TOKENS);
-        request.max_output_tokens = request.max_output_tokens.min(left);
-        request
+    /// The request as sent, and what is known of it before it is: `max_tokens` lowered to what
+    /// the window has left after its input (`RequestSize::fit_output_limit`), the bridge marker
+    /// placed, and its size and ledger blocks from the sizes the compactor kept of its messages
+    /// (the compactor's last render). Nothing here serialises the history again.
+    pub(super) fn finish_request(&mut self, request: ModelRequest) -> (ModelRequest, Sent) {
+        let size = self.request_size(&request.system, &request.tools);
+        let request = size.fit_output_limit(request, self.context_window());
+        let mut request = self.bridge(request);
+        let blocks = ledger::blocks_with(
+            &request,
+            self.thread.compactor.rendered().blocks().cloned().collect(),
+        );
+        let bytes = super::measure::request_bytes(&mut request, size.messages);
+        (request, Sent { bytes, blocks })
     }
 
     /// The request with a bridge marker where the last request's rolling marker was, when it
@@ -329,7 +343,7 @@ impl Agent {
             .history
             .get(cut)
             .is_some_and(|m| m.role == Role::User);
-        self.thread.history = summary::fold(&self.thread.history, cut, text.trim());
+        self.thread.history = summary::fold(&self.thread.history, cut, text.trim()).into();
         for (number, start) in self.thread.prompt_starts.iter_mut().enumerate() {
             match *start {
                 Some(at) if at >= cut => *start = Some(at - cut + usize::from(!merged)),
@@ -348,7 +362,7 @@ impl Agent {
             ),
         });
         self.sink.append_history(&HistoryRecord::HistoryReset {
-            messages: self.thread.history.clone(),
+            messages: self.thread.history.to_vec(),
         });
         self.thread.logged = LoggedHistory::of(&self.thread.history);
         // The volatile blocks rode in the folded messages: send them again.

@@ -181,10 +181,9 @@ impl Agent {
             gate::report(&outcome.runs, &self.sink);
             let Some(reason) = outcome.blocked else { break };
             continued += 1;
-            push_user_text(
-                &mut self.thread.history,
-                format!("[a Stop hook asks you to go on] {reason}"),
-            );
+            self.thread
+                .history
+                .push_user_text(format!("[a Stop hook asks you to go on] {reason}"));
             (text, ending) = self.run_turns(number, mode, cancel).await;
         }
         (text, ending)

@@ -425,7 +425,7 @@ impl super::Agent {
         self.thread.prompt_starts.truncate(prompt);
         self.sink
             .append_history(&crate::session_log::HistoryRecord::HistoryReset {
-                messages: self.thread.history.clone(),
+                messages: self.thread.history.to_vec(),
             });
         self.thread.logged = super::thread::LoggedHistory::of(&self.thread.history);
         // The volatile blocks rode in the dropped messages: send them again.

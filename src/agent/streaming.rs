@@ -178,17 +178,17 @@ struct Streamed {
 }
 
 impl Streamed {
-    /// Nothing received yet of the response to `request`.
-    fn for_request(request: &ModelRequest, rule: crate::provider::images::TokenRule) -> Self {
+    /// Nothing received yet of the response to `request`, whose size and blocks are `sent`.
+    fn for_request(
+        request: &ModelRequest,
+        sent: context::Sent,
+        rule: crate::provider::images::TokenRule,
+    ) -> Self {
         Streamed {
-            blocks: Some(ledger::request_blocks(request)),
+            blocks: Some(sent.blocks),
             unfinished: Unfinished {
                 // Images by the provider's formula, not their base64 bytes.
-                request_bytes: super::images::estimate_bytes(
-                    &request.messages,
-                    serde_json::to_vec(request).map_or(0, |b| b.len()),
-                    rule,
-                ),
+                request_bytes: super::images::estimate_bytes(&request.messages, sent.bytes, rule),
                 ..Unfinished::default()
             },
             limit: u64::from(request.max_output_tokens),
@@ -205,16 +205,19 @@ impl Agent {
     /// Streams a response, sending the request again after a retryable failure that came before
     /// any output (429, 529, 5xx, a dropped connection): exponential backoff with jitter, or the
     /// provider's `Retry-After`, at most `max_retries` times. A failure after output began is not
-    /// retried: the user already saw part of an answer.
+    /// retried: the user already saw part of an answer. The request comes with its size and
+    /// ledger blocks (`context::Sent`), worked out without serialising the history again.
     pub(super) async fn stream_with_retries(
         &mut self,
-        request: ModelRequest,
+        (request, sent): (ModelRequest, context::Sent),
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
         let mut attempt = 0u32;
         loop {
-            let (response, error) = self.stream_response(request.clone(), turn, cancel).await;
+            let (response, error) = self
+                .stream_response(request.clone(), sent.clone(), turn, cancel)
+                .await;
             let Some(error) = error else {
                 return (response, None);
             };
@@ -263,11 +266,12 @@ impl Agent {
     pub(super) async fn stream_response(
         &mut self,
         request: ModelRequest,
+        sent: context::Sent,
         turn: u32,
         cancel: &CancellationToken,
     ) -> (Response, Option<ProviderError>) {
         let rule = crate::provider::images::rule_for(self.provider.name());
-        let mut streamed = Streamed::for_request(&request, rule);
+        let mut streamed = Streamed::for_request(&request, sent, rule);
         let mut stream = self.provider.stream(request);
         loop {
             let next = tokio::select! {

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::{compaction, rewind, streaming};
-use crate::conversation::Message;
+use crate::conversation::{History, Message};
 
 /// What the session log already holds of the history.
 pub(super) struct LoggedHistory {
@@ -39,7 +39,7 @@ pub(super) fn message_hash(message: &Message) -> u64 {
 
 /// The conversation and its bookkeeping.
 pub(super) struct Thread {
-    pub(super) history: Vec<Message>,
+    pub(super) history: History,
     /// How much of the history the session log has, and the hash of its last message.
     pub(super) logged: LoggedHistory,
     /// Every tool-call id of the session, to keep them unique.
@@ -72,7 +72,7 @@ impl Thread {
             folded_prompts: 0,
             snapshots,
             compactor: compaction::Compactor::new(compaction),
-            history,
+            history: History::from(history),
         }
     }
 }

@@ -30,10 +30,25 @@ pub struct Block {
 }
 
 fn hash_of(value: &impl Serialize) -> (u64, u64) {
+    let (hash, bytes) = sent_bytes(value);
+    (hash, crate::tokens::rough(bytes))
+}
+
+/// The hash of `value` serialised, and its length in bytes: what a block is compared by.
+pub fn sent_bytes(value: &impl Serialize) -> (u64, usize) {
     let bytes = serde_json::to_vec(value).unwrap_or_default();
     let mut hasher = DefaultHasher::new();
     bytes.hash(&mut hasher);
-    (hasher.finish(), crate::tokens::rough(bytes.len()))
+    (hasher.finish(), bytes.len())
+}
+
+/// The block of message `index`, from its `sent_bytes`.
+pub fn message_block(index: usize, message: &Message, hash: u64, bytes: usize) -> Block {
+    Block {
+        label: message_label(index, message),
+        hash,
+        tokens: crate::tokens::rough(bytes),
+    }
 }
 
 fn message_label(index: usize, message: &Message) -> String {
@@ -50,8 +65,18 @@ fn message_label(index: usize, message: &Message) -> String {
 
 /// The request cut into blocks, in wire order.
 pub fn request_blocks(request: &ModelRequest) -> Vec<Block> {
+    let messages = request.messages.iter().enumerate().map(|(i, message)| {
+        let (hash, bytes) = sent_bytes(message);
+        message_block(i, message, hash, bytes)
+    });
+    blocks_with(request, messages.collect())
+}
+
+/// The request cut into blocks, its messages' blocks already made (the compactor keeps each
+/// message's block until the message changes: `compaction::Memo`).
+pub fn blocks_with(request: &ModelRequest, messages: Vec<Block>) -> Vec<Block> {
     let mut blocks =
-        Vec::with_capacity(request.tools.len() + request.system.len() + request.messages.len());
+        Vec::with_capacity(request.tools.len() + request.system.len() + messages.len());
     for tool in &request.tools {
         let (hash, tokens) = hash_of(tool);
         blocks.push(Block {
@@ -68,14 +93,7 @@ pub fn request_blocks(request: &ModelRequest) -> Vec<Block> {
             tokens,
         });
     }
-    for (i, message) in request.messages.iter().enumerate() {
-        let (hash, tokens) = hash_of(message);
-        blocks.push(Block {
-            label: message_label(i, message),
-            hash,
-            tokens,
-        });
-    }
+    blocks.extend(messages);
     blocks
 }
 

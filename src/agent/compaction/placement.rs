@@ -15,8 +15,8 @@
 use std::collections::HashMap;
 
 use super::{
-    CacheEconomics, Compactor, Pressure, REREAD_SHARE, REREAD_TOKENS, Schedule, Stage, compactable,
-    guess_kind, safe_name,
+    CacheEconomics, Compactor, Memo, Pressure, REREAD_SHARE, REREAD_TOKENS, Schedule, Stage,
+    compactable, guess_kind, safe_name,
 };
 use crate::conversation::{Message, Role};
 use crate::tokens::rough;
@@ -124,7 +124,41 @@ impl Compactor {
     pub(super) fn place_arrivals(
         &mut self,
         history: &[Message],
+        memo: &Memo,
         ages: &HashMap<String, (usize, usize)>,
+        scratch: &Scratch,
+        pressure: Pressure,
+    ) {
+        let arrived = memo
+            .entries
+            .iter()
+            .flat_map(|e| &e.parts)
+            .any(|p| !self.placements.contains_key(&p.id));
+        if arrived {
+            self.place_new(history, memo, scratch, pressure);
+        }
+        for (index, entry) in memo.entries.iter().enumerate() {
+            for part in &entry.parts {
+                let fresh = ages.get(&part.id).is_none_or(|(age, _)| *age == 0);
+                if fresh
+                    && matches!(
+                        self.placements.get(&part.id),
+                        Some(Placement::Consume { .. })
+                    )
+                    && self.settled.is_none()
+                {
+                    self.settled = Some(index);
+                }
+            }
+        }
+    }
+
+    /// Decides the placement of every result that has none yet. The context a re-read would
+    /// carry is the history's tokens with consumed results counted as their pointers.
+    fn place_new(
+        &mut self,
+        history: &[Message],
+        memo: &Memo,
         scratch: &Scratch,
         pressure: Pressure,
     ) {
@@ -134,38 +168,51 @@ impl Compactor {
                 calls.insert(id, (name, input));
             }
         }
-        let tokens = |m: &Message| rough(serde_json::to_vec(m).map(|b| b.len()).unwrap_or(0));
-        // The context a re-read would carry: consumed results count as their pointers.
-        let consumed: u64 = history
+        let consumed: u64 = memo
+            .entries
             .iter()
-            .flat_map(compactable)
-            .filter(|(id, _)| matches!(self.placements.get(id), Some(Placement::Consume { .. })))
-            .map(|(_, content)| rough(content.len()))
+            .flat_map(|e| &e.parts)
+            .filter(|p| matches!(self.placements.get(&p.id), Some(Placement::Consume { .. })))
+            .map(|p| rough(p.bytes))
             .sum();
-        let context_tokens = history
+        let context_tokens = memo
+            .entries
             .iter()
-            .map(tokens)
+            .map(|e| e.tokens)
             .sum::<u64>()
             .saturating_sub(consumed);
         let requests = history.iter().filter(|m| m.role == Role::Assistant).count() as u64;
         let horizon = requests.clamp(MIN_HORIZON, MAX_HORIZON);
         let null = serde_json::Value::Null;
-        for (index, message) in history.iter().enumerate() {
+        for (message, entry) in history.iter().zip(&memo.entries) {
+            if entry
+                .parts
+                .iter()
+                .all(|p| self.placements.contains_key(&p.id))
+            {
+                continue;
+            }
             for (id, content) in compactable(message) {
-                if !self.placements.contains_key(&id) {
-                    let arrival = Arrival {
-                        tokens: rough(content.len()),
-                        context_tokens,
-                        horizon,
-                        economics: pressure.economics,
-                    };
-                    let (tool, args) = calls
-                        .get(id.as_str())
-                        .copied()
-                        .unwrap_or(("@ mention", &null));
-                    let placement = if content.chars().count() < self.settings.consume_min_chars
-                        || !arrival.consume_pays()
-                    {
+                if self.placements.contains_key(&id) {
+                    continue;
+                }
+                let arrival = Arrival {
+                    tokens: rough(content.len()),
+                    context_tokens,
+                    horizon,
+                    economics: pressure.economics,
+                };
+                let (tool, args) = calls
+                    .get(id.as_str())
+                    .copied()
+                    .unwrap_or(("@ mention", &null));
+                let chars = entry
+                    .parts
+                    .iter()
+                    .find(|p| p.id == id)
+                    .map_or(0, |p| p.chars);
+                let placement =
+                    if chars < self.settings.consume_min_chars || !arrival.consume_pays() {
                         Placement::Keep
                     } else {
                         // Consumed only when the original is on disk: the pointer must lead to it.
@@ -179,15 +226,7 @@ impl Compactor {
                             Err(_) => Placement::Keep,
                         }
                     };
-                    self.placements.insert(id.clone(), placement);
-                }
-                let fresh = ages.get(&id).is_none_or(|(age, _)| *age == 0);
-                if fresh
-                    && matches!(self.placements.get(&id), Some(Placement::Consume { .. }))
-                    && self.settled.is_none()
-                {
-                    self.settled = Some(index);
-                }
+                self.placements.insert(id, placement);
             }
         }
     }
