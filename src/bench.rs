@@ -399,12 +399,12 @@ struct Run<'a> {
 }
 
 /// What a run sends: the prompts and the pause before each (seconds), the specialists' lanes,
-/// and the mode.
+/// and the mode of each prompt.
 struct Work {
     prompts: Vec<Prompt>,
     pauses: Vec<u64>,
     lanes: Vec<Prompt>,
-    mode: Mode,
+    modes: Vec<Mode>,
 }
 
 /// Writes the run's workspace (and its memory facts) and says what it sends.
@@ -416,7 +416,7 @@ fn prepare(run: &Run, config: &Config, workspace: &std::path::Path) -> Result<Wo
             pauses: script.pauses(),
             prompts,
             lanes: Vec::new(),
-            mode: script.mode()?,
+            modes: script.modes()?,
         });
     }
     let name = run.name;
@@ -433,9 +433,9 @@ fn prepare(run: &Run, config: &Config, workspace: &std::path::Path) -> Result<Wo
     };
     Ok(Work {
         pauses: vec![0; prompts.len()],
+        modes: vec![scenarios::mode(name); prompts.len()],
         prompts,
         lanes,
-        mode: scenarios::mode(name),
     })
 }
 
@@ -466,11 +466,12 @@ async fn run_one(run: &Run<'_>, pricing: &Pricing, catalog: &Catalog) -> Result<
     let options = bench_options(&config, model.as_ref(), catalog, run.name, pricing, &now);
     let mode = run.variant.mode.as_str();
     let mut handle = agent::spawn(model.clone(), options);
-    for ((prompt, _), pause) in work.prompts.into_iter().zip(work.pauses.iter()) {
+    let sends = work.prompts.into_iter().zip(&work.pauses).zip(&work.modes);
+    for (((prompt, _), pause), prompt_mode) in sends {
         // The user's pause moves the cache's clock on; the agent's clock is set to it.
         model.pause(*pause);
         now.store(EPOCH + model.now(), Ordering::Relaxed);
-        send_prompt(&mut handle, (run.name, mode), prompt, work.mode).await?;
+        send_prompt(&mut handle, (run.name, mode), prompt, *prompt_mode).await?;
     }
     let _ = handle.ops.send(Op::Shutdown);
     let _ = handle.join.await;

@@ -26,7 +26,7 @@ use crate::protocol::Mode;
 pub struct ScriptedScenario {
     /// The scenario's name in the rows.
     pub name: String,
-    /// `chat`, `agent`, `coder` or `run` [default: coder].
+    /// `chat`, `agent`, `coder`, `plan` or `run` [default: coder].
     #[serde(default)]
     pub mode: Option<String>,
     /// The workspace: path → size in bytes, or the file's text.
@@ -53,6 +53,10 @@ pub struct ScriptedPrompt {
     /// The pause before it, in minutes.
     #[serde(default)]
     pub after_minutes: f64,
+    /// The mode this prompt is sent in [default: the scenario's], as a user switching with
+    /// `/plan` and `/accept` does.
+    #[serde(default)]
+    pub mode: Option<String>,
     /// The model's turns answering it.
     #[serde(default)]
     pub turns: Vec<ScriptedTurn>,
@@ -85,7 +89,7 @@ impl ScriptedScenario {
         if scenario.prompts.is_empty() {
             return Err(BenchError::Script("\"prompts\" is empty".into()));
         }
-        scenario.mode()?;
+        scenario.modes()?;
         for path in scenario.files.keys() {
             relative(path)?;
         }
@@ -100,17 +104,18 @@ impl ScriptedScenario {
         Ok(scenario)
     }
 
-    /// The mode its prompts are sent in.
+    /// The mode its prompts are sent in, unless a prompt names its own.
     pub fn mode(&self) -> Result<Mode, BenchError> {
-        match self.mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
-            None | Some("coder") => Ok(Mode::Coder),
-            Some("agent") => Ok(Mode::Agent),
-            Some("chat") => Ok(Mode::Chat),
-            Some("run") => Ok(Mode::Run),
-            Some(other) => Err(BenchError::Script(format!(
-                "mode must be chat, agent, coder or run (got \"{other}\")"
-            ))),
-        }
+        parse_mode(self.mode.as_deref(), Mode::Coder)
+    }
+
+    /// The mode of each prompt, in order.
+    pub fn modes(&self) -> Result<Vec<Mode>, BenchError> {
+        let default = self.mode()?;
+        self.prompts
+            .iter()
+            .map(|p| parse_mode(p.mode.as_deref(), default))
+            .collect()
     }
 
     /// The prompts as the scripted model plays them, each ending with a text answer.
@@ -174,6 +179,21 @@ impl ScriptedScenario {
     }
 }
 
+/// A mode's name, or `default` when there is none.
+fn parse_mode(name: Option<&str>, default: Mode) -> Result<Mode, BenchError> {
+    match name.map(str::to_ascii_lowercase).as_deref() {
+        None => Ok(default),
+        Some("coder") => Ok(Mode::Coder),
+        Some("agent") => Ok(Mode::Agent),
+        Some("chat") => Ok(Mode::Chat),
+        Some("plan") => Ok(Mode::Plan),
+        Some("run") => Ok(Mode::Run),
+        Some(other) => Err(BenchError::Script(format!(
+            "mode must be chat, agent, coder, plan or run (got \"{other}\")"
+        ))),
+    }
+}
+
 /// `path` as a relative path of plain components.
 fn relative(path: &str) -> Result<&Path, BenchError> {
     let p = Path::new(path);
@@ -196,7 +216,7 @@ mod tests {
         "files": {"src/a.rs": 3000, "README.md": "hello\n"},
         "prompts": [
             {"text": "read a", "turns": [{"tool_calls": [{"name": "read_file", "args": {"file": "src/a.rs"}}]}, {"text": "a is read"}]},
-            {"text": "and now?", "after_minutes": 12.5, "turns": [{"tool_calls": [{"name": "list_dir", "args": {}}]}]}
+            {"text": "and now?", "after_minutes": 12.5, "mode": "plan", "turns": [{"tool_calls": [{"name": "list_dir", "args": {}}]}]}
         ]
     }"#;
 
@@ -204,6 +224,7 @@ mod tests {
     fn a_scenario_file_becomes_prompts_pauses_and_files() {
         let s = ScriptedScenario::parse(DAY).expect("parses");
         assert_eq!(s.mode().expect("mode"), Mode::Coder);
+        assert_eq!(s.modes().expect("modes"), vec![Mode::Coder, Mode::Plan]);
         assert_eq!(s.pauses(), vec![0, 750]);
         let prompts = s.prompts();
         assert_eq!(prompts[0].1.len(), 2);
@@ -240,6 +261,10 @@ mod tests {
                 "after_minutes",
             ),
             (r#"{"name":"x","prompts":[{"txt":"a"}]}"#, "txt"),
+            (
+                r#"{"name":"x","prompts":[{"text":"a","mode":"yolo"}]}"#,
+                "yolo",
+            ),
         ] {
             let e = ScriptedScenario::parse(text).expect_err(text);
             assert!(e.to_string().contains(needle), "{e} should name {needle}");

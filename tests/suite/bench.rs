@@ -354,3 +354,76 @@ fn a_scripted_day_with_pauses_is_cheaper_with_the_pause_aware_lifetime() {
     };
     assert!(written("ttl:5m") > written("optimised"));
 }
+
+/// The scenario's rows as JSON from `chatcli bench --script FILE --json`.
+fn scripted_rows(script: &std::path::Path, out: &std::path::Path) -> Vec<serde_json::Value> {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+        .env("CHATCLI_HOME", out.join("home"))
+        .args(["bench", "--json", "--script"])
+        .arg(script)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run chatcli bench");
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    json["scenarios"].as_array().expect("rows").clone()
+}
+
+/// A plan → coder session (the documented `plan-coder` script: a prompt in plan mode, then
+/// "go ahead" in coder mode) writes no more to the cache than the same prompts all in coder
+/// mode, but for the plan rule's own few tokens in the first prompt's turn: the switch keeps
+/// the cached prefix (system blocks and tools), which alone would rewrite over a thousand.
+#[test]
+fn switching_from_plan_to_coder_writes_nothing_to_the_cache_for_the_switch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/plan-coder.json");
+    let text = std::fs::read_to_string(&plan).expect("script");
+    assert!(
+        text.contains(r#""mode": "plan""#),
+        "the script switches modes"
+    );
+    let coder = dir.path().join("coder-coder.json");
+    std::fs::write(&coder, text.replace(r#""mode": "plan","#, "")).expect("write");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let with_switch = scripted_rows(&plan, &a);
+    let without = scripted_rows(&coder, &b);
+    let field = |rows: &[serde_json::Value], pm: &str, key: &str| {
+        rows.iter()
+            .find(|r| r["mode"] == "optimised" && r["provider_model"] == pm)
+            .and_then(|r| r[key].as_u64())
+            .expect("row")
+    };
+    for pm in ["anthropic", "openai"] {
+        assert_eq!(field(&with_switch, pm, "requests"), 6);
+        // Everything the plan requests cached is read again after the switch.
+        assert!(
+            field(&with_switch, pm, "cache_read_tokens")
+                >= field(&without, pm, "cache_read_tokens"),
+            "{pm}: fewer cache reads with the switch"
+        );
+    }
+    assert_eq!(
+        field(&with_switch, "anthropic", "uncached_input_tokens"),
+        field(&without, "anthropic", "uncached_input_tokens"),
+        "the switch sends nothing uncached on Anthropic"
+    );
+    // The first prompt really ran in plan mode: its rule rode in the turns.
+    assert!(
+        field(&with_switch, "anthropic", "input_tokens")
+            > field(&without, "anthropic", "input_tokens")
+    );
+    let written = |rows: &[serde_json::Value]| field(rows, "anthropic", "cache_creation_tokens");
+    let extra = written(&with_switch).saturating_sub(written(&without));
+    assert!(
+        extra < 300,
+        "plan → coder wrote {extra} tokens more than coder → coder ({} vs {})",
+        written(&with_switch),
+        written(&without)
+    );
+}
