@@ -14,6 +14,7 @@
 pub mod fake;
 pub mod latency;
 mod places;
+pub mod replay;
 mod report;
 pub mod scenarios;
 pub mod script_file;
@@ -291,7 +292,7 @@ pub struct BenchOptions {
     pub scenarios: Vec<String>,
     pub provider_models: Vec<ProviderModel>,
     pub quick: bool,
-    /// A scenario from `--script FILE`: run instead of `scenarios`.
+    /// A scenario from `--script FILE` (or a log, `--replay`): run instead of `scenarios`.
     pub script: Option<ScriptedScenario>,
 }
 
@@ -322,6 +323,9 @@ pub enum BenchError {
     /// A `--script` file that is not a scenario.
     #[error("bench: --script: {0}")]
     Script(String),
+    /// A `--replay` log that is missing, unreadable or holds no prompt.
+    #[error("bench: --replay {0}")]
+    Replay(String),
     /// The agent task ended before the prompt did.
     #[error("bench: the agent stopped")]
     AgentStopped,

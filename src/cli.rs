@@ -182,6 +182,9 @@ pub struct BenchArgs {
     /// Run a scenario written as JSON (its shape: docs/benchmark.md) instead of the built-in ones.
     #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
     pub script: Option<std::path::PathBuf>,
+    /// Replay a recorded session (an id from CHATCLI_HOME/sessions, `latest`, or a log file): its prompts, tool results and pauses, through the same rows.
+    #[arg(long, value_name = "ID|FILE", conflicts_with_all = ["scenario", "script"])]
+    pub replay: Option<String>,
     /// Where bench-report.md and bench-report.json are written (made when missing).
     #[arg(long, default_value = ".")]
     pub out: std::path::PathBuf,

@@ -76,7 +76,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let start = open_session(config, local, cli.resume())?;
 
     match cli.command {
-        Some(Command::Bench(args)) => bench(args).await,
+        Some(Command::Bench(args)) => bench(args, &start.config).await,
         Some(Command::Auth { provider }) => auth(&start.config, &provider).await,
         Some(Command::Mcp(chatcli::cli::McpCommand::List)) => mcp_list(&start.config).await,
         Some(Command::Memory(command)) => memory(&start.config, command),
@@ -149,8 +149,20 @@ fn report_resume_repairs(resumed: &Resumed) {
     }
 }
 
+/// The scenario `--replay ID|FILE` names: a log file when it holds a `/` or ends in `.jsonl`,
+/// else the saved session whose id starts with it (`latest` for the newest), as `--resume`
+/// finds it.
+fn replay_scenario(id: &str, config: &Config) -> anyhow::Result<chatcli::bench::ScriptedScenario> {
+    let path = if id.contains('/') || id.ends_with(".jsonl") {
+        std::path::PathBuf::from(id)
+    } else {
+        session::find_session_path(config, id)?
+    };
+    Ok(chatcli::bench::replay::from_log(&path)?)
+}
+
 /// `chatcli bench`: runs the scenarios, writes both reports into `--out` and prints one.
-async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+async fn bench(args: BenchArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let provider_models = match args.provider_model.as_deref() {
         None => vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
         Some(v) => vec![ProviderModel::parse(v).ok_or_else(|| {
@@ -172,7 +184,10 @@ async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 .map_err(|e| anyhow::anyhow!("--script {}: {e}", path.display()))?;
             Some(chatcli::bench::ScriptedScenario::parse(&text)?)
         }
-        None => None,
+        None => match &args.replay {
+            Some(id) => Some(replay_scenario(id, config)?),
+            None => None,
+        },
     };
     let options = BenchOptions {
         scenarios,

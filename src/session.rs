@@ -237,6 +237,12 @@ pub fn load_catalog(config: &Config) -> Result<Catalog, SetupError> {
 
 /// The session `--resume ID` names (`latest` for the newest), read back from its log.
 pub fn find_session(config: &Config, id: &str) -> Result<crate::session_log::Resumed, SetupError> {
+    let path = find_session_path(config, id)?;
+    load_session(config, &path)
+}
+
+/// The log of the session `--resume ID` names (`latest` for the newest).
+pub fn find_session_path(config: &Config, id: &str) -> Result<std::path::PathBuf, SetupError> {
     let dir = config.home.join("sessions");
     let sessions = crate::session_log::list(&dir);
     let found = if id == "latest" {
@@ -257,11 +263,18 @@ pub fn find_session(config: &Config, id: &str) -> Result<crate::session_log::Res
             dir: dir.display().to_string(),
         });
     };
-    let resumed =
-        crate::session_log::load(&found.path).map_err(|source| SetupError::Unreadable {
-            path: found.path.display().to_string(),
-            source,
-        })?;
+    Ok(found.path.clone())
+}
+
+/// Reads the log at `path` back, and records any repair it needed.
+fn load_session(
+    config: &Config,
+    path: &std::path::Path,
+) -> Result<crate::session_log::Resumed, SetupError> {
+    let resumed = crate::session_log::load(path).map_err(|source| SetupError::Unreadable {
+        path: path.display().to_string(),
+        source,
+    })?;
     if !resumed.repairs.is_empty() {
         // The repaired history goes to the log, so the next resume starts from it.
         let secrets = crate::secrets::Secrets::from_env(&config.env);

@@ -10,7 +10,8 @@
 //! runs (the agent waits for that), so a crash loses at most the text streamed since the last
 //! boundary; a torn last line is skipped on resume with a warning, never a refusal.
 //! Event lines are exactly what `exec --json` prints; history lines (`history`, `history_reset`)
-//! carry the conversation the agent needs to go on. Known secrets are masked in every line, on
+//! carry the conversation the agent needs to go on; an `at` line (`Stamp`) before each `prompt`
+//! and `turn_finished` line says when it happened (for `bench --replay`). Known secrets are masked in every line, on
 //! the raw strings (a masked serialised line would miss a key holding `"` or `\`).
 //! Writing the log never stops the session, but a failure is never silent either: the first one
 //! is kept for the agent to tell the user once (a notice; `exec` also says it on stderr and
@@ -41,6 +42,23 @@ pub enum HistoryRecord {
     History { index: usize, message: Message },
     /// The whole history replaced (after `/compact`).
     HistoryReset { messages: Vec<Message> },
+}
+
+/// When a prompt started or finished, written just before its `prompt` and `turn_finished`
+/// lines: `chatcli bench --replay` takes the user's pauses from them; resume skips them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "at")]
+pub struct Stamp {
+    /// Seconds since the Unix epoch.
+    pub unix_secs: u64,
+}
+
+impl Stamp {
+    fn now() -> Stamp {
+        Stamp {
+            unix_secs: crate::clock::now_secs(),
+        }
+    }
 }
 
 /// The start of the notice when not one line of the log could be written (`exec` then exits 1).
@@ -231,6 +249,12 @@ impl SessionLog {
     /// result, an approval asked, an error, a prompt finished, its cost) and syncs it to disk
     /// when a prompt finishes.
     pub fn append(&mut self, event: &AgentEvent) {
+        if matches!(
+            event,
+            AgentEvent::Prompt { .. } | AgentEvent::TurnFinished { .. }
+        ) {
+            self.push_line(serde_json::to_string(&Stamp::now()).map_err(std::io::Error::other));
+        }
         let line = self
             .secrets
             .to_masked_json(event)
@@ -496,6 +520,9 @@ pub fn load(path: &Path) -> std::io::Result<Resumed> {
             }
             continue;
         }
+        if serde_json::from_str::<Stamp>(line).is_ok() {
+            continue;
+        }
         match serde_json::from_str::<AgentEvent>(line) {
             Ok(event) => resumed.events.push(event),
             Err(e) => {
@@ -575,7 +602,15 @@ mod tests {
         let text = std::fs::read_to_string(log.path()).expect("read");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], r#"{"type":"turn_started","turn":1}"#);
-        assert_eq!(lines.len(), 2);
+        // The end of a prompt is stamped (for `bench --replay`), and resume skips the stamp.
+        assert!(
+            lines[1].starts_with(r#"{"type":"at","unix_secs":"#),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(lines.len(), 3);
+        let resumed = load(log.path()).expect("load");
+        assert_eq!((resumed.events.len(), resumed.skipped), (2, 0));
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

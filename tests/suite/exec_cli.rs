@@ -64,7 +64,8 @@ fn exec_json_prints_usage_then_turn_finished_then_cost_last() {
     let logged = std::fs::read_to_string(sessions[0].path()).expect("session log");
     let events_logged: String = logged
         .lines()
-        .filter(|l| !l.starts_with("{\"type\":\"history"))
+        // History lines and the time stamps (`at`) are the log's own, not events.
+        .filter(|l| !l.starts_with("{\"type\":\"history") && !l.starts_with("{\"type\":\"at\""))
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(events_logged, stdout);

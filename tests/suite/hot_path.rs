@@ -267,7 +267,8 @@ async fn a_stalled_front_end_gets_merged_deltas_the_whole_text_and_every_other_e
 
     let logged: Vec<AgentEvent> = logged
         .lines()
-        .filter(|l| !l.starts_with("{\"type\":\"history"))
+        // History lines and the time stamps (`at`) are the log's own, not events.
+        .filter(|l| !l.starts_with("{\"type\":\"history") && !l.starts_with("{\"type\":\"at\""))
         .map(|l| serde_json::from_str(l).expect("an event line"))
         .collect();
     let deltas = |events: &[AgentEvent]| {

@@ -34,6 +34,7 @@ mod prompt_size;
 mod provider_fixtures;
 mod provider_wire;
 mod reliability;
+mod replay;
 mod safekeeping;
 mod sandbox;
 mod screen;
