@@ -146,9 +146,11 @@ fn scenario(
                 })
                 .collect();
             turns.push(ScriptedTurn::Text { text: p.answer });
+            // One mode for the whole replay (see above): the recorded calls replay as commands.
             ScriptedPrompt {
                 text: p.text,
                 after_minutes,
+                mode: None,
                 turns,
             }
         })
