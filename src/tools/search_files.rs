@@ -324,6 +324,19 @@ fn truncate_line(text: &str) -> String {
     }
 }
 
+/// The files under `root` (ignore files honoured, by name), only those `glob` matches if given.
+fn walk(root: &Path, glob: Option<&str>) -> Result<ignore::Walk, ToolError> {
+    let mut walk = ignore::WalkBuilder::new(root);
+    walk.require_git(false).sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(glob) = glob {
+        let bad = |e: ignore::Error| ToolError::InvalidArgs(format!("bad glob {glob}: {e}"));
+        let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+        overrides.add(glob).map_err(bad)?;
+        walk.overrides(overrides.build().map_err(bad)?);
+    }
+    Ok(walk.build())
+}
+
 fn search(root: &Path, workspace: &Path, options: &Search) -> Result<ToolOutput, ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .build(&options.pattern)
@@ -339,22 +352,9 @@ fn search(root: &Path, workspace: &Path, options: &Search) -> Result<ToolOutput,
         .before_context(options.context)
         .after_context(options.context)
         .build();
-    let mut walk = ignore::WalkBuilder::new(root);
-    walk.require_git(false).sort_by_file_name(|a, b| a.cmp(b));
-    if let Some(glob) = &options.glob {
-        let mut overrides = ignore::overrides::OverrideBuilder::new(root);
-        overrides
-            .add(glob)
-            .map_err(|e| ToolError::InvalidArgs(format!("bad glob {glob}: {e}")))?;
-        walk.overrides(
-            overrides
-                .build()
-                .map_err(|e| ToolError::InvalidArgs(format!("bad glob {glob}: {e}")))?,
-        );
-    }
     let mut lines = Vec::new();
     let mut matches = 0usize;
-    for entry in walk.build().flatten() {
+    for entry in walk(root, options.glob.as_deref())?.flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
