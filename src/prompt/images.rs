@@ -57,15 +57,7 @@ pub fn attached(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A PNG header of `w`×`h` (what `probe` reads).
-    pub fn png_header(w: u32, h: u32) -> Vec<u8> {
-        let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-        bytes.extend(w.to_be_bytes());
-        bytes.extend(h.to_be_bytes());
-        bytes.extend([8, 6, 0, 0, 0]);
-        bytes
-    }
+    use crate::provider::images::tests::png_header;
 
     #[test]
     fn an_image_file_loads_as_a_base64_block_and_a_text_file_does_not() {

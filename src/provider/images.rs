@@ -275,8 +275,9 @@ pub fn vision_refusal(
         (None, _) => None,
     }
 }
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A PNG header of `w`×`h` (what `probe` reads).

@@ -289,3 +289,15 @@ pub async fn posts(server: &wiremock::MockServer) -> Vec<wiremock::Request> {
         .filter(|r| r.method == wiremock::http::Method::POST)
         .collect()
 }
+
+/// The rows (`scenarios`) a `chatcli bench … --json` command prints; the run must succeed.
+pub fn bench_rows(mut bench: std::process::Command) -> Vec<serde_json::Value> {
+    let output = bench.output().expect("run chatcli bench");
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    json["scenarios"].as_array().expect("rows").clone()
+}

@@ -274,23 +274,8 @@ fn two_bench_runs_print_the_same_json_and_out_makes_its_folder() {
 fn a_scripted_day_with_pauses_is_cheaper_with_the_pause_aware_lifetime() {
     let dir = tempfile::tempdir().expect("tempdir");
     let day = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/coder-day.json");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
-        .env("CHATCLI_HOME", dir.path().join("home"))
-        .args(["bench", "--json", "--script"])
-        .arg(&day)
-        .arg("--out")
-        .arg(dir.path())
-        .output()
-        .expect("run chatcli bench");
-    assert!(
-        output.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
-    let rows: Vec<Row> = json["scenarios"]
-        .as_array()
-        .expect("rows")
+    let json = scripted_rows(&day, dir.path());
+    let rows: Vec<Row> = json
         .iter()
         .map(|r| Row {
             name: r["name"].as_str().unwrap_or_default().into(),
@@ -343,12 +328,8 @@ fn a_scripted_day_with_pauses_is_cheaper_with_the_pause_aware_lifetime() {
     }
     // The pauses cost the 5-minute row rewrites: it writes more than the pause-aware one.
     let written = |mode: &str| {
-        json["scenarios"]
-            .as_array()
-            .and_then(|rows| {
-                rows.iter()
-                    .find(|r| r["mode"] == mode && r["provider_model"] == "anthropic")
-            })
+        json.iter()
+            .find(|r| r["mode"] == mode && r["provider_model"] == "anthropic")
             .and_then(|r| r["cache_creation_tokens"].as_u64())
             .expect("row")
     };
@@ -357,21 +338,14 @@ fn a_scripted_day_with_pauses_is_cheaper_with_the_pause_aware_lifetime() {
 
 /// The scenario's rows as JSON from `chatcli bench --script FILE --json`.
 fn scripted_rows(script: &std::path::Path, out: &std::path::Path) -> Vec<serde_json::Value> {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"))
+    let mut bench = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"));
+    bench
         .env("CHATCLI_HOME", out.join("home"))
         .args(["bench", "--json", "--script"])
         .arg(script)
         .arg("--out")
-        .arg(out)
-        .output()
-        .expect("run chatcli bench");
-    assert!(
-        output.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
-    json["scenarios"].as_array().expect("rows").clone()
+        .arg(out);
+    crate::common::bench_rows(bench)
 }
 
 /// A plan → coder session (the documented `plan-coder` script: a prompt in plan mode, then

@@ -98,7 +98,8 @@ async fn record(home: &Path) -> PathBuf {
 
 /// `(mode, requests, cost)` of every anthropic row of `bench --replay log --json`.
 fn replay(home: &Path, log: &Path, out: &Path) -> Vec<(String, u64, f64)> {
-    let output = chatcli(home)
+    let mut bench = chatcli(home);
+    bench
         .args([
             "bench",
             "--json",
@@ -108,18 +109,8 @@ fn replay(home: &Path, log: &Path, out: &Path) -> Vec<(String, u64, f64)> {
         ])
         .arg(log)
         .arg("--out")
-        .arg(out)
-        .output()
-        .expect("run chatcli bench");
-    assert!(
-        output.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: Value = serde_json::from_slice(&output.stdout).expect("json");
-    json["scenarios"]
-        .as_array()
-        .expect("rows")
+        .arg(out);
+    crate::common::bench_rows(bench)
         .iter()
         .map(|r| {
             assert!(
