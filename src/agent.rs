@@ -17,6 +17,7 @@ mod gate;
 mod hook_points;
 mod images;
 mod init;
+pub mod keepwarm;
 mod mcp_glue;
 pub mod measure;
 mod options;
@@ -109,6 +110,8 @@ struct Agent {
     tip_shown: bool,
     /// Plan mode and the model's last plan.
     plan: plan::PlanState,
+    /// The last request, kept to ping its cache entries while the user is away.
+    warm: keepwarm::Warm,
 }
 
 /// What one streamed response left behind.
@@ -192,7 +195,7 @@ impl Agent {
         loop {
             let submission = match queued.pop_front() {
                 Some(submission) => submission,
-                None => match ops.recv().await {
+                None => match self.idle(&mut ops).await {
                     Some(submission) => submission,
                     None => break,
                 },

@@ -55,7 +55,7 @@ pub struct Feature {
 }
 
 /// Every optimisation, with its off switch.
-pub const FEATURES: [Feature; 7] = [
+pub const FEATURES: [Feature; 8] = [
     Feature {
         name: "cache",
         var: "CHATCLI_PROMPT_CACHE",
@@ -90,6 +90,11 @@ pub const FEATURES: [Feature; 7] = [
         name: "parallel",
         var: "CHATCLI_AGENT_PARALLEL_MODE",
         off: "false",
+    },
+    Feature {
+        name: "keepwarm",
+        var: "CHATCLI_CACHE_KEEPWARM",
+        off: "off",
     },
 ];
 
@@ -155,15 +160,36 @@ pub fn variants() -> Vec<Variant> {
         SCHEDULE_BATCHED.into(),
         vec![("CHATCLI_MICROCOMPACT_SCHEDULE", "batched")],
     ));
+    // A fixed lifetime alone, as the peers run it: no keep-warm pings.
     for (mode, value, family) in LIFETIMES {
         out.push(Variant {
             mode: mode.into(),
-            env: vec![("CHATCLI_PROMPT_CACHE_TTL", value)],
+            env: vec![
+                ("CHATCLI_PROMPT_CACHE_TTL", value),
+                ("CHATCLI_CACHE_KEEPWARM", "off"),
+            ],
+            family: Some(family),
+        });
+    }
+    // The heartbeat some agents send: the provider's default lifetime, kept warm by pings.
+    for (value, family) in [
+        ("5m", ProviderModel::Anthropic),
+        ("in_memory", ProviderModel::OpenAi),
+    ] {
+        out.push(Variant {
+            mode: KEEPWARM.into(),
+            env: vec![
+                ("CHATCLI_PROMPT_CACHE_TTL", value),
+                ("CHATCLI_CACHE_KEEPWARM", "on"),
+            ],
             family: Some(family),
         });
     }
     out
 }
+
+/// The row of the provider's default lifetime kept warm by pings.
+pub const KEEPWARM: &str = "keepwarm";
 
 /// The configurations run on family `pm`.
 pub fn variants_for(pm: ProviderModel) -> Vec<Variant> {
@@ -464,7 +490,8 @@ async fn run_one(run: &Run<'_>, pricing: &Pricing, catalog: &Catalog) -> Result<
             workspace.clone(),
             turns,
         )
-        .with_lanes(work.lanes),
+        .with_lanes(work.lanes)
+        .with_keepwarm(config.keepwarm, pricing.clone()),
     );
     let now = Arc::new(AtomicU64::new(EPOCH));
     let options = bench_options(&config, model.as_ref(), catalog, run.name, pricing, &now);

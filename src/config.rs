@@ -148,6 +148,8 @@ pub struct Config {
     pub compaction: crate::agent::compaction::Settings,
     /// TTL of the prompt-cache entries chatcli's markers write (`CHATCLI_PROMPT_CACHE_TTL`).
     pub cache_ttl: CacheTtl,
+    /// Pings that keep the cache warm while the user is away (`CHATCLI_CACHE_KEEPWARM`).
+    pub keepwarm: crate::agent::keepwarm::KeepWarm,
     /// Characters of one bootstrap file the prompt keeps (`CHATCLI_BOOTSTRAP_MAX_CHARS`).
     pub bootstrap_max_chars: usize,
     /// Size limits of the skill blocks (`CHATCLI_SKILLS_CATALOG_MAX_CHARS`,
@@ -362,6 +364,12 @@ impl Config {
             )?,
             prompt_cache: read.switch("CHATCLI_PROMPT_CACHE", true)?,
             cache_ttl: resolve_cache_ttl(&read)?,
+            keepwarm: read.setting(
+                "CHATCLI_CACHE_KEEPWARM",
+                crate::agent::keepwarm::DEFAULT,
+                "on, off, or the idle minutes to keep warm at most",
+                crate::agent::keepwarm::KeepWarm::parse,
+            )?,
             webfetch_autosave_bytes: resolve_autosave(&read)?,
             // At most 100 years: a cut-off further back than the epoch cannot be computed.
             session_retention_days: read

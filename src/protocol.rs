@@ -606,6 +606,9 @@ pub enum AgentEvent {
         expected_read: u64,
         actual_read: u64,
     },
+    /// The prompt cache's entries live `lifetime_secs` from now: the last request wrote or read
+    /// them, or (`kept_warm`) a keep-warm ping read them while the user was away.
+    CacheWarm { lifetime_secs: u64, kept_warm: bool },
     /// The fixed part of a request in `mode` (o200k tokens) and how the last request's blocks
     /// were billed.
     CacheReport {

@@ -223,6 +223,16 @@ pub trait Provider: Send + Sync {
     }
     /// Sends the request and streams the response.
     fn stream(&self, request: ModelRequest) -> ProviderStream;
+    /// How long the cache entries of the last request live, in seconds, where the provider
+    /// caches on a clock it can name (Anthropic's markers, OpenAI's retention); else `None`.
+    fn cache_lifetime(&self) -> Option<u64> {
+        None
+    }
+    /// Sends `request` again only to keep its cache entries warm (`agent::keepwarm`): the
+    /// lifetime of the last request, and no pause counted by the cache policy.
+    fn keep_warm(&self, request: ModelRequest) -> ProviderStream {
+        self.stream(request)
+    }
     /// Where this provider lists the models it serves; `None` when it has no list endpoint
     /// (Bedrock, Copilot, StackSpot, the demo).
     fn model_list(&self) -> Option<listing::ListRequest> {

@@ -362,6 +362,7 @@ pub fn agent_options(
         compaction: config.compaction,
         budget_usd: config.budget_usd,
         max_retries: config.max_retries,
+        keepwarm: config.keepwarm,
         secrets: crate::secrets::Secrets::from_env(&config.env),
         resume: None,
         home: Some(config.home.clone()),

@@ -38,6 +38,8 @@ pub struct Accounts {
     pub ledger: crate::prompt::ledger::CacheLedger,
     /// All input of the last request, for the context share.
     pub last_input: u64,
+    /// The last request's usage (what a keep-warm ping would carry).
+    pub last_usage: crate::provider::UsageRecord,
 }
 
 /// The running bill.

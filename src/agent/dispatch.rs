@@ -296,8 +296,11 @@ impl Agent {
                 book: Arc::clone(&self.accounts.book),
                 ledger: Default::default(),
                 last_input: 0,
+                last_usage: Default::default(),
             },
             thread: Thread::new(Vec::new(), snapshots, options.compaction),
+            // A specialist never waits for the user: nothing to keep warm.
+            warm: super::keepwarm::Warm::new(super::keepwarm::KeepWarm::Off),
             sink,
             mode: Mode::Run,
             tip_shown: true,

@@ -72,6 +72,8 @@ pub struct AgentOptions {
     pub budget_usd: Option<f64>,
     /// Times a failed request is sent again (`CHATCLI_MAX_RETRIES`).
     pub max_retries: u32,
+    /// Pings that keep the cache warm while the user is away (`CHATCLI_CACHE_KEEPWARM`).
+    pub keepwarm: super::keepwarm::KeepWarm,
     /// Secret values to mask in the session log and in errors.
     pub secrets: crate::secrets::Secrets,
     /// A session read back from its log, to go on with.
@@ -141,6 +143,7 @@ impl AgentOptions {
             memory: None,
             budget_usd: None,
             max_retries: retry::DEFAULT_MAX_RETRIES,
+            keepwarm: super::keepwarm::KeepWarm::Off,
             secrets: Default::default(),
             resume: None,
             home: None,

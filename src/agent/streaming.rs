@@ -215,10 +215,12 @@ impl Agent {
     ) -> (Response, Option<ProviderError>) {
         let mut attempt = 0u32;
         loop {
+            let sent_at = tokio::time::Instant::now();
             let (response, error) = self
                 .stream_response(request.clone(), sent.clone(), turn, cancel)
                 .await;
             let Some(error) = error else {
+                self.arm_keepwarm(request, sent_at);
                 return (response, None);
             };
             let nothing_shown = response.text.is_empty()
@@ -590,6 +592,7 @@ impl Agent {
 
     pub(super) fn record_usage(&mut self, turn: u32, usage: UsageRecord) {
         self.accounts.last_input = usage.total_input();
+        self.accounts.last_usage = usage;
         self.count_specialist_usage(&usage);
         let model = self.model_name();
         let agent = self

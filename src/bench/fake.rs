@@ -13,6 +13,11 @@
 //! The lanes are answered one after another, in their order (a lane's first request waits until
 //! every lane before it has given its final answer): the cache model sees the same sequence of
 //! requests on every run, so two runs bill the same (the agent still dispatches concurrently).
+//!
+//! Keep-warm pings are billed here, not sent by the agent: the user's pause is a jump of the
+//! virtual clock, so at each pause the model bills the pings `KeepWarm::pings` plans for the
+//! last request (the same function the agent's timer follows), each a cache read of that
+//! request's bytes at its time in the pause with a 16-token answer.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -21,13 +26,16 @@ use std::sync::{Arc, Mutex};
 use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 
+use crate::agent::keepwarm::{Carried, KeepWarm, PING_OUTPUT_TOKENS, Prices};
 use crate::conversation::{ContentBlock, ModelRequest};
+use crate::cost::Pricing;
 use crate::provider::anthropic::CacheTtl;
+use crate::provider::cache_model::Segment;
 use crate::provider::cache_model::{
     CacheModel, EXTENDED_SECS, IN_MEMORY_SECS, Semantics, TTL_LONG_SECS, TTL_SECS, count,
     hash_bytes, segments,
 };
-use crate::provider::cache_policy::{Lifetime, PausePolicy};
+use crate::provider::cache_policy::{Lifetime, PausePolicy, openai_lifetime};
 use crate::provider::{Provider, ProviderEvent, ProviderStream, StopReason, UsageRecord};
 
 /// Where a needed fact can be read again.
@@ -113,6 +121,22 @@ struct State {
     memo: HashMap<u64, u64>,
     log: Vec<Logged>,
     calls: u64,
+    /// Keep-warm: the setting and the family's prices.
+    keepwarm: (KeepWarm, Option<Pricing>),
+    /// The last request's segments and markers, its time and its entries' lifetime (seconds):
+    /// what a ping in the next pause reads.
+    last_sent: Option<LastSent>,
+}
+
+struct LastSent {
+    segments: Vec<Segment>,
+    markers: Vec<usize>,
+    at: u64,
+    lifetime: u64,
+    /// The request had a thinking budget: never pinged.
+    thinking: bool,
+    /// Its input as billed.
+    carried: Carried,
 }
 
 /// The benchmark's provider.
@@ -159,6 +183,8 @@ impl FakeModel {
                 memo: HashMap::new(),
                 log: Vec::new(),
                 calls: 0,
+                keepwarm: (KeepWarm::Off, None),
+                last_sent: None,
             })),
         }
     }
@@ -172,10 +198,21 @@ impl FakeModel {
         self
     }
 
-    /// The user pauses `secs` seconds before the next prompt: the cache's clock moves on.
+    /// Keep-warm `setting`, its pings weighed at `pricing`.
+    pub fn with_keepwarm(self, setting: KeepWarm, pricing: Pricing) -> Self {
+        if let Ok(mut state) = self.state.lock() {
+            state.keepwarm = (setting, Some(pricing));
+        }
+        self
+    }
+
+    /// The user pauses `secs` seconds before the next prompt: the cache's clock moves on, and
+    /// the keep-warm pings that fall within the pause are billed.
     pub fn pause(&self, secs: u64) {
         if let Ok(mut state) = self.state.lock() {
-            state.cache.now += secs;
+            let start = state.cache.now;
+            bill_pings(&mut state, secs);
+            state.cache.now = start + secs;
         }
     }
 
@@ -299,14 +336,52 @@ fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logge
     };
     let usage = state.cache.account(&segs, &marks);
     let (floor_read, floor_fresh) = state.cache.floor(&segs);
+    let lifetime = match state.cache.semantics() {
+        Semantics::Anthropic => state.cache.write_ttl,
+        Semantics::OpenAi => openai_lifetime(&request.model, state.extended),
+    };
     let fixed_units = (request.tools.len() + request.system.len()).min(segs.len());
     let fixed = segs[..fixed_units].iter().map(|s| s.tokens).sum();
+    state.last_sent = Some(LastSent {
+        segments: segs,
+        markers: marks,
+        at: state.cache.now,
+        lifetime,
+        thinking: request.effort.is_some(),
+        carried: Carried::of(&usage),
+    });
     Logged {
         usage,
         floor_read,
         floor_fresh,
         fixed,
         lane: None,
+    }
+}
+
+/// Bills the keep-warm pings of a `secs`-second pause after the last request: each reads that
+/// request's bytes at its time; the floor sends none.
+fn bill_pings(state: &mut State, secs: u64) {
+    let Some(last) = state.last_sent.take() else {
+        return;
+    };
+    let (setting, pricing) = &state.keepwarm;
+    let prices = pricing.as_ref().and_then(|p| Prices::of(p, last.lifetime));
+    let pings = match prices {
+        Some(prices) if !last.thinking => setting.pings(last.lifetime, prices, last.carried),
+        _ => Vec::new(),
+    };
+    for at in pings.into_iter().take_while(|at| *at < secs) {
+        state.cache.now = last.at + at;
+        let mut usage = state.cache.account(&last.segments, &last.markers);
+        usage.output = u64::from(PING_OUTPUT_TOKENS);
+        state.log.push(Logged {
+            usage,
+            floor_read: 0,
+            floor_fresh: 0,
+            fixed: 0,
+            lane: None,
+        });
     }
 }
 

@@ -55,6 +55,7 @@ const SHOWN: &[&str] = &[
     "CHATCLI_AGENT_MAX_PARALLEL",
     "CHATCLI_SESSION_BUDGET_USD",
     "CHATCLI_PROMPT_CACHE_TTL",
+    "CHATCLI_CACHE_KEEPWARM",
     "CHATCLI_SANDBOX",
     "CHATCLI_SANDBOX_NETWORK",
     crate::process::ENV_ALLOW_VAR,
@@ -168,6 +169,11 @@ impl Config {
                 "prompt cache TTL",
                 self.cache_ttl.name().to_string(),
                 source(None, &["CHATCLI_PROMPT_CACHE_TTL"], env, from_file),
+            ),
+            (
+                "cache keep-warm",
+                self.keepwarm.name(),
+                source(None, &["CHATCLI_CACHE_KEEPWARM"], env, from_file),
             ),
             (
                 "sandbox",

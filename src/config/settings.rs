@@ -259,6 +259,11 @@ pub const SETTINGS: &[Setting] = &[
         "cache lifetime: `auto` (Anthropic 5 minutes until the user has been idle over 2 minutes between two requests, then 1 hour; OpenAI `24h` retention on the models that offer it), `5m` (alias `in_memory`) or `1h` (alias `24h`)",
     ),
     var(
+        "CHATCLI_CACHE_KEEPWARM",
+        "`on`",
+        "while the session is open and the user away, re-send the last request with a 16-token limit just before its cache entries lapse, while such pings cost less than writing the entries again; `on` (at most 120 idle minutes), a number of minutes, or `off`",
+    ),
+    var(
         "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
         "10000",
         "extracted web text above this size is saved to a file, not inlined; `off` never saves",

@@ -429,7 +429,7 @@ mod numeric_settings {
     use super::*;
     use proptest::prelude::*;
 
-    const NUMERIC: [&str; 14] = [
+    const NUMERIC: [&str; 15] = [
         "CHATCLI_AGENT_MAX_TURNS",
         "CHATCLI_AGENT_EARLY_EXIT_TURNS",
         "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",
@@ -444,6 +444,7 @@ mod numeric_settings {
         "CHATCLI_MAX_RETRIES",
         "CHATCLI_MAX_REQUEST_BYTES",
         "CHATCLI_PROMPT_CACHE_TTL",
+        "CHATCLI_CACHE_KEEPWARM",
     ];
 
     fn value() -> impl Strategy<Value = String> {

@@ -120,6 +120,31 @@ impl Provider for Anthropic {
             .lock()
             .map(|mut p| p.lifetime(crate::clock::now_secs()))
             .unwrap_or(Lifetime::Short);
+        self.send(request, lifetime)
+    }
+
+    fn cache_lifetime(&self) -> Option<u64> {
+        if !self.http.prompt_cache {
+            return None;
+        }
+        let policy = self.policy.lock().ok()?;
+        policy.last_lifetime().map(Lifetime::anthropic_secs)
+    }
+
+    fn keep_warm(&self, request: ModelRequest) -> ProviderStream {
+        let lifetime = self
+            .policy
+            .lock()
+            .ok()
+            .and_then(|p| p.last_lifetime())
+            .unwrap_or(Lifetime::Short);
+        self.send(request, lifetime)
+    }
+}
+
+impl Anthropic {
+    /// Sends `request` with markers of `lifetime`.
+    fn send(&self, request: ModelRequest, lifetime: Lifetime) -> ProviderStream {
         let ttl = match lifetime {
             Lifetime::Short => CacheTtl::FiveMinutes,
             Lifetime::Long => CacheTtl::OneHour,

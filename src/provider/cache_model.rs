@@ -124,6 +124,11 @@ impl CacheModel {
         }
     }
 
+    /// Whose rules it bills by.
+    pub fn semantics(&self) -> Semantics {
+        self.semantics
+    }
+
     /// Usage of a request of `segments` with cache markers after the segments at `markers`
     /// (ignored under OpenAI semantics).
     pub fn account(&mut self, segments: &[Segment], markers: &[usize]) -> UsageRecord {

@@ -29,6 +29,23 @@ pub enum Lifetime {
 /// a human pause, far above the seconds between the requests of one tool loop.
 pub const PAUSE_SECS: u64 = 120;
 
+/// The shortest time OpenAI's in-memory retention keeps a prefix after its last use, in
+/// seconds ("typically cleared within 5 to 10 minutes of inactivity"): the lifetime a keep-warm
+/// ping must beat.
+pub const OPENAI_IN_MEMORY_SECS: u64 = 300;
+/// OpenAI's extended retention, in seconds.
+pub const OPENAI_EXTENDED_SECS: u64 = 86_400;
+
+/// How long OpenAI keeps `model`'s prefix after a request: `24h` where it is asked for and the
+/// model offers it, else the in-memory lower bound.
+pub fn openai_lifetime(model: &str, extended_asked: bool) -> u64 {
+    if extended_asked && crate::provider::openai_responses::offers_extended_retention(model) {
+        OPENAI_EXTENDED_SECS
+    } else {
+        OPENAI_IN_MEMORY_SECS
+    }
+}
+
 /// One session's lifetime decisions.
 #[derive(Debug, Clone)]
 pub struct PausePolicy {
@@ -37,6 +54,18 @@ pub struct PausePolicy {
     last: Option<u64>,
     /// The longest idle time seen between two requests, in seconds.
     longest_idle: u64,
+    /// The lifetime the last request's entries got.
+    current: Option<Lifetime>,
+}
+
+impl Lifetime {
+    /// An Anthropic entry's lifetime in seconds: 5 minutes or 1 hour.
+    pub fn anthropic_secs(self) -> u64 {
+        match self {
+            Lifetime::Short => 300,
+            Lifetime::Long => 3_600,
+        }
+    }
 }
 
 impl PausePolicy {
@@ -46,6 +75,7 @@ impl PausePolicy {
             setting,
             last: None,
             longest_idle: 0,
+            current: None,
         }
     }
 
@@ -55,12 +85,20 @@ impl PausePolicy {
             self.longest_idle = self.longest_idle.max(now.saturating_sub(last));
         }
         self.last = Some(now);
-        match self.setting {
+        let lifetime = match self.setting {
             CacheTtl::FiveMinutes => Lifetime::Short,
             CacheTtl::OneHour => Lifetime::Long,
             CacheTtl::Auto if self.longest_idle > PAUSE_SECS => Lifetime::Long,
             CacheTtl::Auto => Lifetime::Short,
-        }
+        };
+        self.current = Some(lifetime);
+        lifetime
+    }
+
+    /// The lifetime the last request's entries got, if a request was sent; a keep-warm ping
+    /// asks for it again without counting as a request (`agent::keepwarm`).
+    pub fn last_lifetime(&self) -> Option<Lifetime> {
+        self.current
     }
 
     /// Whether an OpenAI model that offers extended retention is asked for `24h`.

@@ -152,6 +152,12 @@ impl Provider for OpenAiChat {
         })
     }
 
+    fn cache_lifetime(&self) -> Option<u64> {
+        (self.preset == Preset::OPENAI).then(|| {
+            crate::provider::cache_policy::openai_lifetime(&self.model, self.extended_retention)
+        })
+    }
+
     fn stream(&self, request: ModelRequest) -> ProviderStream {
         let mut body = build_body(&request, &self.preset);
         if !self.extended_retention

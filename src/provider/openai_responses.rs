@@ -99,6 +99,13 @@ impl Provider for OpenAiResponses {
             ResponsesParser::new(self.name),
         )
     }
+
+    fn cache_lifetime(&self) -> Option<u64> {
+        Some(crate::provider::cache_policy::openai_lifetime(
+            &self.model,
+            self.extended_retention,
+        ))
+    }
 }
 
 /// Whether the model reasons (and so can return encrypted reasoning to send back).

@@ -46,6 +46,8 @@ pub struct StatusBar {
     pub workspace: String,
     /// `sandbox off` or `sandbox not enforced` when commands run unconfined; empty otherwise.
     pub sandbox: String,
+    /// When the prompt cache's entries lapse, as the last `cache_warm` event said.
+    pub cache_until: Option<Instant>,
 }
 
 impl StatusBar {
@@ -69,6 +71,7 @@ impl StatusBar {
             permission: Permission::Ask,
             sandbox: String::new(),
             workspace: String::new(),
+            cache_until: None,
         }
     }
 
@@ -100,6 +103,22 @@ impl StatusBar {
         (self.cache_read_tokens * 100)
             .checked_div(self.input_tokens)
             .unwrap_or(0)
+    }
+
+    /// The cache's time left while idle, as drawn (`warm 4m`, `warm <1m`, `cold`), and when
+    /// the label changes next; `None` while a request runs or no lifetime is known.
+    pub fn cache_timer(&self, now: Instant) -> Option<(String, Option<Instant>)> {
+        let until = self.cache_until.filter(|_| !self.busy)?;
+        let left = until.saturating_duration_since(now).as_secs_f64();
+        if left <= 0.0 {
+            return Some(("cold".into(), None));
+        }
+        if left < 60.0 {
+            return Some(("warm <1m".into(), Some(until)));
+        }
+        let minutes = (left / 60.0).ceil() as u64;
+        let next = until - std::time::Duration::from_secs((minutes - 1) * 60);
+        Some((format!("warm {minutes}m"), Some(next)))
     }
 
     /// Context used by the last request, in percent of the window.
@@ -142,7 +161,10 @@ impl StatusBar {
             ),
             sep.clone(),
             Span::styled(
-                format!("cache {}%", self.cache_percent()),
+                match self.cache_timer(Instant::now()) {
+                    Some((timer, _)) => format!("cache {}% · {timer}", self.cache_percent()),
+                    None => format!("cache {}%", self.cache_percent()),
+                },
                 Style::new().fg(Color::Green),
             ),
             sep.clone(),

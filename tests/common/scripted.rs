@@ -58,17 +58,33 @@ pub struct Scripted {
     last: Mutex<Option<Script>>,
     pub requests: Arc<Mutex<Vec<ModelRequest>>>,
     delay: Duration,
+    /// The cache lifetime it names (`Provider::cache_lifetime`), if any.
+    cache_lifetime: Option<u64>,
+    /// Keep-warm pings, kept apart from the requests; each is answered by a cache read.
+    pub pings: Arc<Mutex<Vec<ModelRequest>>>,
 }
 
 impl Scripted {
     /// A provider that plays `script`, pausing `delay` between events.
     pub fn new(script: Vec<Script>, delay: Duration) -> Arc<Self> {
+        Self::caching(script, delay, None)
+    }
+
+    /// `new`, for a provider whose cache entries live `cache_lifetime` seconds.
+    pub fn caching(script: Vec<Script>, delay: Duration, cache_lifetime: Option<u64>) -> Arc<Self> {
         Arc::new(Scripted {
             script: Mutex::new(script.into()),
             last: Mutex::new(None),
             requests: Arc::new(Mutex::new(Vec::new())),
             delay,
+            cache_lifetime,
+            pings: Arc::new(Mutex::new(Vec::new())),
         })
+    }
+
+    /// Every keep-warm ping so far.
+    pub fn pings(&self) -> Vec<ModelRequest> {
+        self.pings.lock().expect("lock").clone()
     }
 
     /// Appends responses to the script.
@@ -89,6 +105,24 @@ impl Provider for Scripted {
 
     fn model(&self) -> &str {
         "scripted-model"
+    }
+
+    fn cache_lifetime(&self) -> Option<u64> {
+        self.cache_lifetime
+    }
+
+    fn keep_warm(&self, request: ModelRequest) -> ProviderStream {
+        self.pings.lock().expect("lock").push(request);
+        let usage = UsageRecord {
+            cache_read: 1_000,
+            output: 1,
+            ..UsageRecord::default()
+        };
+        let events = vec![
+            ProviderEvent::Usage(usage),
+            ProviderEvent::Stop(StopReason::MaxTokens),
+        ];
+        Box::pin(stream::iter(events.into_iter().map(Ok)))
     }
 
     fn stream(&self, request: ModelRequest) -> ProviderStream {

@@ -33,6 +33,7 @@ fn off_differs_from_optimised_only_by_the_documented_switches() {
     assert_eq!(off.webfetch_autosave_bytes, usize::MAX, "autosave off");
     assert_ne!(optimised.memory_mode, off.memory_mode);
     assert!(optimised.agents.parallel && !off.agents.parallel);
+    assert_ne!(optimised.keepwarm, off.keepwarm);
     // ...and nothing else differs.
     off.prompt_cache = optimised.prompt_cache;
     off.compaction = optimised.compaction;
@@ -41,6 +42,7 @@ fn off_differs_from_optimised_only_by_the_documented_switches() {
     off.webfetch_autosave_bytes = optimised.webfetch_autosave_bytes;
     off.memory_mode = optimised.memory_mode;
     off.agents = optimised.agents.clone();
+    off.keepwarm = optimised.keepwarm;
     off.env = optimised.env.clone();
     assert_eq!(format!("{off:?}"), format!("{optimised:?}"));
     // Every mode is a name the report promises, and `without:<f>` is one switch.

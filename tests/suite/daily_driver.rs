@@ -332,6 +332,43 @@ fn the_status_bar_keeps_the_meters_while_working_and_names_the_branch() {
 }
 
 #[test]
+fn the_status_bar_counts_down_the_cache_s_life_while_idle() {
+    let (mut app, _ops) = app(Mode::Agent);
+    let status_line = |app: &mut App| {
+        let screen = screen_at(app, 120, 40);
+        screen
+            .lines()
+            .find(|l| l.contains("MODE"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        !status_line(&mut app).contains("warm"),
+        "no lifetime known yet"
+    );
+    app.handle_agent_event(AgentEvent::CacheWarm {
+        lifetime_secs: 300,
+        kept_warm: false,
+    });
+    let status = status_line(&mut app);
+    assert!(status.contains("cache 0% · warm 5m"), "{status:?}");
+    // Four and a half minutes on: under a minute left, then lapsed.
+    let now = std::time::Instant::now();
+    app.status.cache_until = Some(now + std::time::Duration::from_secs(30));
+    assert!(status_line(&mut app).contains("warm <1m"));
+    app.status.cache_until = now.checked_sub(std::time::Duration::from_secs(1));
+    assert!(status_line(&mut app).contains("cache 0% · cold"));
+    // While a request runs the timer is not shown: the request renews it.
+    type_text(&mut app, "go");
+    app.handle_key(key(KeyCode::Enter));
+    let status = status_line(&mut app);
+    assert!(
+        status.contains("cache 0%") && !status.contains("cold"),
+        "{status:?}"
+    );
+}
+
+#[test]
 fn the_exit_summary_names_the_session_and_its_bill() {
     let (mut app, _ops) = app(Mode::Agent);
     app.handle_agent_event(AgentEvent::Usage {

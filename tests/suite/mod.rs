@@ -19,6 +19,7 @@ mod help_text;
 mod hot_path;
 mod images;
 mod init;
+mod keepwarm;
 mod local_servers;
 mod mcp;
 mod memory;

@@ -52,6 +52,10 @@ impl App {
                 let summary = format!("{command} · {duration_ms} ms · {how}");
                 self.tools.note(&format!("hook {event}"), summary);
             }
+            AgentEvent::CacheWarm { lifetime_secs, .. } => {
+                let lifetime = std::time::Duration::from_secs(lifetime_secs);
+                self.status.cache_until = Some(std::time::Instant::now() + lifetime);
+            }
             event @ (AgentEvent::Usage { .. }
             | AgentEvent::CacheMiss { .. }
             | AgentEvent::CostReport { .. }

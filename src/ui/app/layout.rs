@@ -112,6 +112,10 @@ impl App {
             self.render_strip(areas.strip, buf);
         }
         Widget::render(&self.status, areas.status, buf);
+        // The cache timer's next label (`warm 3m`, then `cold`) wants a frame of its own.
+        if let Some((_, Some(at))) = self.status.cache_timer(std::time::Instant::now()) {
+            self.requests.wake = Some(self.requests.wake.map_or(at, |w| w.min(at)));
+        }
         Widget::render(&self.input.composer, areas.composer, buf);
         self.render_popups(area, &areas, buf);
         let around = OverlayContext {
