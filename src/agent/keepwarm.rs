@@ -2,21 +2,24 @@
 //! a minimal request that reads the cached prefix just before its entries lapse, so the prompt
 //! the user types on return reads the conversation instead of writing it again.
 //!
-//! A ping is the last request sent again with a 16-token output limit: the same tools, system
-//! and messages, so every byte up to its last cache marker is a cache read, and a read refreshes
-//! the entry (Anthropic: "refreshed for no additional cost each time the cached content is
-//! used"; OpenAI's in-memory retention counts from the last use). It goes out `MARGIN_SECS`
-//! before the entries would lapse, and again one lifetime later while the user is still away.
+//! A ping is the last request cut after its rolling cache marker, with a 16-token output limit:
+//! the same tools, system and settled messages, so every byte up to the marker is a cache read,
+//! and a read refreshes the entry (Anthropic: "refreshed for no additional cost each time the
+//! cached content is used"; OpenAI's in-memory retention counts from the last use). What came
+//! after the marker (results shown whole once, about to become pointers, and the newest turn's
+//! volatile context) is not sent again: a message of one-word stub results answers the settled
+//! calls instead (`ping_request`). It goes out `MARGIN_SECS` before the entries would lapse,
+//! and again one lifetime later while the user is still away.
 //!
 //! What bounds it, the part a newcomer would get wrong: the user may never come back, and then
 //! every ping was paid for nothing. The pings of one pause stop once they would together cost
 //! more than the rewrite they are there to avoid, and never run past `max_idle` minutes; so an
 //! abandoned session loses at most one rewrite per pause, and a returning user never pays more
 //! than the expiry would have cost. A ping's cost is its whole bill, not only the cache read:
-//! the last request's cached tokens at the read price, its uncached tail (the newest turn, with
-//! the volatile context, sits after the last marker) at the input price, and its answer. On a
-//! large cached conversation with 5-minute Claude entries that allows about 11 pings (50
-//! minutes); on a small one with a long uncached tail, none. A request with a
+//! the last request's cached tokens at the read price, its stub tail at the input price, and
+//! its answer at the output price. With 5-minute Claude entries that allows about 11 pings (50
+//! minutes) on a cached conversation of any size; on a context under the provider's cache
+//! minimum, none. A request with a
 //! thinking budget is never pinged: a 16-token limit is below any budget, and a changed
 //! thinking setting would not read the same entries. The benchmark's model and the agent's
 //! timer both take their ping times from `KeepWarm::pings`.
@@ -27,7 +30,7 @@ use tokio::time::Instant;
 
 use futures_util::StreamExt;
 
-use crate::conversation::ModelRequest;
+use crate::conversation::{ContentBlock, Message, ModelRequest, Role};
 use crate::cost::Pricing;
 use crate::protocol::AgentEvent;
 use crate::provider::ProviderEvent;
@@ -65,16 +68,6 @@ pub struct Prices {
 pub struct Carried {
     pub cached: u64,
     pub uncached: u64,
-}
-
-impl Carried {
-    /// The input of a request as billed.
-    pub fn of(usage: &crate::provider::UsageRecord) -> Carried {
-        Carried {
-            cached: usage.cache_read + usage.cache_write_5m + usage.cache_write_1h,
-            uncached: usage.uncached_input,
-        }
-    }
 }
 
 impl Prices {
@@ -139,6 +132,69 @@ impl KeepWarm {
             .map(|k| k * every)
             .take_while(|at| *at < max_idle_secs)
             .collect()
+    }
+}
+
+/// The text of a stub result in a ping: the model's answer is thrown away.
+const STUB: &str = "(keep-warm)";
+
+/// What a ping sends after the settled messages of `request`: a user message answering the last
+/// settled message's calls with stubs (or a one-word turn when it has none); nothing when every
+/// message is settled and the last is the user's.
+fn ping_tail(request: &ModelRequest) -> Option<Message> {
+    let settled = request
+        .settled_messages
+        .unwrap_or(request.messages.len())
+        .min(request.messages.len());
+    let last = settled.checked_sub(1).and_then(|i| request.messages.get(i));
+    match last {
+        Some(m) if m.role == Role::User => None,
+        Some(m) if m.tool_uses().next().is_some() => Some(Message {
+            role: Role::User,
+            content: m
+                .tool_uses()
+                .map(|(id, _, _)| ContentBlock::ToolResult {
+                    tool_use_id: id.to_string(),
+                    content: STUB.into(),
+                    is_error: false,
+                })
+                .collect(),
+        }),
+        _ => Some(Message::user_text(STUB)),
+    }
+}
+
+/// A ping for `request`: its settled messages (through the rolling marker) and the stub tail,
+/// with the same markers, a 16-token limit.
+pub fn ping_request(request: &ModelRequest) -> ModelRequest {
+    let settled = request
+        .settled_messages
+        .unwrap_or(request.messages.len())
+        .min(request.messages.len());
+    let mut messages: Vec<Message> = request.messages.iter().take(settled).cloned().collect();
+    messages.extend(ping_tail(request));
+    ModelRequest {
+        model: request.model.clone(),
+        system: request.system.clone(),
+        tools: request.tools.clone(),
+        messages,
+        max_output_tokens: PING_OUTPUT_TOKENS,
+        session_id: request.session_id.clone(),
+        effort: request.effort,
+        settled_messages: Some(settled),
+        bridge_message: request.bridge_message,
+    }
+}
+
+/// What a ping for `request` would carry, from the request's billed usage: its cached tokens,
+/// and the stub tail (serialised bytes, roughly counted) in place of what followed the marker.
+pub fn ping_carries(request: &ModelRequest, usage: &crate::provider::UsageRecord) -> Carried {
+    let tail = ping_tail(request)
+        .and_then(|m| serde_json::to_vec(&m).ok())
+        .map_or(0, |b| crate::tokens::rough(b.len()));
+    Carried {
+        cached: usage.cache_read + usage.cache_write_5m + usage.cache_write_1h,
+        uncached: tail,
     }
 }
 
@@ -223,9 +279,7 @@ impl Warm {
         }
         armed.pings.get(armed.next)?;
         armed.next += 1;
-        let mut request = armed.request.clone();
-        request.max_output_tokens = PING_OUTPUT_TOKENS;
-        Some(request)
+        Some(ping_request(&armed.request))
     }
 
     /// A ping was answered at `now_secs`: the entries live another lifetime from then.
@@ -281,7 +335,7 @@ impl super::Agent {
             .as_ref()
             .and_then(|p| Prices::of(p, lifetime));
         let now = self.now_secs();
-        let carried = Carried::of(&self.accounts.last_usage);
+        let carried = ping_carries(&request, &self.accounts.last_usage);
         self.warm
             .arm(request, (sent, now), (lifetime, carried), prices);
     }
@@ -351,6 +405,99 @@ mod tests {
         cached: 100_000,
         uncached: 10,
     };
+
+    fn request(messages: Vec<Message>, settled: Option<usize>) -> ModelRequest {
+        ModelRequest {
+            model: "claude-sonnet-4-5".into(),
+            system: Vec::new(),
+            tools: Vec::new(),
+            messages,
+            max_output_tokens: 8_192,
+            session_id: "s".into(),
+            effort: None,
+            settled_messages: settled,
+            bridge_message: Some(1),
+        }
+    }
+
+    #[test]
+    fn a_ping_sends_the_settled_messages_and_stubs_for_what_followed_the_marker() {
+        let calls = Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::ToolUse {
+                    id: "a".into(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({"file": "big.rs"}),
+                },
+                ContentBlock::ToolUse {
+                    id: "b".into(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({"file": "other.rs"}),
+                },
+            ],
+        };
+        let results = Message {
+            role: Role::User,
+            content: ["a", "b"]
+                .iter()
+                .map(|id| ContentBlock::ToolResult {
+                    tool_use_id: id.to_string(),
+                    content: "x".repeat(40_000),
+                    is_error: false,
+                })
+                .collect(),
+        };
+        let history = vec![Message::user_text("read them"), calls.clone(), results];
+        // The results are about to become pointers: the marker is on the calls.
+        let ping = ping_request(&request(history.clone(), Some(2)));
+        assert_eq!(ping.messages[..2], history[..2]);
+        assert_eq!(ping.messages.len(), 3);
+        let stubs: Vec<&str> = ping.messages[2]
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } if content == STUB => Some(tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(stubs, ["a", "b"], "every settled call is answered");
+        assert_eq!(
+            ping.rolling_marker(),
+            Some(1),
+            "the marker stays on the calls"
+        );
+        assert_eq!(ping.bridge_message, Some(1));
+        assert_eq!(ping.max_output_tokens, PING_OUTPUT_TOKENS);
+        // Its bill: the cached part, and a few tokens of stubs instead of 20k of results.
+        let usage = crate::provider::UsageRecord {
+            cache_read: 3_000,
+            uncached_input: 20_000,
+            ..Default::default()
+        };
+        let carried = ping_carries(&request(history.clone(), Some(2)), &usage);
+        assert_eq!(carried.cached, 3_000);
+        assert!(carried.uncached < 50, "{carried:?}");
+        // Everything settled and the user's turn last: the request itself.
+        let all = request(history.clone(), None);
+        assert_eq!(ping_request(&all).messages, history);
+        // Settled up to an answer without calls: a one-word turn follows it.
+        let answered = vec![
+            Message::user_text("hi"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: "hello".into(),
+                }],
+            },
+        ];
+        let ping = ping_request(&request(answered, None));
+        assert_eq!(ping.messages.last(), Some(&Message::user_text(STUB)));
+    }
 
     #[test]
     fn settings_parse_and_bad_ones_are_refused() {

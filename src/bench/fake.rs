@@ -26,11 +26,12 @@ use std::sync::{Arc, Mutex};
 use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 
-use crate::agent::keepwarm::{Carried, KeepWarm, PING_OUTPUT_TOKENS, Prices};
+use crate::agent::keepwarm::{
+    Carried, KeepWarm, PING_OUTPUT_TOKENS, Prices, ping_carries, ping_request,
+};
 use crate::conversation::{ContentBlock, ModelRequest};
 use crate::cost::Pricing;
 use crate::provider::anthropic::CacheTtl;
-use crate::provider::cache_model::Segment;
 use crate::provider::cache_model::{
     CacheModel, EXTENDED_SECS, IN_MEMORY_SECS, Semantics, TTL_LONG_SECS, TTL_SECS, count,
     hash_bytes, segments,
@@ -129,8 +130,9 @@ struct State {
 }
 
 struct LastSent {
-    segments: Vec<Segment>,
-    markers: Vec<usize>,
+    /// The ping that request makes (`keepwarm::ping_request`), and whether markers are placed.
+    ping: ModelRequest,
+    markers: bool,
     at: u64,
     lifetime: u64,
     /// The request had a thinking budget: never pinged.
@@ -343,12 +345,12 @@ fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logge
     let fixed_units = (request.tools.len() + request.system.len()).min(segs.len());
     let fixed = segs[..fixed_units].iter().map(|s| s.tokens).sum();
     state.last_sent = Some(LastSent {
-        segments: segs,
-        markers: marks,
+        ping: ping_request(request),
+        markers,
         at: state.cache.now,
         lifetime,
         thinking: request.effort.is_some(),
-        carried: Carried::of(&usage),
+        carried: ping_carries(request, &usage),
     });
     Logged {
         usage,
@@ -371,9 +373,15 @@ fn bill_pings(state: &mut State, secs: u64) {
         Some(prices) if !last.thinking => setting.pings(last.lifetime, prices, last.carried),
         _ => Vec::new(),
     };
+    let (segs, marks) = segments(
+        &last.ping,
+        &mut state.memo,
+        last.markers,
+        crate::tokens::count,
+    );
     for at in pings.into_iter().take_while(|at| *at < secs) {
         state.cache.now = last.at + at;
-        let mut usage = state.cache.account(&last.segments, &last.markers);
+        let mut usage = state.cache.account(&segs, &marks);
         usage.output = u64::from(PING_OUTPUT_TOKENS);
         state.log.push(Logged {
             usage,

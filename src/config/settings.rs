@@ -261,7 +261,7 @@ pub const SETTINGS: &[Setting] = &[
     var(
         "CHATCLI_CACHE_KEEPWARM",
         "`on`",
-        "while the session is open and the user away, re-send the last request with a 16-token limit just before its cache entries lapse, while such pings cost less than writing the entries again; `on` (at most 120 idle minutes), a number of minutes, or `off`",
+        "while the session is open and the user away, re-send the last request (up to its cache marker) with a 16-token limit just before its cache entries lapse, while such pings cost less than writing the entries again; `on` (at most 120 idle minutes), a number of minutes, or `off`",
     ),
     var(
         "CHATCLI_WEBFETCH_AUTOSAVE_BYTES",

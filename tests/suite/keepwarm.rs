@@ -19,8 +19,9 @@ use crate::common::scripted::{Scripted, respond_with};
 /// An agent on a scripted provider whose entries live `lifetime` seconds, priced as Claude
 /// Sonnet 4.5, keep-warm `setting`.
 fn agent(dir: &std::path::Path, lifetime: u64, setting: KeepWarm) -> (AgentHandle, Arc<Scripted>) {
-    // 10k tokens read from the cache, a 100-token tail: a ping costs 1,180 input-token
-    // equivalents at Sonnet's prices (1,000 read, 100 plain, 16 output at 5×), a lapse 11,500.
+    // 10k tokens read from the cache, a 100-token tail that a ping does not send again: a ping
+    // costs 1,080 input-token equivalents at Sonnet's prices (1,000 read, 16 output at 5×), a
+    // lapse 11,500.
     let usage = UsageRecord {
         cache_read: 10_000,
         uncached_input: 100,
@@ -92,7 +93,7 @@ async fn an_away_user_s_cache_is_pinged_until_the_pings_would_cost_a_rewrite() {
     let (mut handle, provider) = agent(dir.path(), 300, on);
     prompt(&mut handle, "hello").await;
     let started = tokio::time::Instant::now();
-    // The lifetime is said once the prompt is over, then 9 pings (9 × 1,180 < 11,500),
+    // The lifetime is said once the prompt is over, then 10 pings (10 × 1,080 < 11,500),
     // 4½ minutes apart.
     let events = until(&mut handle, |e| {
         matches!(
@@ -114,13 +115,13 @@ async fn an_away_user_s_cache_is_pinged_until_the_pings_would_cost_a_rewrite() {
         "the first ping goes out 30 s before the lapse: {waited:?}"
     );
     let mut warm = 1;
-    while warm < 9 {
+    while warm < 10 {
         warm += kept_warm(&until(&mut handle, |e| matches!(e, AgentEvent::CacheWarm { .. })).await);
     }
-    // Two more hours away: no tenth ping.
+    // Two more hours away: no eleventh ping.
     tokio::time::sleep(Duration::from_secs(7_200)).await;
     let pings = provider.pings();
-    assert_eq!(pings.len(), 9, "the pings stop at the bound");
+    assert_eq!(pings.len(), 10, "the pings stop at the bound");
     let last = provider.requests().pop().expect("one request");
     for ping in &pings {
         assert_eq!(ping.max_output_tokens, 16);
@@ -134,7 +135,7 @@ async fn an_away_user_s_cache_is_pinged_until_the_pings_would_cost_a_rewrite() {
         panic!("a cost report");
     };
     let share = by_agent.iter().find(|a| a.agent == KEEPWARM_AGENT);
-    assert_eq!(share.map(|a| a.requests), Some(9), "{by_agent:?}");
+    assert_eq!(share.map(|a| a.requests), Some(10), "{by_agent:?}");
     prompt(&mut handle, "back again").await;
     assert_eq!(provider.requests().len(), 2);
 }

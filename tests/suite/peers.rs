@@ -206,6 +206,69 @@ async fn a_prompt_that_changes_at_its_start_gets_almost_no_cache_read() {
     );
 }
 
+/// The usage of one streamed response.
+async fn usage_of(mut stream: chatcli::provider::ProviderStream) -> UsageFigures {
+    let mut usage = None;
+    while let Some(event) = stream.next().await {
+        if let ProviderEvent::Usage(u) = event.expect("no stream error") {
+            usage = Some(u.figures());
+        }
+    }
+    usage.expect("a usage record")
+}
+
+#[tokio::test]
+async fn a_keep_warm_ping_reads_the_prefix_and_leaves_the_tail_out_on_the_anthropic_wire() {
+    let Some(url) = peer_url() else { return };
+    let home = tempfile::tempdir().expect("tempdir");
+    let provider = peer_provider("anthropic", url, home.path());
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let body = "You are a careful assistant. Follow the rules below exactly.\n".repeat(40);
+    let answer = Message {
+        role: chatcli::conversation::Role::Assistant,
+        content: vec![chatcli::conversation::ContentBlock::Text {
+            text: "Noted.".into(),
+        }],
+    };
+    // The last message (a long paste about to be compacted) is not settled: the rolling marker
+    // sits on the answer before it.
+    let request = ModelRequest {
+        model: provider.model().to_string(),
+        system: vec![SystemBlock {
+            name: "core".into(),
+            text: format!("Session {nonce}. {body}"),
+            stable: true,
+        }],
+        tools: Vec::new(),
+        messages: vec![
+            Message::user_text("Remember the rules."),
+            answer,
+            Message::user_text("pasted log line\n".repeat(150)),
+        ],
+        max_output_tokens: 16,
+        session_id: "warm".into(),
+        effort: None,
+        settled_messages: Some(2),
+        bridge_message: None,
+    };
+    let first = usage_of(provider.stream(request.clone())).await;
+    let ping = chatcli::agent::keepwarm::ping_request(&request);
+    let warm = usage_of(provider.keep_warm(ping)).await;
+    eprintln!("peer keep-warm: request {first:?}, ping {warm:?}");
+    assert!(
+        warm.input_tokens + 1_000 < first.input_tokens,
+        "the ping leaves the unsettled tail out: {warm:?} after {first:?}"
+    );
+    assert!(
+        warm.cache_read_tokens * 10 >= warm.input_tokens * 7,
+        "the ping is read from the cache: {warm:?}"
+    );
+    assert!(warm.output_tokens <= 16, "{warm:?}");
+}
+
 #[tokio::test]
 async fn the_peer_refuses_embeddings_with_an_error_recall_can_fall_back_on() {
     let Some(url) = peer_url() else { return };
