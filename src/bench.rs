@@ -116,9 +116,10 @@ pub const LIFETIMES: [(&str, &str, ProviderModel); 4] = [
     ("ttl:24h", "24h", ProviderModel::OpenAi),
 ];
 
-/// The lifetime row that is the provider's own default on family `pm`.
+/// The lifetime row that is the provider's own default on family `pm` (`openai`, or
+/// `openai:MODEL` when priced as another model).
 pub fn default_lifetime(pm: &str) -> &'static str {
-    if pm == "openai" {
+    if pm == "openai" || pm.starts_with("openai:") {
         "ttl:in_memory"
     } else {
         "ttl:5m"
@@ -236,6 +237,18 @@ pub enum ProviderModel {
 }
 
 impl ProviderModel {
+    /// Parses `anthropic`, `openai`, or either with a model to price it as (`openai:gpt-5.1`).
+    pub fn parse_with_model(value: &str) -> Option<(ProviderModel, Option<String>)> {
+        match value.split_once(':') {
+            Some((family, model)) if !model.trim().is_empty() => Some((
+                ProviderModel::parse(family)?,
+                Some(model.trim().to_string()),
+            )),
+            Some(_) => None,
+            None => Some((ProviderModel::parse(value)?, None)),
+        }
+    }
+
     /// Parses `anthropic` or `openai`.
     pub fn parse(value: &str) -> Option<ProviderModel> {
         match value.trim().to_ascii_lowercase().as_str() {
@@ -317,6 +330,9 @@ impl Row {
 pub struct BenchOptions {
     pub scenarios: Vec<String>,
     pub provider_models: Vec<ProviderModel>,
+    /// The model the family is priced as (`--provider-model FAMILY:MODEL`), instead of its own
+    /// (Claude Sonnet 4.5, GPT-4.1); its rows are named `FAMILY:MODEL`.
+    pub model: Option<String>,
     pub quick: bool,
     /// A scenario from `--script FILE` (or a log, `--replay`): run instead of `scenarios`.
     pub script: Option<ScriptedScenario>,
@@ -329,7 +345,9 @@ pub enum BenchError {
     #[error("bench: unknown scenario \"{name}\" (expected one of: {expected})")]
     UnknownScenario { name: String, expected: String },
     /// The price catalog has no entry for a model the benchmark prices.
-    #[error("bench: no price for {0}")]
+    #[error(
+        "bench: no price for \"{0}\" in the built-in catalog (assets/pricing.toml); name a model it lists"
+    )]
     NoPrice(String),
     /// A variant's settings do not resolve.
     #[error("bench: {mode}: {source}")]
@@ -396,10 +414,11 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
     let catalog = Catalog::builtin();
     let mut rows = Vec::new();
     for pm in &options.provider_models {
+        let model = options.model.as_deref().unwrap_or(pm.model());
         let pricing = catalog
-            .lookup(pm.model())
+            .lookup(model)
             .cloned()
-            .ok_or_else(|| BenchError::NoPrice(pm.model().to_string()))?;
+            .ok_or_else(|| BenchError::NoPrice(model.to_string()))?;
         for name in &names {
             for variant in variants_for(*pm) {
                 let run = Run {
@@ -407,6 +426,7 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Row>, BenchError> {
                     script: options.script.as_ref(),
                     variant: &variant,
                     pm: *pm,
+                    model,
                     size,
                     web: &web,
                 };
@@ -424,6 +444,8 @@ struct Run<'a> {
     script: Option<&'a ScriptedScenario>,
     variant: &'a Variant,
     pm: ProviderModel,
+    /// The model it is priced and sent as (the family's own unless `--provider-model` named one).
+    model: &'a str,
     size: Size,
     web: &'a str,
 }
@@ -484,7 +506,7 @@ async fn run_one(run: &Run<'_>, pricing: &Pricing, catalog: &Catalog) -> Result<
     let pm = run.pm;
     let model = Arc::new(
         FakeModel::new(
-            pm.model(),
+            run.model,
             pm.semantics(),
             (config.prompt_cache, config.cache_ttl),
             workspace.clone(),
@@ -506,7 +528,12 @@ async fn run_one(run: &Run<'_>, pricing: &Pricing, catalog: &Catalog) -> Result<
     }
     let _ = handle.ops.send(Op::Shutdown);
     let _ = handle.join.await;
-    let mut row = row(run.name, mode, pm, pricing, &model.log());
+    let family = if run.model == pm.model() {
+        pm.name().to_string()
+    } else {
+        format!("{}:{}", pm.name(), run.model)
+    };
+    let mut row = row(run.name, mode, (pm, &family), pricing, &model.log());
     row.pause_minutes = work.pauses.iter().sum::<u64>() as f64 / 60.0;
     Ok(row)
 }
@@ -583,11 +610,17 @@ async fn send_prompt(
     }
 }
 
-fn row(name: &str, mode: &str, pm: ProviderModel, pricing: &Pricing, log: &[fake::Logged]) -> Row {
+fn row(
+    name: &str,
+    mode: &str,
+    (pm, family): (ProviderModel, &str),
+    pricing: &Pricing,
+    log: &[fake::Logged],
+) -> Row {
     let mut r = Row {
         name: name.to_string(),
         mode: mode.to_string(),
-        provider_model: pm.name().to_string(),
+        provider_model: family.to_string(),
         requests: log.len(),
         input_tokens: 0,
         uncached_input_tokens: 0,
@@ -661,7 +694,7 @@ mod tests {
         let fresh = row(
             "t",
             "off",
-            ProviderModel::Anthropic,
+            (ProviderModel::Anthropic, "anthropic"),
             &pricing,
             &[logged(5000, 0, 0, 0)],
         );
@@ -677,7 +710,7 @@ mod tests {
         let written = row(
             "t",
             "optimised",
-            ProviderModel::Anthropic,
+            (ProviderModel::Anthropic, "anthropic"),
             &pricing,
             &[logged(0, 0, 5000, 0)],
         );
@@ -686,7 +719,7 @@ mod tests {
         let resent = row(
             "t",
             "off",
-            ProviderModel::Anthropic,
+            (ProviderModel::Anthropic, "anthropic"),
             &pricing,
             &[logged(5000, 0, 0, 0), logged(5000, 0, 0, 5000)],
         );
@@ -698,7 +731,7 @@ mod tests {
         let mut r = row(
             "t",
             "off",
-            ProviderModel::OpenAi,
+            (ProviderModel::OpenAi, "openai"),
             &Pricing::free(None),
             &[logged(10, 0, 0, 0)],
         );

@@ -170,7 +170,7 @@ pub struct BenchArgs {
     /// Run one scenario: lookup, coder, edit, research, stagnation, memory, long, orchestrated, session6, session11, session25 or fanout [default: all]
     #[arg(long)]
     pub scenario: Option<String>,
-    /// Cache semantics and prices: anthropic (Claude Sonnet 4.5) or openai (GPT-4.1) [default: both]
+    /// Cache semantics and prices: anthropic (Claude Sonnet 4.5) or openai (GPT-4.1), or either priced as another model (openai:gpt-5.1) [default: both]
     #[arg(long)]
     pub provider_model: Option<String>,
     /// Print one JSON object instead of the table.

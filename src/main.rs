@@ -163,11 +163,16 @@ fn replay_scenario(id: &str, config: &Config) -> anyhow::Result<chatcli::bench::
 
 /// `chatcli bench`: runs the scenarios, writes both reports into `--out` and prints one.
 async fn bench(args: BenchArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let provider_models = match args.provider_model.as_deref() {
-        None => vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
-        Some(v) => vec![ProviderModel::parse(v).ok_or_else(|| {
-            anyhow::anyhow!("--provider-model must be anthropic or openai (got \"{v}\")")
-        })?],
+    let (provider_models, model) = match args.provider_model.as_deref() {
+        None => (vec![ProviderModel::Anthropic, ProviderModel::OpenAi], None),
+        Some(v) => {
+            let (family, model) = ProviderModel::parse_with_model(v).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--provider-model must be anthropic or openai, optionally with a model to price it as (openai:gpt-5.1) (got \"{v}\")"
+                )
+            })?;
+            (vec![family], model)
+        }
     };
     let scenarios = match args.scenario {
         Some(name) => vec![name],
@@ -192,6 +197,7 @@ async fn bench(args: BenchArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let options = BenchOptions {
         scenarios,
         provider_models,
+        model,
         quick: args.quick,
         script,
     };

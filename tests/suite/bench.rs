@@ -66,6 +66,7 @@ async fn quick_bench_rows_are_honest() {
             .map(|s| s.to_string())
             .collect(),
         provider_models: vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
+        model: None,
         quick: true,
         script: None,
     };
@@ -125,6 +126,7 @@ async fn long_sessions_beat_every_other_row_and_stay_far_below_the_peers() {
             .map(|s| s.to_string())
             .collect(),
         provider_models: vec![ProviderModel::Anthropic, ProviderModel::OpenAi],
+        model: None,
         quick: false,
         script: None,
     };
@@ -199,6 +201,7 @@ async fn a_parallel_batch_keeps_the_history_cached() {
     let options = BenchOptions {
         scenarios: vec!["fanout".to_string()],
         provider_models: vec![ProviderModel::Anthropic],
+        model: None,
         quick: false,
         script: None,
     };
@@ -340,14 +343,80 @@ fn a_scripted_day_with_pauses_is_cheaper_with_the_pause_aware_lifetime() {
 
 /// The scenario's rows as JSON from `chatcli bench --script FILE --json`.
 fn scripted_rows(script: &std::path::Path, out: &std::path::Path) -> Vec<serde_json::Value> {
+    scripted_rows_with(script, out, &[])
+}
+
+/// `scripted_rows` with more arguments.
+fn scripted_rows_with(
+    script: &std::path::Path,
+    out: &std::path::Path,
+    more: &[&str],
+) -> Vec<serde_json::Value> {
     let mut bench = std::process::Command::new(env!("CARGO_BIN_EXE_chatcli"));
     bench
         .env("CHATCLI_HOME", out.join("home"))
         .args(["bench", "--json", "--script"])
         .arg(script)
         .arg("--out")
-        .arg(out);
+        .arg(out)
+        .args(more);
     crate::common::bench_rows(bench)
+}
+
+/// The cost of row `mode` of family `pm` in JSON rows.
+fn cost_of(rows: &[serde_json::Value], mode: &str, pm: &str) -> f64 {
+    rows.iter()
+        .find(|r| r["mode"] == mode && r["provider_model"] == pm)
+        .and_then(|r| r["cost_usd"].as_f64())
+        .unwrap_or_else(|| panic!("no {pm} {mode} row"))
+}
+
+/// A day with a pause longer than the hour `auto` holds (the documented `coder-day-lunch`):
+/// keep-warm's ping before the hour is up makes the default cheaper than without it and than
+/// every fixed lifetime; a heartbeat on 5-minute entries alone is a row of its own.
+#[test]
+fn keep_warm_pays_on_a_day_with_a_lunch_break() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let day =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/coder-day-lunch.json");
+    let rows = scripted_rows_with(&day, dir.path(), &["--provider-model", "anthropic"]);
+    let optimised = cost_of(&rows, "optimised", "anthropic");
+    let without = cost_of(&rows, "without:keepwarm", "anthropic");
+    assert!(
+        optimised < without * 0.9,
+        "${optimised} vs ${without} without"
+    );
+    for fixed in ["ttl:5m", "ttl:1h", "keepwarm"] {
+        let cost = cost_of(&rows, fixed, "anthropic");
+        assert!(
+            optimised < cost,
+            "optimised ${optimised} vs {fixed} ${cost}"
+        );
+    }
+    let requests = |mode: &str| {
+        rows.iter()
+            .find(|r| r["mode"] == mode)
+            .and_then(|r| r["requests"].as_u64())
+            .unwrap_or_default()
+    };
+    assert!(
+        requests("optimised") > requests("without:keepwarm"),
+        "pings are requests"
+    );
+}
+
+/// `--provider-model openai:gpt-5.1` prices the OpenAI family as gpt-5.1 (cached input at
+/// 0.1×): its rows say so, and on the scripted day the pause-aware default is 20% below the
+/// in-memory lifetime, which GPT-4.1's 0.25× cached price cannot reach (its floor is 18% below).
+#[test]
+fn a_family_can_be_priced_as_another_model() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let day = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/coder-day.json");
+    let rows = scripted_rows_with(&day, dir.path(), &["--provider-model", "openai:gpt-5.1"]);
+    assert!(rows.iter().all(|r| r["provider_model"] == "openai:gpt-5.1"));
+    let optimised = cost_of(&rows, "optimised", "openai:gpt-5.1");
+    let in_memory = cost_of(&rows, "ttl:in_memory", "openai:gpt-5.1");
+    assert!(optimised <= in_memory * 0.8, "${optimised} vs ${in_memory}");
 }
 
 /// A plan → coder session (the documented `plan-coder` script: a prompt in plan mode, then
