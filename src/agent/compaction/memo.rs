@@ -335,14 +335,20 @@ mod tests {
         });
     }
 
-    #[test]
-    fn reused_messages_render_as_a_fresh_render_does_and_only_what_changed_is_rendered_again() {
+    /// A scratch folder (kept while the first value lives) and a fifth of the window used.
+    fn fixture() -> (tempfile::TempDir, Scratch, Pressure) {
         let dir = tempfile::tempdir().expect("tempdir");
         let scratch = Scratch::private(dir.path().join("scratch"));
         let pressure = Pressure {
             context_share: 0.2,
             economics: CacheEconomics::default(),
         };
+        (dir, scratch, pressure)
+    }
+
+    #[test]
+    fn reused_messages_render_as_a_fresh_render_does_and_only_what_changed_is_rendered_again() {
+        let (_dir, scratch, pressure) = fixture();
         for schedule in [Schedule::Consumed, Schedule::Eager, Schedule::Batched] {
             let settings = Settings {
                 schedule,
@@ -418,12 +424,7 @@ mod tests {
 
     #[test]
     fn a_message_sent_again_is_shared_not_copied_and_an_unchanged_history_renders_nothing_anew() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let scratch = Scratch::private(dir.path().join("scratch"));
-        let pressure = Pressure {
-            context_share: 0.1,
-            economics: CacheEconomics::default(),
-        };
+        let (_dir, scratch, pressure) = fixture();
         for schedule in [Schedule::Consumed, Schedule::Eager, Schedule::Batched] {
             let mut compactor = Compactor::new(Settings {
                 schedule,
