@@ -116,25 +116,63 @@ fn session(requests: usize) -> Vec<Message> {
 /// The context window the per-request bench assumes (Claude's).
 const WINDOW: u64 = 200_000;
 
+/// What stays the same from one request to the next: the system blocks, the tools, the
+/// scratch folder and the pressure the compactor sees.
+struct Fixed {
+    system: Vec<chatcli::conversation::SystemBlock>,
+    tools: Vec<chatcli::conversation::ToolSpec>,
+    scratch: Scratch,
+    pressure: Pressure,
+}
+
+/// What the agent works out of a request before sending it.
+type Prepared = (ModelRequest, bool, usize, Vec<ledger::Block>);
+
+/// `Agent::assemble_request` and `finish_request`: the history rendered by microcompact, the
+/// context guard's and the output limit's size checks, the cache ledger's blocks and the
+/// request's size for an unfinished response.
+fn prepare(compactor: &mut Compactor, history: &History, fixed: &Fixed) -> Prepared {
+    let messages = compactor.render_history(history, &fixed.scratch, fixed.pressure);
+    let size = RequestSize::new(&fixed.system, &fixed.tools, compactor.rendered().sizes());
+    let over = size.over(&messages, WINDOW, summary::GUARD_SHARE);
+    let request = ModelRequest {
+        model: "claude-sonnet-4-5".into(),
+        system: fixed.system.clone(),
+        tools: fixed.tools.clone(),
+        messages,
+        max_output_tokens: 8192,
+        session_id: "s".into(),
+        effort: None,
+        settled_messages: compactor.settled(),
+        bridge_message: None,
+    };
+    let mut request = size.fit_output_limit(request, WINDOW);
+    let blocks = ledger::blocks_with(&request, compactor.rendered().blocks().cloned().collect());
+    let bytes = measure::request_bytes(&mut request, size.messages);
+    (request, over, bytes, blocks)
+}
+
 /// The agent's work between a response and the next request, at request `requests` of a
-/// session: the history (two messages newer than the last render) rendered by microcompact, the
-/// context guard's and the output limit's size checks, the cache ledger's blocks, the request's
-/// size for an unfinished response, and the Anthropic body built and serialised.
+/// session (two messages newer than the last render): `prepare`, then the copy
+/// `stream_with_retries` hands the provider and the Anthropic body built and serialised.
+/// `agent_only` is the same without the body: what is above the floor. `body_only` is the floor.
 fn per_request(c: &mut Criterion) {
     let mut group = c.benchmark_group("per_request");
     let dir = tempfile::tempdir().expect("tempdir");
-    let scratch = Scratch::private(dir.path().to_path_buf());
-    let pressure = Pressure {
-        context_share: 0.1,
-        economics: CacheEconomics::default(),
+    let fixed = Fixed {
+        system: prompt::stable_blocks(Mode::Agent, Path::new("/w"), &[], Some("Facts: 12 stored")),
+        tools: ToolRegistry::for_mode(Mode::Agent).specs(),
+        scratch: Scratch::private(dir.path().to_path_buf()),
+        pressure: Pressure {
+            context_share: 0.1,
+            economics: CacheEconomics::default(),
+        },
     };
-    let tools = ToolRegistry::for_mode(Mode::Agent).specs();
-    let system = prompt::stable_blocks(Mode::Agent, Path::new("/w"), &[], Some("Facts: 12 stored"));
     for requests in [50, 500] {
         let whole = session(requests);
         let mut before = Compactor::default();
         let mut history = History::from(whole[..whole.len() - 2].to_vec());
-        before.render_history(&history, &scratch, pressure);
+        before.render_history(&history, &fixed.scratch, fixed.pressure);
         for message in &whole[whole.len() - 2..] {
             history.push(message.clone());
         }
@@ -142,57 +180,44 @@ fn per_request(c: &mut Criterion) {
             b.iter_batched(
                 || before.clone(),
                 |mut compactor| {
-                    // `Agent::assemble_request`, `finish_request` and `stream_with_retries`.
-                    let messages = compactor.render_history(&history, &scratch, pressure);
-                    let size = RequestSize::new(&system, &tools, compactor.rendered().sizes());
-                    let over = size.over(&messages, WINDOW, summary::GUARD_SHARE);
-                    let request = ModelRequest {
-                        model: "claude-sonnet-4-5".into(),
-                        system: system.clone(),
-                        tools: tools.clone(),
-                        messages,
-                        max_output_tokens: 8192,
-                        session_id: "s".into(),
-                        effort: None,
-                        settled_messages: compactor.settled(),
-                        bridge_message: None,
-                    };
-                    let mut request = size.fit_output_limit(request, WINDOW);
-                    let blocks = ledger::blocks_with(
-                        &request,
-                        compactor.rendered().blocks().cloned().collect(),
-                    );
-                    let bytes = measure::request_bytes(&mut request, size.messages);
-                    // The provider: the body built and serialised once.
+                    let (request, over, bytes, blocks) = prepare(&mut compactor, &history, &fixed);
                     let sent = request.clone();
                     let body = anthropic::build_body(&sent, CacheTtl::FiveMinutes);
                     let wire = serde_json::to_vec(&body).unwrap_or_default();
-                    // Returned, so dropping the compactor is not timed.
+                    // Returned, so dropping the compactor is not timed; the request and its
+                    // copy are dropped here, as the agent drops them when the response ends.
                     (compactor, over, bytes, blocks, wire)
                 },
                 criterion::BatchSize::LargeInput,
             )
         });
-        // The floor: what sending those bytes costs alone (the same request cloned, its body
-        // built and serialised), which no client avoids.
-        let mut floor = before.clone();
-        let request = ModelRequest {
-            model: "claude-sonnet-4-5".into(),
-            system: system.clone(),
-            tools: tools.clone(),
-            messages: floor.render_history(&history, &scratch, pressure),
-            max_output_tokens: 8192,
-            session_id: "s".into(),
-            effort: None,
-            settled_messages: floor.settled(),
-            bridge_message: None,
-        };
+        group.bench_function(format!("agent_only_{requests}"), |b| {
+            b.iter_batched(
+                || before.clone(),
+                |mut compactor| {
+                    let (request, over, bytes, blocks) = prepare(&mut compactor, &history, &fixed);
+                    let sent = std::hint::black_box(request.clone());
+                    drop((request, sent));
+                    (compactor, over, bytes, blocks)
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        // The floor: what sending those bytes costs alone (the request's body built and
+        // serialised), which no client avoids. The request is not copied: its messages are
+        // shared, so the copy the agent hands the provider costs pointers, not bytes.
+        let (request, ..) = prepare(&mut before.clone(), &history, &fixed);
         group.bench_function(format!("body_only_{requests}"), |b| {
-            b.iter(|| {
-                let sent = request.clone();
-                let body = anthropic::build_body(&sent, CacheTtl::FiveMinutes);
-                serde_json::to_vec(&body).unwrap_or_default()
-            })
+            // The same harness as `request_` (a compactor copied before each run, the bytes
+            // dropped after the timing), so the caches and the allocator start alike.
+            b.iter_batched(
+                || before.clone(),
+                |compactor| {
+                    let body = anthropic::build_body(&request, CacheTtl::FiveMinutes);
+                    (compactor, serde_json::to_vec(&body).unwrap_or_default())
+                },
+                criterion::BatchSize::LargeInput,
+            )
         });
     }
     group.finish();
@@ -200,6 +225,7 @@ fn per_request(c: &mut Criterion) {
 
 fn agent(c: &mut Criterion) {
     let messages = history(200);
+    let shared = chatcli::conversation::shared(messages.clone());
     let tools = ToolRegistry::for_mode(Mode::Agent).specs();
     c.bench_function("assemble_and_plan_200_messages", |b| {
         b.iter(|| {
@@ -212,7 +238,7 @@ fn agent(c: &mut Criterion) {
                     Some("Facts: 12 stored"),
                 ),
                 tools: tools.clone(),
-                messages: messages.clone(),
+                messages: shared.clone(),
                 max_output_tokens: 8192,
                 session_id: "s".into(),
                 effort: None,

@@ -1,9 +1,15 @@
 //! The provider-neutral conversation: what the agent keeps as history and what a request carries.
 //!
 //! Each wire client translates these types into its own JSON; nothing here knows a provider.
+//! A request holds its messages as `Arc<Message>`: the compactor keeps each rendered message
+//! once and every request (and each retry's copy of it) shares it, so sending a long history
+//! costs a pass over pointers, not a copy of its bytes; serde writes an `Arc` as what it holds,
+//! so the bytes sent are the same.
 //! Invariant the agent keeps: every `ToolUse` block in an assistant message is answered by a
 //! `ToolResult` with the same id in the next user message, so any prefix of the history that ends
 //! on a user message is a valid request body for every provider.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -134,7 +140,8 @@ pub struct ModelRequest {
     pub model: String,
     pub system: Vec<SystemBlock>,
     pub tools: Vec<ToolSpec>,
-    pub messages: Vec<Message>,
+    /// Shared with the compactor's last render: cloning a request copies pointers.
+    pub messages: Vec<Arc<Message>>,
     pub max_output_tokens: u32,
     /// Stable per session: providers use it as their cache key where they take one.
     pub session_id: String,
@@ -151,6 +158,12 @@ pub struct ModelRequest {
     /// marker however many blocks the last turn added (ten parallel calls and their results are
     /// twenty). `None`: no bridge.
     pub bridge_message: Option<usize>,
+}
+
+/// Messages as a request holds them, each behind its own `Arc` (for requests built from a
+/// plain list: a summary, a test).
+pub fn shared(messages: impl IntoIterator<Item = Message>) -> Vec<Arc<Message>> {
+    messages.into_iter().map(Arc::new).collect()
 }
 
 impl ModelRequest {

@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::conversation::{ContentBlock, History, Message, Role};
 use crate::tools::{Scratch, last_chars, take_chars};
@@ -200,7 +201,7 @@ impl Compactor {
         history: &[Message],
         scratch: &Scratch,
         pressure: Pressure,
-    ) -> Vec<Message> {
+    ) -> Vec<Arc<Message>> {
         self.render_history(&History::from(history.to_vec()), scratch, pressure)
     }
 
@@ -212,13 +213,13 @@ impl Compactor {
         history: &History,
         scratch: &Scratch,
         pressure: Pressure,
-    ) -> Vec<Message> {
+    ) -> Vec<Arc<Message>> {
         let mut memo = std::mem::take(&mut self.memo);
         memo.refresh(history);
-        let ages = memo.ages(history);
         let apply_now = match self.settings.schedule {
             Schedule::Eager => true,
             Schedule::Batched => {
+                let ages = memo.ages();
                 let targets = self.targets(&ages);
                 self.batch_decision(history, &targets, pressure).apply || self.force_summary
             }
@@ -226,17 +227,16 @@ impl Compactor {
             Schedule::Consumed => self.force_summary,
         };
         self.settled = None;
-        if self.settings.schedule == Schedule::Consumed && self.settings.enabled {
-            self.place_arrivals(history, &memo, &ages, scratch, pressure);
+        if self.settings.schedule == Schedule::Consumed {
+            self.recall_placements(&mut memo);
+            if self.settings.enabled {
+                self.place_arrivals(history, &mut memo, scratch, pressure);
+            }
         }
         if apply_now {
-            let targets: Vec<(String, Stage)> = ages
-                .iter()
-                .map(|(id, (age, chars))| (id.clone(), self.target(*age, *chars)))
-                .collect();
-            self.applied.extend(targets);
+            self.apply_targets(&memo);
         }
-        let out = self.render_with(&mut memo, history, scratch, &ages);
+        let out = self.render_with(&mut memo, history, scratch);
         self.memo = memo;
         out
     }
@@ -385,7 +385,7 @@ pub fn result_ages(history: &[Message]) -> HashMap<String, (usize, usize)> {
     let history = History::from(history.to_vec());
     let mut memo = Memo::default();
     memo.refresh(&history);
-    memo.ages(&history)
+    memo.ages()
 }
 
 /// Head and tail of `text` with a marker between, cut at nearby line boundaries (characters).

@@ -178,7 +178,7 @@ impl Agent {
     }
 
     /// The history as the next request sends it, old tool results compacted.
-    pub(super) fn render_messages(&mut self) -> Vec<Message> {
+    pub(super) fn render_messages(&mut self) -> Vec<Arc<Message>> {
         let context_share = self.accounts.last_input as f64 / self.context_window() as f64;
         let economics = self
             .options
@@ -207,7 +207,7 @@ impl Agent {
         &self,
         system: &[crate::conversation::SystemBlock],
         tools: &[crate::conversation::ToolSpec],
-        messages: &[Message],
+        messages: &[Arc<Message>],
     ) -> bool {
         self.request_size(system, tools)
             .over(messages, self.context_window(), summary::GUARD_SHARE)
@@ -260,11 +260,17 @@ impl Agent {
             .thread
             .last_marker
             .take()
-            .filter(|(i, message)| request.messages.get(*i) == Some(message))
+            .filter(|(i, message)| {
+                // The same render shares the message; an equal one rendered anew is as good.
+                request
+                    .messages
+                    .get(*i)
+                    .is_some_and(|m| Arc::ptr_eq(m, message) || m == message)
+            })
             .map(|(i, _)| i);
         self.thread.last_marker = request
             .rolling_marker()
-            .and_then(|i| request.messages.get(i).map(|m| (i, m.clone())));
+            .and_then(|i| request.messages.get(i).map(|m| (i, Arc::clone(m))));
         request
     }
 
@@ -274,7 +280,7 @@ impl Agent {
         system: &[crate::conversation::SystemBlock],
         tools: &[crate::conversation::ToolSpec],
         cancel: &CancellationToken,
-    ) -> Vec<Message> {
+    ) -> Vec<Arc<Message>> {
         self.pre_compact_hooks("auto").await;
         self.thread.compactor.force_summaries();
         let messages = self.render_messages();
@@ -300,13 +306,17 @@ impl Agent {
         self.emit(AgentEvent::Notice {
             message: format!("compacting: summarising {cut} earlier messages (one extra request)"),
         });
-        let mut prefix = self.render_messages()[..cut].to_vec();
+        // A one-off request: its prefix is copied so the prompt can merge into its last message.
+        let mut prefix: Vec<Message> = self.render_messages()[..cut]
+            .iter()
+            .map(|m| Message::clone(m))
+            .collect();
         push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
         let request = ModelRequest {
             model: self.provider.model().to_string(),
             system: prompt::stable_blocks(Mode::Chat, &self.tools.ctx.workspace, &[], None),
             tools: Vec::new(),
-            messages: prefix,
+            messages: crate::conversation::shared(prefix),
             max_output_tokens: 1024,
             session_id: self.options.session_id.clone(),
             effort: None,

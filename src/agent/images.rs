@@ -9,6 +9,7 @@
 //! bytes. Images `read_file` read are attached after their calls' results.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::Agent;
 use crate::conversation::{ContentBlock, Message};
@@ -52,7 +53,7 @@ pub(super) fn load_mentioned(
 
 /// `bytes`, the serialized size of a request holding `messages`, with each image's base64
 /// replaced by what the guard counts it as.
-pub(super) fn weigh_images(messages: &[Message], bytes: usize) -> usize {
+pub(super) fn weigh_images(messages: &[Arc<Message>], bytes: usize) -> usize {
     messages
         .iter()
         .flat_map(|m| &m.content)
@@ -84,7 +85,11 @@ pub(super) fn formula_tokens(data: &str, rule: images::TokenRule) -> u64 {
 /// `bytes`, the serialized size of a request holding `messages`, with each image's base64
 /// replaced by its tokens by `rule` (4 bytes a token): what an estimate of the request counts
 /// (a response that ended without usage), so an image weighs what the provider bills.
-pub(super) fn estimate_bytes(messages: &[Message], bytes: usize, rule: images::TokenRule) -> usize {
+pub(super) fn estimate_bytes(
+    messages: &[Arc<Message>],
+    bytes: usize,
+    rule: images::TokenRule,
+) -> usize {
     messages
         .iter()
         .flat_map(|m| &m.content)

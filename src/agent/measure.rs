@@ -10,6 +10,8 @@
 //! A newcomer would be tempted to estimate a message by its text; the guard's threshold and the
 //! limit it sets would then move, and the user would see it.
 
+use std::sync::Arc;
+
 use crate::conversation::{Message, ModelRequest, SystemBlock, ToolSpec};
 
 /// The smallest `max_tokens` a request asks for, however full the window.
@@ -51,7 +53,7 @@ impl RequestSize {
 
     /// Whether the request would fill more than `share` of a `window`-token context; each image
     /// of `messages` counts at the most a provider bills for one, not by its base64.
-    pub fn over(&self, messages: &[Message], window: u64, share: f64) -> bool {
+    pub fn over(&self, messages: &[Arc<Message>], window: u64, share: f64) -> bool {
         let bytes = super::images::weigh_images(messages, self.input_bytes());
         crate::tokens::rough(bytes) as f64 > window as f64 * share
     }
@@ -123,7 +125,7 @@ mod tests {
                 model: "m".into(),
                 system: system.clone(),
                 tools: tools.clone(),
-                messages: messages.clone(),
+                messages: crate::conversation::shared(messages.clone()),
                 max_output_tokens: 100,
                 session_id: "s".into(),
                 effort: None,
@@ -132,7 +134,11 @@ mod tests {
             };
             let expected = serde_json::to_vec(&request).map_or(0, |b| b.len());
             assert_eq!(request_bytes(&mut request, size.messages), expected);
-            assert_eq!(request.messages, messages, "the messages are put back");
+            assert_eq!(
+                request.messages,
+                crate::conversation::shared(messages),
+                "the messages are put back"
+            );
         }
     }
 

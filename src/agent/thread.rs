@@ -45,7 +45,7 @@ pub(super) struct Thread {
     /// Every tool-call id of the session, to keep them unique.
     pub(super) call_ids: streaming::CallIds,
     /// Where the last request's rolling cache marker was: (message index, that message).
-    pub(super) last_marker: Option<(usize, Message)>,
+    pub(super) last_marker: Option<(usize, Arc<Message>)>,
     /// Where each prompt of the session starts in the history (`None`: it was refused).
     pub(super) prompt_starts: Vec<Option<usize>>,
     /// Prompts numbered below this were folded into a compaction summary: `/rewind` cannot

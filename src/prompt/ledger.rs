@@ -9,6 +9,7 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +25,8 @@ const TOLERANCE: u64 = 128;
 /// One unit of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
-    pub label: String,
+    /// Shared: a message's block is copied into every request's list (`blocks_with`).
+    pub label: Arc<str>,
     hash: u64,
     pub tokens: u64,
 }
@@ -45,7 +47,7 @@ pub fn sent_bytes(value: &impl Serialize) -> (u64, usize) {
 /// The block of message `index`, from its `sent_bytes`.
 pub fn message_block(index: usize, message: &Message, hash: u64, bytes: usize) -> Block {
     Block {
-        label: message_label(index, message),
+        label: message_label(index, message).into(),
         hash,
         tokens: crate::tokens::rough(bytes),
     }
@@ -80,7 +82,7 @@ pub fn blocks_with(request: &ModelRequest, messages: Vec<Block>) -> Vec<Block> {
     for tool in &request.tools {
         let (hash, tokens) = hash_of(tool);
         blocks.push(Block {
-            label: format!("tool {}", tool.name),
+            label: format!("tool {}", tool.name).into(),
             hash,
             tokens,
         });
@@ -88,7 +90,7 @@ pub fn blocks_with(request: &ModelRequest, messages: Vec<Block>) -> Vec<Block> {
     for block in &request.system {
         let (hash, tokens) = hash_of(&block.text);
         blocks.push(Block {
-            label: format!("system/{}", block.name),
+            label: format!("system/{}", block.name).into(),
             hash,
             tokens,
         });
@@ -220,7 +222,7 @@ impl CacheLedger {
                     "uncached"
                 };
                 BlockReport {
-                    name: b.label.clone(),
+                    name: b.label.to_string(),
                     tokens,
                     state: state.to_string(),
                 }
@@ -247,7 +249,7 @@ mod tests {
                 description: "d".into(),
                 parameters: serde_json::json!({}),
             }],
-            messages,
+            messages: crate::conversation::shared(messages),
             max_output_tokens: 1,
             session_id: "s".into(),
             effort: None,

@@ -709,7 +709,7 @@ mod tests {
             model: "claude-sonnet-4-5".into(),
             system: Vec::new(),
             tools: Vec::new(),
-            messages: vec![Message::user_text("hi")],
+            messages: crate::conversation::shared([Message::user_text("hi")]),
             max_output_tokens: 8_192,
             session_id: "s".into(),
             effort: Some(Effort::High),

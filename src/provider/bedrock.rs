@@ -656,7 +656,7 @@ mod tests {
             model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
             system: Vec::new(),
             tools: Vec::new(),
-            messages: vec![crate::conversation::Message::user_text("hi")],
+            messages: crate::conversation::shared([crate::conversation::Message::user_text("hi")]),
             max_output_tokens: 8_192,
             session_id: "s".into(),
             effort: Some(crate::conversation::Effort::High),

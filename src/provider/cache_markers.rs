@@ -67,7 +67,7 @@ mod tests {
                 description: "reads".into(),
                 parameters: json!({"type": "object"}),
             }],
-            messages: vec![Message::user_text("hi")],
+            messages: crate::conversation::shared([Message::user_text("hi")]),
             max_output_tokens: 100,
             session_id: "s1".into(),
             effort: None,
@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn the_rolling_marker_goes_on_the_last_settled_message_on_every_marking_wire() {
         let mut r = request();
-        r.messages = vec![
+        r.messages = crate::conversation::shared([
             Message::user_text("read it"),
             Message {
                 role: crate::conversation::Role::Assistant,
@@ -131,7 +131,7 @@ mod tests {
                     is_error: false,
                 }],
             },
-        ];
+        ]);
         let marked = |messages: &Value| -> Vec<usize> {
             messages
                 .as_array()
@@ -179,7 +179,7 @@ mod tests {
         };
         let ids: Vec<String> = (0..12).map(|i| format!("c{i}")).collect();
         let mut r = request();
-        r.messages = vec![
+        r.messages = crate::conversation::shared([
             Message::user_text("find them"),
             Message {
                 role: crate::conversation::Role::Assistant,
@@ -189,7 +189,7 @@ mod tests {
                 role: crate::conversation::Role::User,
                 content: ids.iter().map(|i| result(i)).collect(),
             },
-        ];
+        ]);
         // The previous request's rolling marker was on the prompt: 24 blocks back.
         r.bridge_message = Some(0);
         let count = |body: &Value| body.to_string().matches("cache_control").count();

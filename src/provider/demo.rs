@@ -9,7 +9,7 @@
 //! 1,024 tokens, as in chat mode, is never cached).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream;
@@ -169,7 +169,7 @@ fn text_reply(text: String) -> Reply {
 }
 
 /// The path of the `read_file` call with this id, if the history has it.
-fn called_file(messages: &[Message], id: &str) -> Option<String> {
+fn called_file(messages: &[Arc<Message>], id: &str) -> Option<String> {
     messages
         .iter()
         .filter(|m| m.role == Role::Assistant)
@@ -286,7 +286,7 @@ mod tests {
                 description: "Read a file".into(),
                 parameters: serde_json::json!({"type": "object"}),
             }],
-            messages,
+            messages: crate::conversation::shared(messages),
             max_output_tokens: 1000,
             session_id: "s".into(),
             effort: None,
@@ -327,11 +327,11 @@ mod tests {
         assert_eq!(u1.cache_read, 0);
         assert!(u1.cache_write_5m > 1000);
         let mut second = first.clone();
-        second.messages.push(Message {
+        second.messages.push(Arc::new(Message {
             role: Role::Assistant,
             content: vec![ContentBlock::Text { text: "hi".into() }],
-        });
-        second.messages.push(Message::user_text("more"));
+        }));
+        second.messages.push(Arc::new(Message::user_text("more")));
         let u2 = usage(second);
         assert_eq!(u2.cache_read, u1.total_input());
         assert!(u2.cache_write_5m > 0 && u2.cache_write_5m < 40, "{u2:?}");

@@ -440,7 +440,7 @@ mod tests {
             model: model.into(),
             system: Vec::new(),
             tools: Vec::new(),
-            messages: vec![Message::user_text("hi")],
+            messages: crate::conversation::shared([Message::user_text("hi")]),
             max_output_tokens: 100,
             session_id: "s".into(),
             effort,

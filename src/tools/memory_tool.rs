@@ -439,9 +439,9 @@ async fn hypothesize(
         model: provider.model().to_string(),
         system: Vec::new(),
         tools: Vec::new(),
-        messages: vec![Message::user_text(format!(
+        messages: crate::conversation::shared([Message::user_text(format!(
             "Write two sentences that would answer this, as a stored note would: {query}"
-        ))],
+        ))]),
         max_output_tokens: 120,
         session_id: "hyde".into(),
         effort: None,

@@ -157,7 +157,7 @@ impl Provider for Scripted {
 
 /// Every tool call in an assistant message is answered, in order, by the next user message,
 /// roles alternate, and the history ends on a user message.
-pub fn assert_valid_history(messages: &[Message]) {
+pub fn assert_valid_history(messages: &[Arc<Message>]) {
     for (i, message) in messages.iter().enumerate() {
         if i > 0 {
             assert_ne!(

@@ -712,3 +712,34 @@ async fn after_a_parallel_batch_the_request_bridges_to_the_last_marker() {
     let i = requests[2].bridge_message.expect("a bridge");
     assert_eq!(requests[2].messages[i], requests[1].messages[i]);
 }
+
+/// Each request carries the whole history: a message sent again unchanged must be the same
+/// allocation the previous request sent (the compactor's), never a copy of its bytes.
+#[tokio::test]
+async fn a_message_sent_again_is_shared_with_the_previous_request_not_copied() {
+    let script = vec![
+        respond("", &[("1", "read_file", read("a.txt"))]),
+        respond("", &[("2", "read_file", read("b.txt"))]),
+        respond("done", &[]),
+        respond("again", &[]),
+    ];
+    let mut s = session(Scripted::new(script, Duration::ZERO), |_| {});
+    prompt(&mut s, "read a.txt, then b.txt").await;
+    prompt(&mut s, "and now?").await;
+    let requests = s.provider.requests();
+    assert_eq!(requests.len(), 4);
+    let mut shared = 0;
+    for (n, pair) in requests.windows(2).enumerate() {
+        let sent_again = pair[0].messages.iter().zip(&pair[1].messages).enumerate();
+        for (i, (was, now)) in sent_again.filter(|(_, (was, now))| was == now) {
+            assert!(
+                Arc::ptr_eq(was, now),
+                "request {}: message {i} copied",
+                n + 2
+            );
+            shared += 1;
+        }
+    }
+    // 1 + 3 + 5 messages sent again, every one unchanged.
+    assert!(shared >= 9, "{shared} messages shared");
+}

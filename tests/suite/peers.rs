@@ -164,7 +164,7 @@ async fn one_request(provider: &dyn Provider, system: &str, session: &str) -> Us
             stable: true,
         }],
         tools: Vec::new(),
-        messages: vec![Message::user_text("Say hello.")],
+        messages: chatcli::conversation::shared([Message::user_text("Say hello.")]),
         max_output_tokens: 16,
         session_id: session.to_string(),
         effort: None,

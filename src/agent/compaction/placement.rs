@@ -12,13 +12,12 @@
 //! one thing a newcomer would get wrong: changing a result *after* it was cached rewrites every
 //! message behind it; consuming it at age 1, while it is the tail, rewrites nothing cached.
 
-use std::collections::HashMap;
-
+use super::memo::Part;
 use super::{
     CacheEconomics, Compactor, Memo, Pressure, REREAD_SHARE, REREAD_TOKENS, Schedule, Stage,
     compactable, guess_kind, safe_name,
 };
-use crate::conversation::{Message, Role};
+use crate::conversation::Message;
 use crate::tokens::rough;
 use crate::tools::{Scratch, last_chars};
 
@@ -119,38 +118,33 @@ pub fn pointer(tool: &str, args: &serde_json::Value, content: &str, saved: &str)
 }
 
 impl Compactor {
+    /// Parts not placed yet take the placement their id already has: a message read again
+    /// (a prompt merged into it) keeps its results' placements.
+    pub(super) fn recall_placements(&self, memo: &mut Memo) {
+        for entry in &mut memo.entries {
+            for part in entry.parts.iter_mut().filter(|p| p.consumed.is_none()) {
+                part.consumed = self.placements.get(&part.id).map(is_consumed);
+            }
+        }
+    }
+
     /// Decides the placement of every result that has none yet, and which leading messages
     /// are settled: all before the first one holding a consumed result still shown whole.
     pub(super) fn place_arrivals(
         &mut self,
         history: &[Message],
-        memo: &Memo,
-        ages: &HashMap<String, (usize, usize)>,
+        memo: &mut Memo,
         scratch: &Scratch,
         pressure: Pressure,
     ) {
-        let arrived = memo
-            .entries
-            .iter()
-            .flat_map(|e| &e.parts)
-            .any(|p| !self.placements.contains_key(&p.id));
-        if arrived {
+        if memo.parts().any(|p| p.consumed.is_none()) {
             self.place_new(history, memo, scratch, pressure);
         }
-        for (index, entry) in memo.entries.iter().enumerate() {
-            for part in &entry.parts {
-                let fresh = ages.get(&part.id).is_none_or(|(age, _)| *age == 0);
-                if fresh
-                    && matches!(
-                        self.placements.get(&part.id),
-                        Some(Placement::Consume { .. })
-                    )
-                    && self.settled.is_none()
-                {
-                    self.settled = Some(index);
-                }
-            }
-        }
+        let fresh_consumed = |p: &Part| p.consumed == Some(true) && p.age(memo.assistants) == 0;
+        self.settled = memo
+            .entries
+            .iter()
+            .position(|e| e.parts.iter().any(fresh_consumed));
     }
 
     /// Decides the placement of every result that has none yet. The context a re-read would
@@ -158,21 +152,13 @@ impl Compactor {
     fn place_new(
         &mut self,
         history: &[Message],
-        memo: &Memo,
+        memo: &mut Memo,
         scratch: &Scratch,
         pressure: Pressure,
     ) {
-        let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
-        for message in history.iter().filter(|m| m.role == Role::Assistant) {
-            for (id, name, input) in message.tool_uses() {
-                calls.insert(id, (name, input));
-            }
-        }
         let consumed: u64 = memo
-            .entries
-            .iter()
-            .flat_map(|e| &e.parts)
-            .filter(|p| matches!(self.placements.get(&p.id), Some(Placement::Consume { .. })))
+            .parts()
+            .filter(|p| p.consumed == Some(true))
             .map(|p| rough(p.bytes))
             .sum();
         let context_tokens = memo
@@ -181,19 +167,22 @@ impl Compactor {
             .map(|e| e.tokens)
             .sum::<u64>()
             .saturating_sub(consumed);
-        let requests = history.iter().filter(|m| m.role == Role::Assistant).count() as u64;
-        let horizon = requests.clamp(MIN_HORIZON, MAX_HORIZON);
-        let null = serde_json::Value::Null;
-        for (message, entry) in history.iter().zip(&memo.entries) {
-            if entry
-                .parts
-                .iter()
-                .all(|p| self.placements.contains_key(&p.id))
-            {
+        let horizon = (memo.assistants as u64).clamp(MIN_HORIZON, MAX_HORIZON);
+        for (message, entry) in history.iter().zip(&mut memo.entries) {
+            if entry.parts.iter().all(|p| p.consumed.is_some()) {
                 continue;
             }
             for (id, content) in compactable(message) {
-                if self.placements.contains_key(&id) {
+                let Some(part) = entry
+                    .parts
+                    .iter_mut()
+                    .find(|p| p.id == id && p.consumed.is_none())
+                else {
+                    continue;
+                };
+                // Placed already under another message's copy of the id.
+                if let Some(placed) = self.placements.get(&id) {
+                    part.consumed = Some(is_consumed(placed));
                     continue;
                 }
                 let arrival = Arrival {
@@ -202,48 +191,50 @@ impl Compactor {
                     horizon,
                     economics: pressure.economics,
                 };
-                let (tool, args) = calls
-                    .get(id.as_str())
-                    .copied()
-                    .unwrap_or(("@ mention", &null));
-                let chars = entry
-                    .parts
-                    .iter()
-                    .find(|p| p.id == id)
-                    .map_or(0, |p| p.chars);
-                let placement =
-                    if chars < self.settings.consume_min_chars || !arrival.consume_pays() {
-                        Placement::Keep
-                    } else {
-                        // Consumed only when the original is on disk: the pointer must lead to it.
-                        match scratch.save_fixed(
-                            &format!("toolresult_{}.txt", safe_name(&id)),
-                            content.as_bytes(),
-                        ) {
-                            Ok(path) => Placement::Consume {
-                                pointer: pointer(tool, args, content, &path.display().to_string()),
-                            },
-                            Err(_) => Placement::Keep,
-                        }
-                    };
+                let placement = self.place(history, part, content, arrival, scratch);
+                part.consumed = Some(is_consumed(&placement));
                 self.placements.insert(id, placement);
             }
         }
     }
 
-    /// The form of a result in this render, by its stage or its placement and age.
-    pub(super) fn form_at(
+    /// The placement of `part`, whose text is `content`, arriving as `arrival`.
+    fn place(
         &self,
-        id: &str,
+        history: &[Message],
+        part: &Part,
         content: &str,
+        arrival: Arrival,
         scratch: &Scratch,
-        ages: &HashMap<String, (usize, usize)>,
-    ) -> String {
+    ) -> Placement {
+        if part.chars < self.settings.consume_min_chars || !arrival.consume_pays() {
+            return Placement::Keep;
+        }
+        let null = serde_json::Value::Null;
+        let (tool, args) = part
+            .asked_at
+            .and_then(|at| history.get(at))
+            .and_then(|m| m.tool_uses().find(|(call, _, _)| *call == part.id))
+            .map_or(("@ mention", &null), |(_, name, input)| (name, input));
+        // Consumed only when the original is on disk: the pointer must lead to it.
+        match scratch.save_fixed(
+            &format!("toolresult_{}.txt", safe_name(&part.id)),
+            content.as_bytes(),
+        ) {
+            Ok(path) => Placement::Consume {
+                pointer: pointer(tool, args, content, &path.display().to_string()),
+            },
+            Err(_) => Placement::Keep,
+        }
+    }
+
+    /// The form of a result in this render, by its stage or its placement and `age`.
+    pub(super) fn form_at(&self, id: &str, content: &str, scratch: &Scratch, age: usize) -> String {
         let stage = self.applied.get(id).copied().unwrap_or(Stage::Whole);
         if stage == Stage::Whole
             && self.settings.schedule == Schedule::Consumed
             && let Some(Placement::Consume { pointer }) = self.placements.get(id)
-            && ages.get(id).is_some_and(|(age, _)| *age >= 1)
+            && age >= 1
         {
             return pointer.clone();
         }
@@ -251,11 +242,16 @@ impl Compactor {
     }
 }
 
+/// Whether a placement is `Consume`.
+fn is_consumed(placement: &Placement) -> bool {
+    matches!(placement, Placement::Consume { .. })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::agent::compaction::Settings;
-    use crate::conversation::ContentBlock;
+    use crate::conversation::{ContentBlock, Role};
     use serde_json::json;
 
     fn result(id: &str, content: &str) -> Message {
@@ -297,7 +293,7 @@ mod tests {
         let mut c = Compactor::new(Settings::default());
         let first = c.render(&history, &scratch, pressure);
         assert_eq!(
-            first[2], history[2],
+            *first[2], history[2],
             "whole while the model has not seen it"
         );
         assert_eq!(c.settled(), Some(2), "the marker goes before it");
@@ -313,7 +309,7 @@ mod tests {
             "{content}"
         );
         assert_eq!(c.settled(), None, "every message is settled");
-        assert_eq!(second[4], history[4], "small results stay whole");
+        assert_eq!(*second[4], history[4], "small results stay whole");
         assert_eq!(
             std::fs::read_to_string(dir.path().join("scratch/toolresult_a.txt")).ok(),
             Some(big.clone())
@@ -330,7 +326,7 @@ mod tests {
         let mut c = Compactor::new(Settings::default());
         c.render(&history[..3], &unsaved, pressure);
         assert_eq!(c.placement("a"), Some(&Placement::Keep));
-        assert_eq!(c.render(&history, &unsaved, pressure)[2], history[2]);
+        assert_eq!(*c.render(&history, &unsaved, pressure)[2], history[2]);
     }
 
     fn arrival(tokens: u64, context_tokens: u64, horizon: u64, e: CacheEconomics) -> Arrival {
