@@ -24,6 +24,7 @@
 //! thinking setting would not read the same entries. The benchmark's model and the agent's
 //! timer both take their ping times from `KeepWarm::pings`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -171,8 +172,9 @@ pub fn ping_request(request: &ModelRequest) -> ModelRequest {
         .settled_messages
         .unwrap_or(request.messages.len())
         .min(request.messages.len());
-    let mut messages: Vec<Message> = request.messages.iter().take(settled).cloned().collect();
-    messages.extend(ping_tail(request));
+    // The settled messages are shared with the request (`Arc`): a ping copies pointers.
+    let mut messages: Vec<Arc<Message>> = request.messages.iter().take(settled).cloned().collect();
+    messages.extend(ping_tail(request).map(Arc::new));
     ModelRequest {
         model: request.model.clone(),
         system: request.system.clone(),
@@ -411,7 +413,7 @@ mod tests {
             model: "claude-sonnet-4-5".into(),
             system: Vec::new(),
             tools: Vec::new(),
-            messages,
+            messages: crate::conversation::shared(messages),
             max_output_tokens: 8_192,
             session_id: "s".into(),
             effort: None,
@@ -451,7 +453,10 @@ mod tests {
         let history = vec![Message::user_text("read them"), calls.clone(), results];
         // The results are about to become pointers: the marker is on the calls.
         let ping = ping_request(&request(history.clone(), Some(2)));
-        assert_eq!(ping.messages[..2], history[..2]);
+        assert_eq!(
+            ping.messages[..2],
+            crate::conversation::shared(history[..2].to_vec())
+        );
         assert_eq!(ping.messages.len(), 3);
         let stubs: Vec<&str> = ping.messages[2]
             .content
@@ -484,7 +489,10 @@ mod tests {
         assert!(carried.uncached < 50, "{carried:?}");
         // Everything settled and the user's turn last: the request itself.
         let all = request(history.clone(), None);
-        assert_eq!(ping_request(&all).messages, history);
+        assert_eq!(
+            ping_request(&all).messages,
+            crate::conversation::shared(history.clone())
+        );
         // Settled up to an answer without calls: a one-word turn follows it.
         let answered = vec![
             Message::user_text("hi"),
@@ -496,7 +504,10 @@ mod tests {
             },
         ];
         let ping = ping_request(&request(answered, None));
-        assert_eq!(ping.messages.last(), Some(&Message::user_text(STUB)));
+        assert_eq!(
+            ping.messages.last().map(|m| m.as_ref()),
+            Some(&Message::user_text(STUB))
+        );
     }
 
     #[test]

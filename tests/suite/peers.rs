@@ -243,11 +243,11 @@ async fn a_keep_warm_ping_reads_the_prefix_and_leaves_the_tail_out_on_the_anthro
             stable: true,
         }],
         tools: Vec::new(),
-        messages: vec![
+        messages: chatcli::conversation::shared([
             Message::user_text("Remember the rules."),
             answer,
             Message::user_text("pasted log line\n".repeat(150)),
-        ],
+        ]),
         max_output_tokens: 16,
         session_id: "warm".into(),
         effort: None,
