@@ -19,10 +19,11 @@
 //! the last request's cached tokens at the read price, its stub tail at the input price, and
 //! its answer at the output price. With 5-minute Claude entries that allows about 11 pings (50
 //! minutes) on a cached conversation of any size; on a context under the provider's cache
-//! minimum, none. A request with a
-//! thinking budget is never pinged: a 16-token limit is below any budget, and a changed
-//! thinking setting would not read the same entries. The benchmark's model and the agent's
-//! timer both take their ping times from `KeepWarm::pings`.
+//! minimum, none. A request with a thinking budget is never pinged: a 16-token limit is below
+//! any budget, and a changed thinking setting would not read the same entries. The benchmark's
+//! model and the agent's timer both take their ping times from `KeepWarm::pings`. An op that
+//! arrives while a ping is in flight waits for it (a 16-token answer); a command between
+//! prompts (`/cost`) leaves the planned pings as they are, a prompt plans new ones.
 
 use std::sync::Arc;
 use std::time::Duration;
