@@ -21,7 +21,8 @@
 //! minutes) on a cached conversation of any size; on a context under the provider's cache
 //! minimum, none. A request with a thinking budget is never pinged: a 16-token limit is below
 //! any budget, and a changed thinking setting would not read the same entries. The benchmark's
-//! model and the agent's timer both take their ping times from `KeepWarm::pings`. An op that
+//! model and the agent's timer both take their ping times from `KeepWarm::pings`. Pings count
+//! against `CHATCLI_SESSION_BUDGET_USD` like any request: none is sent once it is spent. An op that
 //! arrives while a ping is in flight waits for it (a 16-token answer); a command between
 //! prompts (`/cost`) leaves the planned pings as they are, a prompt plans new ones.
 
@@ -343,8 +344,14 @@ impl super::Agent {
             .arm(request, (sent, now), (lifetime, carried), prices);
     }
 
-    /// Sends one ping and books what it cost; a failed ping ends this pause's pings.
+    /// Sends one ping and books what it cost; a failed ping, or a session budget spent, ends
+    /// this pause's pings.
     async fn ping(&mut self) {
+        let over_budget = super::accounting::lock(&self.accounts.book).over_budget();
+        if over_budget.is_some() {
+            self.warm.stop();
+            return;
+        }
         let Some(request) = self.warm.ping(self.now_secs()) else {
             return;
         };
@@ -367,7 +374,7 @@ impl super::Agent {
             return;
         };
         let model = self.model_name();
-        let (cost_usd, _) = super::accounting::lock(&self.accounts.book).record_for(
+        let (cost_usd, warnings) = super::accounting::lock(&self.accounts.book).record_for(
             KEEPWARM_AGENT,
             &model,
             &usage,
@@ -378,6 +385,9 @@ impl super::Agent {
             usage: usage.figures(),
             cost_usd,
         });
+        for message in warnings {
+            self.emit(AgentEvent::Notice { message });
+        }
         if let Some(lifetime_secs) = self.warm.refreshed(self.now_secs()) {
             self.emit(AgentEvent::CacheWarm {
                 lifetime_secs,

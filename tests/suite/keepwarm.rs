@@ -19,6 +19,15 @@ use crate::common::scripted::{Scripted, respond_with};
 /// An agent on a scripted provider whose entries live `lifetime` seconds, priced as Claude
 /// Sonnet 4.5, keep-warm `setting`.
 fn agent(dir: &std::path::Path, lifetime: u64, setting: KeepWarm) -> (AgentHandle, Arc<Scripted>) {
+    agent_with_budget(dir, (lifetime, setting), None)
+}
+
+/// `agent`, with a session budget.
+fn agent_with_budget(
+    dir: &std::path::Path,
+    (lifetime, setting): (u64, KeepWarm),
+    budget_usd: Option<f64>,
+) -> (AgentHandle, Arc<Scripted>) {
     // 10k tokens read from the cache, a 100-token tail that a ping does not send again: a ping
     // costs 1,080 input-token equivalents at Sonnet's prices (1,000 read, 16 output at 5×), a
     // lapse 11,500.
@@ -39,6 +48,7 @@ fn agent(dir: &std::path::Path, lifetime: u64, setting: KeepWarm) -> (AgentHandl
     let mut options = crate::common::options(dir, Mode::Chat);
     options.pricing = Catalog::builtin().lookup("claude-sonnet-4-5").cloned();
     options.keepwarm = setting;
+    options.budget_usd = budget_usd;
     let dyn_provider: Arc<dyn Provider> = provider.clone();
     (chatcli::agent::spawn(dyn_provider, options), provider)
 }
@@ -171,4 +181,16 @@ async fn a_user_back_before_the_lapse_and_a_session_with_it_off_are_never_pinged
         )),
         "{events:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn pings_stop_when_the_session_budget_is_spent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let on = KeepWarm::parse("on").expect("on parses");
+    // The prompt costs $0.00345 at Sonnet's prices, each ping $0.000315: a $0.004 budget is
+    // spent after the second ping, and no third goes out.
+    let (mut handle, provider) = agent_with_budget(dir.path(), (300, on), Some(0.004));
+    prompt(&mut handle, "hello").await;
+    tokio::time::sleep(Duration::from_secs(7_200)).await;
+    assert_eq!(provider.pings().len(), 2);
 }
