@@ -66,6 +66,12 @@ impl Provider for Bedrock {
         "bedrock"
     }
 
+    /// Bedrock's prompt cache keeps an entry five minutes from its last use ("a five minute
+    /// TTL, which resets with each successful cache hit"); nothing is cached without markers.
+    fn cache_lifetime(&self) -> Option<u64> {
+        self.http.prompt_cache.then_some(300)
+    }
+
     fn accepts_images(&self) -> bool {
         true
     }

@@ -402,3 +402,104 @@ async fn an_expiry_after_a_pause_is_named_with_its_idle_time_and_cost() {
         ])
     );
 }
+
+/// Each caching provider names how long its entries live (the status bar's timer and keep-warm
+/// read it): Anthropic the lifetime its last request's markers asked for and nothing with cache
+/// hints off, Bedrock 5 minutes, OpenAI 24 hours where that retention is asked and offered and
+/// else the 5-minute low end of its in-memory retention; a wire with no clock of its own, nothing.
+#[tokio::test]
+async fn caching_providers_name_their_cache_lifetime() {
+    use chatcli::provider::Provider;
+    use chatcli::provider::openai_chat::{OpenAiChat, Preset};
+    use futures_util::StreamExt;
+
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(sse::anthropic("Hi.", None, 10, 0, 1500, 2)),
+        )
+        .mount(&server)
+        .await;
+    let anthropic = |http: Http, ttl: CacheTtl| {
+        Anthropic::new(
+            http,
+            "anthropic",
+            server.uri(),
+            "k".into(),
+            "claude-sonnet-4-5".into(),
+            ttl,
+        )
+    };
+    let request = chatcli::conversation::ModelRequest {
+        model: "claude-sonnet-4-5".into(),
+        system: Vec::new(),
+        tools: Vec::new(),
+        messages: chatcli::conversation::shared([chatcli::conversation::Message::user_text(
+            "hello",
+        )]),
+        max_output_tokens: 16,
+        session_id: "s".into(),
+        effort: None,
+        settled_messages: None,
+        bridge_message: None,
+    };
+    let claude = anthropic(Http::default(), CacheTtl::OneHour);
+    assert_eq!(claude.cache_lifetime(), None, "no request yet");
+    let mut stream = claude.stream(request.clone());
+    while stream.next().await.is_some() {}
+    assert_eq!(claude.cache_lifetime(), Some(3_600));
+    let mut off = Http::default();
+    off.prompt_cache = false;
+    let plain = anthropic(off.clone(), CacheTtl::FiveMinutes);
+    let mut stream = plain.stream(request);
+    while stream.next().await.is_some() {}
+    assert_eq!(plain.cache_lifetime(), None, "CHATCLI_PROMPT_CACHE=off");
+
+    let bedrock = |http: Http| {
+        chatcli::provider::bedrock::Bedrock::new(
+            http,
+            server.uri(),
+            "eu-west-1".into(),
+            chatcli::provider::bedrock::Auth::SigV4 {
+                access_key: "AKIDEXAMPLE".into(),
+                secret_key: "secret".into(),
+                session_token: None,
+            },
+            "anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
+        )
+    };
+    assert_eq!(bedrock(Http::default()).cache_lifetime(), Some(300));
+    assert_eq!(bedrock(off).cache_lifetime(), None);
+
+    let chat = |preset: Preset, model: &str, ttl: CacheTtl| {
+        OpenAiChat::new(
+            Http::default(),
+            preset,
+            server.uri(),
+            "k".into(),
+            model.into(),
+        )
+        .with_cache_ttl(ttl)
+    };
+    assert_eq!(
+        chat(Preset::OPENAI, "gpt-4.1", CacheTtl::Auto).cache_lifetime(),
+        Some(86_400)
+    );
+    assert_eq!(
+        chat(Preset::OPENAI, "gpt-4.1", CacheTtl::FiveMinutes).cache_lifetime(),
+        Some(300),
+        "in-memory retention asked"
+    );
+    assert_eq!(
+        chat(Preset::OPENAI, "gpt-4o", CacheTtl::Auto).cache_lifetime(),
+        Some(300),
+        "no extended retention offered"
+    );
+    assert_eq!(
+        chat(Preset::MOONSHOT, "kimi-k2", CacheTtl::Auto).cache_lifetime(),
+        None
+    );
+}
