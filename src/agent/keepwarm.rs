@@ -145,11 +145,9 @@ const STUB: &str = "(keep-warm)";
 /// settled message's calls with stubs (or a one-word turn when it has none); nothing when every
 /// message is settled and the last is the user's.
 fn ping_tail(request: &ModelRequest) -> Option<Message> {
-    let settled = request
-        .settled_messages
-        .unwrap_or(request.messages.len())
-        .min(request.messages.len());
-    let last = settled.checked_sub(1).and_then(|i| request.messages.get(i));
+    let last = request
+        .rolling_marker()
+        .and_then(|i| request.messages.get(i));
     match last {
         Some(m) if m.role == Role::User => None,
         Some(m) if m.tool_uses().next().is_some() => Some(Message {
@@ -170,10 +168,7 @@ fn ping_tail(request: &ModelRequest) -> Option<Message> {
 /// A ping for `request`: its settled messages (through the rolling marker) and the stub tail,
 /// with the same markers, a 16-token limit.
 pub fn ping_request(request: &ModelRequest) -> ModelRequest {
-    let settled = request
-        .settled_messages
-        .unwrap_or(request.messages.len())
-        .min(request.messages.len());
+    let settled = request.rolling_marker().map_or(0, |m| m + 1);
     // The settled messages are shared with the request (`Arc`): a ping copies pointers.
     let mut messages: Vec<Arc<Message>> = request.messages.iter().take(settled).cloned().collect();
     messages.extend(ping_tail(request).map(Arc::new));
@@ -338,7 +333,7 @@ impl super::Agent {
             .pricing
             .as_ref()
             .and_then(|p| Prices::of(p, lifetime));
-        let now = self.now_secs();
+        let now = self.options.clock.now_secs();
         let carried = ping_carries(&request, &self.accounts.last_usage);
         self.warm
             .arm(request, (sent, now), (lifetime, carried), prices);
@@ -352,7 +347,7 @@ impl super::Agent {
             self.warm.stop();
             return;
         }
-        let Some(request) = self.warm.ping(self.now_secs()) else {
+        let Some(request) = self.warm.ping(self.options.clock.now_secs()) else {
             return;
         };
         let mut stream = self.provider.keep_warm(request);
@@ -388,19 +383,12 @@ impl super::Agent {
         for message in warnings {
             self.emit(AgentEvent::Notice { message });
         }
-        if let Some(lifetime_secs) = self.warm.refreshed(self.now_secs()) {
+        if let Some(lifetime_secs) = self.warm.refreshed(self.options.clock.now_secs()) {
             self.emit(AgentEvent::CacheWarm {
                 lifetime_secs,
                 kept_warm: true,
             });
         }
-    }
-
-    /// The session clock's seconds since the epoch.
-    fn now_secs(&self) -> u64 {
-        (self.options.clock.0)()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
     }
 }
 

@@ -101,6 +101,15 @@ pub struct AgentOptions {
 #[derive(Clone)]
 pub struct Clock(pub Arc<dyn Fn() -> std::time::SystemTime + Send + Sync>);
 
+impl Clock {
+    /// Seconds since the Unix epoch by this clock (0 before it).
+    pub fn now_secs(&self) -> u64 {
+        (self.0)()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+}
+
 impl Default for Clock {
     fn default() -> Self {
         Clock(Arc::new(std::time::SystemTime::now))

@@ -159,10 +159,7 @@ block!(MemoryFull, Volatile, |agent, mode| prompt::volatile_block(
 block!(DateAndDirectory, Volatile, |agent, mode| {
     // The local time to the minute with the zone (never seconds: they would change the bytes
     // every request), and the working directory.
-    let secs = (agent.options.clock.0)()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
+    let secs = agent.options.clock.now_secs();
     vec![SystemBlock {
         name: "dynamic context".into(),
         text: prompt::dynamic::dynamic_context(

@@ -388,9 +388,7 @@ impl Agent {
         streamed.response.at_limit = usage.output >= streamed.limit;
         streamed.unfinished.booked = true;
         self.record_usage(turn, usage);
-        let now = (self.options.clock.0)()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = self.options.clock.now_secs();
         if let Some(miss) = streamed
             .blocks
             .take()

@@ -171,14 +171,7 @@ async fn one_request(provider: &dyn Provider, system: &str, session: &str) -> Us
         settled_messages: None,
         bridge_message: None,
     };
-    let mut stream = provider.stream(request);
-    let mut usage = None;
-    while let Some(event) = stream.next().await {
-        if let ProviderEvent::Usage(u) = event.expect("no stream error") {
-            usage = Some(u.figures());
-        }
-    }
-    usage.expect("a usage record")
+    usage_of(provider.stream(request)).await
 }
 
 #[tokio::test]
