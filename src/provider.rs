@@ -228,6 +228,12 @@ pub trait Provider: Send + Sync {
     fn cache_lifetime(&self) -> Option<u64> {
         None
     }
+    /// How long the entries would live that are written again when the cache lapses in a
+    /// pause, in seconds: a keep-warm ping is weighed against that write. `None` where it is
+    /// the last request's lifetime (`cache_lifetime`).
+    fn lapse_lifetime(&self) -> Option<u64> {
+        None
+    }
     /// Sends `request` again only to keep its cache entries warm (`agent::keepwarm`): the
     /// lifetime of the last request, and no pause counted by the cache policy.
     fn keep_warm(&self, request: ModelRequest) -> ProviderStream {

@@ -74,8 +74,8 @@ pub struct Carried {
 }
 
 impl Prices {
-    /// The model's prices for entries of `lifetime_secs` (an hour or more: the 1-hour write
-    /// price); `None` without a price to weigh pings against.
+    /// The model's prices when a lapse writes the entries again with `lifetime_secs` (an hour
+    /// or more: the 1-hour write price); `None` without a price to weigh pings against.
     pub fn of(pricing: &Pricing, lifetime_secs: u64) -> Option<Prices> {
         if pricing.input <= 0.0 {
             return None;
@@ -332,7 +332,7 @@ impl super::Agent {
             .options
             .pricing
             .as_ref()
-            .and_then(|p| Prices::of(p, lifetime));
+            .and_then(|p| Prices::of(p, self.provider.lapse_lifetime().unwrap_or(lifetime)));
         let now = self.options.clock.now_secs();
         let carried = ping_carries(&request, &self.accounts.last_usage);
         self.warm

@@ -135,6 +135,8 @@ struct LastSent {
     markers: bool,
     at: u64,
     lifetime: u64,
+    /// The lifetime its entries would be written with again after a lapse (seconds).
+    lapse: u64,
     /// The request had a thinking budget: never pinged.
     thinking: bool,
     /// Its input as billed.
@@ -338,9 +340,18 @@ fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logge
     };
     let usage = state.cache.account(&segs, &marks);
     let (floor_read, floor_fresh) = state.cache.floor(&segs);
-    let lifetime = match state.cache.semantics() {
-        Semantics::Anthropic => state.cache.write_ttl,
-        Semantics::OpenAi => openai_lifetime(&request.model, state.extended),
+    let (lifetime, lapse) = match state.cache.semantics() {
+        Semantics::Anthropic => (
+            state.cache.write_ttl,
+            state
+                .policy
+                .after_idle(state.cache.write_ttl)
+                .anthropic_secs(),
+        ),
+        Semantics::OpenAi => {
+            let retention = openai_lifetime(&request.model, state.extended);
+            (retention, retention)
+        }
     };
     let fixed_units = (request.tools.len() + request.system.len()).min(segs.len());
     let fixed = segs[..fixed_units].iter().map(|s| s.tokens).sum();
@@ -349,6 +360,7 @@ fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logge
         markers,
         at: state.cache.now,
         lifetime,
+        lapse,
         thinking: request.effort.is_some(),
         carried: ping_carries(request, &usage),
     });
@@ -368,7 +380,7 @@ fn bill_pings(state: &mut State, secs: u64) {
         return;
     };
     let (setting, pricing) = &state.keepwarm;
-    let prices = pricing.as_ref().and_then(|p| Prices::of(p, last.lifetime));
+    let prices = pricing.as_ref().and_then(|p| Prices::of(p, last.lapse));
     let pings = match prices {
         Some(prices) if !last.thinking => setting.pings(last.lifetime, prices, last.carried),
         _ => Vec::new(),

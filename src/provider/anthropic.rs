@@ -131,6 +131,13 @@ impl Provider for Anthropic {
         policy.last_lifetime().map(Lifetime::anthropic_secs)
     }
 
+    /// `auto` asks for 1 hour after any pause past 2 minutes, and a lapse takes 5.
+    fn lapse_lifetime(&self) -> Option<u64> {
+        let lifetime = self.cache_lifetime()?;
+        let policy = self.policy.lock().ok()?;
+        Some(policy.after_idle(lifetime).anthropic_secs())
+    }
+
     fn keep_warm(&self, request: ModelRequest) -> ProviderStream {
         let lifetime = self
             .policy

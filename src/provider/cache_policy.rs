@@ -81,18 +81,24 @@ impl PausePolicy {
 
     /// The Anthropic lifetime of a request sent at `now` (seconds); remembers the time.
     pub fn lifetime(&mut self, now: u64) -> Lifetime {
-        if let Some(last) = self.last {
-            self.longest_idle = self.longest_idle.max(now.saturating_sub(last));
-        }
+        let idle = self.last.map_or(0, |last| now.saturating_sub(last));
+        let lifetime = self.after_idle(idle);
+        self.longest_idle = self.longest_idle.max(idle);
         self.last = Some(now);
-        let lifetime = match self.setting {
-            CacheTtl::FiveMinutes => Lifetime::Short,
-            CacheTtl::OneHour => Lifetime::Long,
-            CacheTtl::Auto if self.longest_idle > PAUSE_SECS => Lifetime::Long,
-            CacheTtl::Auto => Lifetime::Short,
-        };
         self.current = Some(lifetime);
         lifetime
+    }
+
+    /// The lifetime a request sent `idle` seconds after the last one would get, without
+    /// sending it: what the entries are written with again when the cache lapsed in a pause
+    /// (a keep-warm ping weighs itself against that write, `agent::keepwarm`).
+    pub fn after_idle(&self, idle: u64) -> Lifetime {
+        match self.setting {
+            CacheTtl::FiveMinutes => Lifetime::Short,
+            CacheTtl::OneHour => Lifetime::Long,
+            CacheTtl::Auto if self.longest_idle.max(idle) > PAUSE_SECS => Lifetime::Long,
+            CacheTtl::Auto => Lifetime::Short,
+        }
     }
 
     /// The lifetime the last request's entries got, if a request was sent; a keep-warm ping
@@ -165,6 +171,9 @@ mod tests {
         }
         // A minute and a half: still a tool loop's rhythm, or a quick reply.
         assert_eq!(p.lifetime(600 + 90), Lifetime::Short);
+        // What a request after a lapse would get, asked without sending one.
+        assert_eq!(p.after_idle(300), Lifetime::Long);
+        assert_eq!(p.after_idle(60), Lifetime::Short);
         // Four minutes idle: the user pauses; from now on 1 hour.
         assert_eq!(p.lifetime(690 + 240), Lifetime::Long);
         assert_eq!(p.lifetime(930 + 12), Lifetime::Long);

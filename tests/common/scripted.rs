@@ -60,6 +60,8 @@ pub struct Scripted {
     delay: Duration,
     /// The cache lifetime it names (`Provider::cache_lifetime`), if any.
     cache_lifetime: Option<u64>,
+    /// The lifetime a lapse's rewrite would ask for (`Provider::lapse_lifetime`), if named.
+    lapse_lifetime: Option<u64>,
     /// Keep-warm pings, kept apart from the requests; each is answered by a cache read.
     pub pings: Arc<Mutex<Vec<ModelRequest>>>,
 }
@@ -72,14 +74,29 @@ impl Scripted {
 
     /// `new`, for a provider whose cache entries live `cache_lifetime` seconds.
     pub fn caching(script: Vec<Script>, delay: Duration, cache_lifetime: Option<u64>) -> Arc<Self> {
-        Arc::new(Scripted {
+        Arc::new(Self::build(script, delay, (cache_lifetime, None)))
+    }
+
+    /// `caching`, for a provider that writes its entries again for `lapse` seconds after they
+    /// lapse (Anthropic's `auto`: 5-minute entries, an hour after a pause).
+    pub fn lapsing(script: Vec<Script>, delay: Duration, lifetime: u64, lapse: u64) -> Arc<Self> {
+        Arc::new(Self::build(script, delay, (Some(lifetime), Some(lapse))))
+    }
+
+    fn build(
+        script: Vec<Script>,
+        delay: Duration,
+        (cache_lifetime, lapse_lifetime): (Option<u64>, Option<u64>),
+    ) -> Self {
+        Scripted {
             script: Mutex::new(script.into()),
             last: Mutex::new(None),
             requests: Arc::new(Mutex::new(Vec::new())),
             delay,
             cache_lifetime,
+            lapse_lifetime,
             pings: Arc::new(Mutex::new(Vec::new())),
-        })
+        }
     }
 
     /// Every keep-warm ping so far.
@@ -109,6 +126,10 @@ impl Provider for Scripted {
 
     fn cache_lifetime(&self) -> Option<u64> {
         self.cache_lifetime
+    }
+
+    fn lapse_lifetime(&self) -> Option<u64> {
+        self.lapse_lifetime
     }
 
     fn keep_warm(&self, request: ModelRequest) -> ProviderStream {

@@ -405,6 +405,24 @@ fn keep_warm_pays_on_a_day_with_a_lunch_break() {
     );
 }
 
+/// A day of meetings (the documented `coder-day-meetings`: 40 minutes away before every
+/// prompt). The first pause comes while the entries live 5 minutes, and coming back after it
+/// writes them for an hour (`auto`), so keep-warm weighs its pings against that 1-hour write:
+/// it bridges the first meeting and lands within 10% of the 1-hour lifetime only hindsight
+/// could have picked. Weighed against a 5-minute write it stopped halfway and paid both.
+#[test]
+fn keep_warm_bridges_a_first_long_pause_against_the_write_that_follows_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let day = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/examples/coder-day-meetings.json");
+    let rows = scripted_rows_with(&day, dir.path(), &["--provider-model", "anthropic"]);
+    let optimised = cost_of(&rows, "optimised", "anthropic");
+    let hour = cost_of(&rows, "ttl:1h", "anthropic");
+    let without = cost_of(&rows, "without:keepwarm", "anthropic");
+    assert!(optimised <= hour * 1.1, "${optimised} vs ttl:1h ${hour}");
+    assert!(optimised < without, "${optimised} vs ${without} without");
+}
+
 /// `--provider-model openai:gpt-5.1` prices the OpenAI family as gpt-5.1 (cached input at
 /// 0.1×): its rows say so, and on the scripted day the pause-aware default is 20% below the
 /// in-memory lifetime, which GPT-4.1's 0.25× cached price cannot reach (its floor is 18% below).

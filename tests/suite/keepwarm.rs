@@ -28,6 +28,17 @@ fn agent_with_budget(
     (lifetime, setting): (u64, KeepWarm),
     budget_usd: Option<f64>,
 ) -> (AgentHandle, Arc<Scripted>) {
+    agent_on(dir, (lifetime, lifetime), setting, budget_usd)
+}
+
+/// An agent whose provider's entries live `lifetime` seconds and are written again for
+/// `lapse` seconds after a lapse.
+fn agent_on(
+    dir: &std::path::Path,
+    (lifetime, lapse): (u64, u64),
+    setting: KeepWarm,
+    budget_usd: Option<f64>,
+) -> (AgentHandle, Arc<Scripted>) {
     // 10k tokens read from the cache, a 100-token tail that a ping does not send again: a ping
     // costs 1,080 input-token equivalents at Sonnet's prices (1,000 read, 16 output at 5×), a
     // lapse 11,500.
@@ -37,13 +48,14 @@ fn agent_with_budget(
         output: 10,
         ..UsageRecord::default()
     };
-    let provider = Scripted::caching(
+    let provider = Scripted::lapsing(
         vec![
             respond_with("first answer", &[], usage),
             respond_with("second answer", &[], usage),
         ],
         Duration::ZERO,
-        Some(lifetime),
+        lifetime,
+        lapse,
     );
     let mut options = crate::common::options(dir, Mode::Chat);
     options.pricing = Catalog::builtin().lookup("claude-sonnet-4-5").cloned();
@@ -148,6 +160,18 @@ async fn an_away_user_s_cache_is_pinged_until_the_pings_would_cost_a_rewrite() {
     assert_eq!(share.map(|a| a.requests), Some(10), "{by_agent:?}");
     prompt(&mut handle, "back again").await;
     assert_eq!(provider.requests().len(), 2);
+}
+
+/// Anthropic's `auto` writes 5-minute entries until the first pause and an hour's after it: a
+/// lapse there costs the 2× write (19,000 here), so 17 pings pay (17 × 1,080), not 10.
+#[tokio::test(start_paused = true)]
+async fn pings_on_five_minute_entries_weigh_against_the_hour_written_after_a_lapse() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let on = KeepWarm::parse("on").expect("on parses");
+    let (mut handle, provider) = agent_on(dir.path(), (300, 3_600), on, None);
+    prompt(&mut handle, "hello").await;
+    tokio::time::sleep(Duration::from_secs(7_200)).await;
+    assert_eq!(provider.pings().len(), 17);
 }
 
 #[tokio::test(start_paused = true)]

@@ -405,7 +405,7 @@ async fn an_expiry_after_a_pause_is_named_with_its_idle_time_and_cost() {
 
 /// Each caching provider names how long its entries live (the status bar's timer and keep-warm
 /// read it): Anthropic the lifetime its last request's markers asked for and nothing with cache
-/// hints off, Bedrock 5 minutes, OpenAI 24 hours where that retention is asked and offered and
+/// hints off (and after a lapse the lifetime its policy would ask for), Bedrock 5 minutes, OpenAI 24 hours where that retention is asked and offered and
 /// else the 5-minute low end of its in-memory retention; a wire with no clock of its own, nothing.
 #[tokio::test]
 async fn caching_providers_name_their_cache_lifetime() {
@@ -451,6 +451,15 @@ async fn caching_providers_name_their_cache_lifetime() {
     let mut stream = claude.stream(request.clone());
     while stream.next().await.is_some() {}
     assert_eq!(claude.cache_lifetime(), Some(3_600));
+    // `auto` writes 5-minute entries until a pause, and writes them again for an hour after a
+    // lapse: keep-warm weighs its pings against that hour's price; a fixed `5m` against 5.
+    for (ttl, lapse) in [(CacheTtl::Auto, 3_600), (CacheTtl::FiveMinutes, 300)] {
+        let claude = anthropic(Http::default(), ttl);
+        let mut stream = claude.stream(request.clone());
+        while stream.next().await.is_some() {}
+        assert_eq!(claude.cache_lifetime(), Some(300), "{ttl:?}");
+        assert_eq!(claude.lapse_lifetime(), Some(lapse), "{ttl:?}");
+    }
     let mut off = Http::default();
     off.prompt_cache = false;
     let plain = anthropic(off.clone(), CacheTtl::FiveMinutes);
