@@ -33,8 +33,7 @@ use crate::conversation::{ContentBlock, ModelRequest};
 use crate::cost::Pricing;
 use crate::provider::anthropic::CacheTtl;
 use crate::provider::cache_model::{
-    CacheModel, EXTENDED_SECS, IN_MEMORY_SECS, Semantics, TTL_LONG_SECS, TTL_SECS, count,
-    hash_bytes, segments,
+    CacheModel, Retention, Semantics, TTL_LONG_SECS, TTL_SECS, count, hash_bytes, segments,
 };
 use crate::provider::cache_policy::{Lifetime, PausePolicy, openai_lifetime};
 use crate::provider::{Provider, ProviderEvent, ProviderStream, StopReason, UsageRecord};
@@ -334,9 +333,9 @@ fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logge
         Lifetime::Long => TTL_LONG_SECS,
     };
     state.cache.retention = if state.extended {
-        EXTENDED_SECS
+        Retention::EXTENDED
     } else {
-        IN_MEMORY_SECS
+        Retention::IN_MEMORY
     };
     let usage = state.cache.account(&segs, &marks);
     let (floor_read, floor_fresh) = state.cache.floor(&segs);

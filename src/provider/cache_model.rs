@@ -11,9 +11,12 @@
 //!   lifetime.
 //! - OpenAI semantics: automatic; the longest prefix shared with an earlier request is read,
 //!   counted from 1,024 tokens in steps of 128; cached tokens are part of the prompt tokens.
-//!   Prefixes are kept `retention` seconds after their last use: in memory, 10 minutes (OpenAI's
-//!   guide: "typically cleared within 5 to 10 minutes of inactivity"; the upper end, so a pause
-//!   is never made to cost more than the docs say); extended, 24 hours.
+//!   Prefixes are kept after their last use for a time the model does not know exactly: in
+//!   memory, OpenAI's guide says "typically cleared within 5 to 10 minutes of inactivity", so a
+//!   prefix idle up to 5 minutes is kept, one idle 10 minutes or more is gone, and in between
+//!   it is kept with a chance falling evenly from 1 to 0 (a request after a 7½-minute pause is
+//!   billed half as a hit, half as a miss: the expected bill, not either end of the range);
+//!   extended (`24h`), 24 hours.
 //! - The floor: perfect prefix caching without a price for it — every token of a prefix sent
 //!   before is read at the cache-read price, every other token costs plain input (no write
 //!   premium, no minimum, no marker limit, no TTL). A provider's cache can only read a prefix
@@ -26,6 +29,9 @@ use std::hash::{Hash, Hasher};
 
 use crate::conversation::ModelRequest;
 use crate::provider::UsageRecord;
+use crate::provider::cache_policy::{
+    OPENAI_EXTENDED_SECS, OPENAI_IN_MEMORY_MAX_SECS, OPENAI_IN_MEMORY_SECS,
+};
 
 /// Smallest cacheable prefix, in tokens.
 pub const MIN_PREFIX: u64 = 1024;
@@ -35,12 +41,40 @@ pub const LOOKBACK: usize = 20;
 pub const TTL_SECS: u64 = 300;
 /// An Anthropic entry written by a 1-hour marker, in seconds.
 pub const TTL_LONG_SECS: u64 = 3600;
-/// OpenAI's in-memory retention after the last use, in seconds (see the module note).
-pub const IN_MEMORY_SECS: u64 = 600;
-/// OpenAI's extended (`24h`) retention, in seconds.
-pub const EXTENDED_SECS: u64 = 86_400;
 /// OpenAI counts cached tokens in steps of this many beyond the minimum.
 pub const STEP: u64 = 128;
+
+/// How long OpenAI keeps a prefix after its last use: surely up to `sure` seconds, surely not
+/// from `most` on, and in between with a chance falling evenly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub sure: u64,
+    pub most: u64,
+}
+
+impl Retention {
+    /// In memory: "typically cleared within 5 to 10 minutes of inactivity".
+    pub const IN_MEMORY: Retention = Retention {
+        sure: OPENAI_IN_MEMORY_SECS,
+        most: OPENAI_IN_MEMORY_MAX_SECS,
+    };
+    /// Extended (`24h`).
+    pub const EXTENDED: Retention = Retention {
+        sure: OPENAI_EXTENDED_SECS,
+        most: OPENAI_EXTENDED_SECS,
+    };
+
+    /// The chance a prefix idle `age` seconds is still kept.
+    pub fn kept(&self, age: u64) -> f64 {
+        if age <= self.sure {
+            1.0
+        } else if age >= self.most {
+            0.0
+        } else {
+            (self.most - age) as f64 / (self.most - self.sure) as f64
+        }
+    }
+}
 
 /// How a provider caches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,15 +117,24 @@ pub struct CacheModel {
     semantics: Semantics,
     /// Anthropic: written prefixes, when they expire and their lifetime.
     written: HashMap<u64, (u64, u64)>,
-    /// OpenAI: every prefix sent before, and when it expires.
+    /// OpenAI: every prefix sent before, and when it was last used.
     sent: HashMap<u64, u64>,
     /// The floor: every prefix sent before, whatever the rules.
     floor_seen: HashSet<u64>,
     pub now: u64,
     /// Anthropic: the lifetime of entries the next request's markers write, in seconds.
     pub write_ttl: u64,
-    /// OpenAI: how long a prefix is kept after its last use, in seconds.
-    pub retention: u64,
+    /// OpenAI: how long a prefix is kept after its last use.
+    pub retention: Retention,
+}
+
+/// What OpenAI reads of a shared prefix of `shared` tokens: from 1,024 on, in steps of 128.
+fn openai_cached(shared: u64) -> u64 {
+    if shared >= MIN_PREFIX {
+        MIN_PREFIX + (shared - MIN_PREFIX) / STEP * STEP
+    } else {
+        0
+    }
 }
 
 fn prefix_tokens(segments: &[Segment], end: usize) -> u64 {
@@ -120,7 +163,7 @@ impl CacheModel {
             floor_seen: HashSet::new(),
             now: 0,
             write_ttl: TTL_SECS,
-            retention: IN_MEMORY_SECS,
+            retention: Retention::IN_MEMORY,
         }
     }
 
@@ -136,20 +179,26 @@ impl CacheModel {
         match self.semantics {
             Semantics::OpenAi => {
                 let now = self.now;
-                self.sent.retain(|_, expires| *expires > now);
-                let common = segments
-                    .iter()
-                    .take_while(|s| self.sent.contains_key(&s.prefix_hash))
-                    .count();
-                let shared = prefix_tokens(segments, common);
-                let expires = now + self.retention;
+                let retention = self.retention;
                 self.sent
-                    .extend(segments.iter().map(|s| (s.prefix_hash, expires)));
-                let cached = if shared >= MIN_PREFIX {
-                    MIN_PREFIX + (shared - MIN_PREFIX) / STEP * STEP
-                } else {
-                    0
-                };
+                    .retain(|_, used| now.saturating_sub(*used) < retention.most);
+                let age = |s: &Segment| self.sent.get(&s.prefix_hash).map(|u| now - u);
+                // The longest prefix that may still be kept, and the longest surely kept.
+                let common = segments.iter().take_while(|s| age(s).is_some()).count();
+                let sure = segments
+                    .iter()
+                    .take_while(|s| age(s).is_some_and(|a| a <= retention.sure))
+                    .count();
+                let kept = common
+                    .checked_sub(1)
+                    .and_then(|i| segments.get(i))
+                    .and_then(age)
+                    .map_or(1.0, |a| retention.kept(a));
+                let hit = openai_cached(prefix_tokens(segments, common));
+                let miss = openai_cached(prefix_tokens(segments, sure));
+                let cached = (kept * hit as f64 + (1.0 - kept) * miss as f64).round() as u64;
+                self.sent
+                    .extend(segments.iter().map(|s| (s.prefix_hash, now)));
                 UsageRecord {
                     uncached_input: total - cached,
                     cache_read: cached,
@@ -434,16 +483,19 @@ mod tests {
     }
 
     #[test]
-    fn openai_forgets_after_its_retention_in_memory_but_not_with_24h() {
+    fn openai_forgets_within_5_to_10_minutes_in_memory_but_not_with_24h() {
         let s = segs(&[1100, 100]);
         let mut memory = CacheModel::new(Semantics::OpenAi);
         let mut extended = CacheModel::new(Semantics::OpenAi);
-        extended.retention = EXTENDED_SECS;
+        extended.retention = Retention::EXTENDED;
         memory.account(&s, &[]);
         extended.account(&s, &[]);
-        memory.now = 9 * 60;
-        extended.now = 9 * 60;
-        assert_eq!(memory.account(&s, &[]).cache_read, 1152, "9 minutes: kept");
+        memory.now = 5 * 60;
+        extended.now = 5 * 60;
+        assert_eq!(memory.account(&s, &[]).cache_read, 1152, "5 minutes: kept");
+        // 7½ minutes idle: kept or not, even odds; billed as half of each.
+        memory.now += 450;
+        assert_eq!(memory.account(&s, &[]).cache_read, 576, "7½ minutes");
         memory.now += 11 * 60;
         extended.now += 11 * 60 + 3 * 3600;
         assert_eq!(

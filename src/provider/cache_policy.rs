@@ -33,6 +33,8 @@ pub const PAUSE_SECS: u64 = 120;
 /// seconds ("typically cleared within 5 to 10 minutes of inactivity"): the lifetime a keep-warm
 /// ping must beat.
 pub const OPENAI_IN_MEMORY_SECS: u64 = 300;
+/// The longest ("within 5 to 10 minutes"): a prefix idle this long is gone.
+pub const OPENAI_IN_MEMORY_MAX_SECS: u64 = 600;
 /// OpenAI's extended retention, in seconds.
 pub const OPENAI_EXTENDED_SECS: u64 = 86_400;
 
