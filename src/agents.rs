@@ -295,8 +295,11 @@ impl Roster {
     }
 }
 
-/// The `dispatch` tool's whole description (the catalog is on demand).
-const DISPATCH_DESCRIPTION: &str = "Parallel agents; {} lists them.";
+/// The `dispatch` tool's whole description (the catalog is on demand). No word on how to call
+/// it: the schema has no properties, so a model calls it with `{}`, and any call without
+/// `tasks` gets the catalog and its instructions (`wants_catalog`). Every token of it rides in
+/// every agent and coder request: "; {} lists them." cost 4 more.
+const DISPATCH_DESCRIPTION: &str = "Parallel agents";
 
 /// What a `dispatch` call asks for: the catalog (no `tasks`, or an empty array), or tasks.
 pub fn wants_catalog(args: &serde_json::Value) -> bool {
@@ -467,6 +470,10 @@ mod tests {
         assert!(wants_catalog(&serde_json::json!({})));
         assert!(wants_catalog(&serde_json::json!({"tasks": []})));
         assert!(wants_catalog(&serde_json::json!({"tasks": null})));
+        // A model guessing the shape from the description alone gets the catalog too.
+        assert!(wants_catalog(
+            &serde_json::json!({"agent": "file", "task": "read a.rs"})
+        ));
         assert!(!wants_catalog(&serde_json::json!({"tasks": "file"})));
         assert!(
             parse_tasks(&roster, &serde_json::json!({"tasks": [{"agent": "file"}]}))

@@ -167,7 +167,11 @@ impl Agent {
             .find(|m| m.role == Role::Assistant)
             .map(|m| m.text().chars().take(500).collect())
             .unwrap_or_default();
-        let hits = state.recall(&format!("{query} {last_answer}"), None, 3);
+        // The prompt's own words pick the facts; the last answer only leans the embedding (a
+        // follow-up such as "and why?" has no words of its own). Counted as words, the last
+        // answer kept recalling the topic the user had just left.
+        let extra = (!last_answer.is_empty()).then_some(last_answer.as_str());
+        let hits = state.recall(query, extra, 3);
         let facts: Vec<&crate::memory::Fact> =
             hits.iter().map(|i| &state.store.facts[*i]).collect();
         let budget = memory_digest::AUTORECALL_BUDGET - memory_digest::AUTORECALL_HEADER.len() - 1;

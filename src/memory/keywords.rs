@@ -1,6 +1,8 @@
 //! Keywords as recall sees them: lowercase words, punctuation stripped, English and Portuguese
-//! stop words dropped, words under 3 characters dropped. Near-duplicate detection uses the same
-//! extraction, so "the same fact said again" and "a fact recall would find" agree.
+//! stop words dropped, words under 3 characters dropped unless written in capitals (`CI`, `DB`,
+//! `PR`, `S3`: a developer's memory is full of two-letter acronyms, and "what do you know about
+//! our CI" has no other word to find). Near-duplicate detection uses the same extraction, so
+//! "the same fact said again" and "a fact recall would find" agree.
 
 use std::collections::BTreeSet;
 
@@ -13,7 +15,9 @@ const STOP_WORDS: &[&str] = &[
     "what", "when", "where", "which", "while", "will", "would", "should", "could", "into", "about",
     "over", "also", "been", "being", "were", "your", "yours", "each", "some", "such", "only",
     "very", "just", "more", "most", "other", "these", "those", "here", "why", "via", "per",
-    // Portuguese
+    // Two-letter words, for text written in capitals ("IT IS OK").
+    "am", "an", "as", "at", "be", "by", "do", "if", "in", "is", "it", "me", "my", "no", "of", "ok",
+    "on", "or", "so", "to", "up", "us", "we", // Portuguese
     "que", "para", "com", "uma", "um", "por", "mais", "como", "mas", "dos", "das", "nos", "nas",
     "ele", "ela", "eles", "elas", "isso", "isto", "esse", "essa", "este", "esta", "seu", "sua",
     "seus", "suas", "quando", "onde", "qual", "quais", "quem", "porque", "pelo", "pela", "pelos",
@@ -23,12 +27,23 @@ const STOP_WORDS: &[&str] = &[
 
 /// The distinct keywords of `text`, sorted.
 pub fn keywords(text: &str) -> BTreeSet<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 3)
-        .filter(|w| !STOP_WORDS.contains(w))
-        .map(str::to_string)
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| long_enough(w))
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
         .collect()
+}
+
+/// Three characters or more, or two written in capitals (an acronym: `CI`, `S3`).
+fn long_enough(word: &str) -> bool {
+    match word.chars().count() {
+        0 | 1 => false,
+        2 => {
+            word.chars().any(char::is_uppercase)
+                && word.chars().all(|c| c.is_uppercase() || c.is_ascii_digit())
+        }
+        _ => true,
+    }
 }
 
 /// Jaccard similarity of two keyword sets (0 when both are empty).
@@ -59,7 +74,14 @@ mod tests {
     fn extraction_drops_stop_words_short_words_and_punctuation() {
         let k = keywords("When does Vault rotate the DB credentials? É às 9h, na produção.");
         let v: Vec<&str> = k.iter().map(String::as_str).collect();
-        assert_eq!(v, vec!["credentials", "produção", "rotate", "vault"]);
+        assert_eq!(v, vec!["credentials", "db", "produção", "rotate", "vault"]);
+    }
+
+    #[test]
+    fn two_letters_count_only_as_an_acronym() {
+        let k = keywords("Our CI pushes to S3; it is ok. IT IS OK, Go on, v2 ci.");
+        let v: Vec<&str> = k.iter().map(String::as_str).collect();
+        assert_eq!(v, vec!["ci", "pushes", "s3"]);
     }
 
     #[test]

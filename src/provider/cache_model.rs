@@ -10,7 +10,8 @@
 //!   its last use, as its marker asked (`write_ttl`), and a read refreshes it for its own
 //!   lifetime.
 //! - OpenAI semantics: automatic; the longest prefix shared with an earlier request is read,
-//!   counted from 1,024 tokens in steps of 128; cached tokens are part of the prompt tokens.
+//!   counted from 1,024 tokens in steps of 128 (billed at the expected remainder, half a step:
+//!   see `openai_cached`); cached tokens are part of the prompt tokens.
 //!   Prefixes are kept after their last use for a time the model does not know exactly: in
 //!   memory, OpenAI's guide says "typically cleared within 5 to 10 minutes of inactivity", so a
 //!   prefix idle up to 5 minutes is kept, one idle 10 minutes or more is gone, and in between
@@ -128,10 +129,15 @@ pub struct CacheModel {
     pub retention: Retention,
 }
 
-/// What OpenAI reads of a shared prefix of `shared` tokens: from 1,024 on, in steps of 128.
+/// What OpenAI reads of a shared prefix of `shared` tokens, expected: it reads from 1,024 on
+/// in steps of 128, so the last step's remainder is not read. Which side of a step a request
+/// lands on depends on the model's own token count (its chat template, its rendering of the
+/// tools), which these o200k counts of the JSON miss by more than a step; so the remainder is
+/// billed at its expectation, half a step, not at the value the estimate happens to give (a
+/// few tokens more or less in a prefix then moved a request's bill by up to 127 tokens).
 fn openai_cached(shared: u64) -> u64 {
     if shared >= MIN_PREFIX {
-        MIN_PREFIX + (shared - MIN_PREFIX) / STEP * STEP
+        MIN_PREFIX.max(shared - STEP / 2)
     } else {
         0
     }
@@ -492,10 +498,10 @@ mod tests {
         extended.account(&s, &[]);
         memory.now = 5 * 60;
         extended.now = 5 * 60;
-        assert_eq!(memory.account(&s, &[]).cache_read, 1152, "5 minutes: kept");
+        assert_eq!(memory.account(&s, &[]).cache_read, 1136, "5 minutes: kept");
         // 7½ minutes idle: kept or not, even odds; billed as half of each.
         memory.now += 450;
-        assert_eq!(memory.account(&s, &[]).cache_read, 576, "7½ minutes");
+        assert_eq!(memory.account(&s, &[]).cache_read, 568, "7½ minutes");
         memory.now += 11 * 60;
         extended.now += 11 * 60 + 3 * 3600;
         assert_eq!(
@@ -503,19 +509,28 @@ mod tests {
             0,
             "11 minutes idle: gone"
         );
-        assert_eq!(extended.account(&s, &[]).cache_read, 1152);
+        assert_eq!(extended.account(&s, &[]).cache_read, 1136);
     }
 
     #[test]
-    fn openai_reads_the_common_prefix_in_steps_of_128_from_1024() {
+    fn openai_reads_the_common_prefix_from_1024_less_half_a_step() {
         let mut cache = CacheModel::new(Semantics::OpenAi);
         let first = segs(&[700, 600, 50]);
         let u1 = cache.account(&first, &[]);
         assert_eq!((u1.cache_read, u1.uncached_input), (0, 1350));
         let second = segs(&[700, 600, 50, 400]);
         let u2 = cache.account(&second, &[]);
-        // 1,350 shared → 1,024 + 2 × 128 = 1,280 cached.
-        assert_eq!((u2.cache_read, u2.uncached_input), (1280, 470));
+        // 1,350 shared → 1,350 − 64 = 1,286 cached (the last step's remainder, expected).
+        assert_eq!((u2.cache_read, u2.uncached_input), (1286, 464));
+        // Twenty tokens more in the prefix are twenty more read, never a step's worth less.
+        let mut longer = CacheModel::new(Semantics::OpenAi);
+        longer.account(&segs(&[720, 600, 50]), &[]);
+        let u3 = longer.account(&segs(&[720, 600, 50, 400]), &[]);
+        assert_eq!((u3.cache_read, u3.uncached_input), (1306, 464));
+        // Just over the minimum, the minimum is read.
+        let mut edge = CacheModel::new(Semantics::OpenAi);
+        edge.account(&segs(&[1050]), &[]);
+        assert_eq!(edge.account(&segs(&[1050, 10]), &[]).cache_read, 1024);
         let small = segs(&[500]);
         let mut fresh = CacheModel::new(Semantics::OpenAi);
         fresh.account(&small, &[]);

@@ -226,6 +226,60 @@ async fn index_mode_keeps_a_frozen_digest_in_the_cached_system_prompt() {
     assert!(store.facts.iter().all(|f| f.access_count == 0));
 }
 
+/// A follow-up on a new topic recalls the new topic: the prompt's own words pick the facts, the
+/// last answer only leans the embedding. Searched as one text with the answer, "and our code
+/// review rules?" after an answer about CI recalled three CI facts, and the model had to ask.
+/// Two-letter acronyms count (`CI`).
+#[tokio::test]
+async fn a_follow_up_on_a_new_topic_recalls_the_new_topic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut store = Store::open(&dir.path().join("memory")).expect("open");
+    let facts = [
+        ("CI runs nextest and clippy on every push", "ci"),
+        (
+            "The team prefers cargo nextest as the test runner",
+            "testing",
+        ),
+        ("Clippy runs with warnings denied on every push", "ci"),
+        ("Every push to main deploys the docs site", "ci"),
+        ("Pull requests stay small and need one approval", "review"),
+        (
+            "The staging database password rotates every Monday via Vault",
+            "ops",
+        ),
+    ];
+    for (content, tag) in facts {
+        store
+            .add(NewFact {
+                content: content.into(),
+                category: "project".into(),
+                tags: vec![tag.into()],
+                source: "test".into(),
+            })
+            .expect("add");
+    }
+    let script = vec![
+        respond("CI runs nextest and clippy on every push.", &[]),
+        respond("Small pull requests, one approval.", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        memory_options(dir.path(), dir.path(), MemoryMode::Index, true),
+    );
+    submit(&mut handle, "what does our CI run?").await;
+    let first = provider.requests()[0]
+        .messages
+        .last()
+        .expect("message")
+        .text();
+    assert!(first.contains("CI runs nextest and clippy"), "{first}");
+    submit(&mut handle, "and our code review rules?").await;
+    let requests = provider.requests();
+    let newest = requests[1].messages.last().expect("message").text();
+    assert!(newest.contains("Pull requests stay small"), "{newest}");
+}
+
 #[tokio::test]
 async fn full_mode_puts_retrieval_in_the_newest_user_turn() {
     let dir = tempfile::tempdir().expect("tempdir");

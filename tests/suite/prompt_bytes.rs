@@ -23,11 +23,11 @@ const PINNED: &[(Mode, &str)] = &[
     ),
     (
         Mode::Agent,
-        "6d07a7bc46f13e0be09831f36f3e61084fe336a00bbe4bff4dc7427080ccf21a",
+        "28886a8da7ab2500c4e1e99256363f71bf2d47b29f80d5cab52d5867476f00d6",
     ),
     (
         Mode::Coder,
-        "4ba33d915c94e8194c7f3953ec4d588e9790c5cec06cc38844705bc17536d45e",
+        "1f4bf9b45a45df850e44073599cb5170246e8ff2d24b99b840db58bef60e2396",
     ),
 ];
 
