@@ -17,9 +17,13 @@
 //! abandoned session loses at most one rewrite per pause, and a returning user never pays more
 //! than the expiry would have cost. A ping's cost is its whole bill, not only the cache read:
 //! the last request's cached tokens at the read price, its stub tail at the input price, and
-//! its answer at the output price. With 5-minute Claude entries that allows about 11 pings (50
-//! minutes) on a cached conversation of any size; on a context under the provider's cache
-//! minimum, none. A request with a thinking budget is never pinged: a 16-token limit is below
+//! its answer at the output price. The rewrite is priced at the lifetime the returning request
+//! will ask for (`Provider::lapse_lifetime`): under `auto` a lapse of 5-minute Claude entries is
+//! a pause past 2 minutes, so the return writes them for an hour at 2×. That allows up to about
+//! 19 pings (85 minutes) on a large cached conversation, fewer on a small one (its stub tail and
+//! answer weigh more), none on a context under the provider's cache minimum; an abandoned
+//! session so loses up to about 1.9× its cached prefix per pause, the price of bridging a
+//! 40-minute meeting (docs/benchmark.md). A request with a thinking budget is never pinged: a 16-token limit is below
 //! any budget, and a changed thinking setting would not read the same entries. The benchmark's
 //! model and the agent's timer both take their ping times from `KeepWarm::pings`. Pings count
 //! against `CHATCLI_SESSION_BUDGET_USD` like any request: none is sent once it is spent. An op that

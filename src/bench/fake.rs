@@ -344,8 +344,8 @@ fn bill_input(state: &mut State, request: &ModelRequest, markers: bool) -> Logge
             state.cache.write_ttl,
             state
                 .policy
-                .after_idle(state.cache.write_ttl)
-                .anthropic_secs(),
+                .after_lapse()
+                .map_or(state.cache.write_ttl, Lifetime::anthropic_secs),
         ),
         Semantics::OpenAi => {
             let retention = openai_lifetime(&request.model, state.extended);

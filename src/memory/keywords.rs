@@ -15,7 +15,7 @@ const STOP_WORDS: &[&str] = &[
     "what", "when", "where", "which", "while", "will", "would", "should", "could", "into", "about",
     "over", "also", "been", "being", "were", "your", "yours", "each", "some", "such", "only",
     "very", "just", "more", "most", "other", "these", "those", "here", "why", "via", "per",
-    // Two-letter words, for text written in capitals ("IT IS OK").
+    // English two-letter words, for text written in capitals ("IT IS OK").
     "am", "an", "as", "at", "be", "by", "do", "if", "in", "is", "it", "me", "my", "no", "of", "ok",
     "on", "or", "so", "to", "up", "us", "we", // Portuguese
     "que", "para", "com", "uma", "um", "por", "mais", "como", "mas", "dos", "das", "nos", "nas",
@@ -23,6 +23,8 @@ const STOP_WORDS: &[&str] = &[
     "seus", "suas", "quando", "onde", "qual", "quais", "quem", "porque", "pelo", "pela", "pelos",
     "pelas", "entre", "sobre", "até", "sem", "sim", "não", "nao", "também", "tambem", "muito",
     "já", "foi", "são", "sao", "ser", "tem", "têm", "há", "aos", "às", "num", "numa",
+    // Portuguese two-letter words, for text written in capitals ("É SÓ O QUE EU SEI").
+    "ao", "da", "de", "do", "em", "eu", "na", "no", "os", "ou", "se", "só", "tu", "vc",
 ];
 
 /// The distinct keywords of `text`, sorted.
@@ -79,9 +81,10 @@ mod tests {
 
     #[test]
     fn two_letters_count_only_as_an_acronym() {
-        let k = keywords("Our CI pushes to S3; it is ok. IT IS OK, Go on, v2 ci.");
+        let k =
+            keywords("Our CI pushes to S3; it is ok. IT IS OK, Go on, v2 ci. EU SEI O QUE É DE");
         let v: Vec<&str> = k.iter().map(String::as_str).collect();
-        assert_eq!(v, vec!["ci", "pushes", "s3"]);
+        assert_eq!(v, vec!["ci", "pushes", "s3", "sei"]);
     }
 
     #[test]

@@ -133,9 +133,11 @@ impl Provider for Anthropic {
 
     /// `auto` asks for 1 hour after any pause past 2 minutes, and a lapse takes 5.
     fn lapse_lifetime(&self) -> Option<u64> {
-        let lifetime = self.cache_lifetime()?;
+        if !self.http.prompt_cache {
+            return None;
+        }
         let policy = self.policy.lock().ok()?;
-        Some(policy.after_idle(lifetime).anthropic_secs())
+        policy.after_lapse().map(Lifetime::anthropic_secs)
     }
 
     fn keep_warm(&self, request: ModelRequest) -> ProviderStream {

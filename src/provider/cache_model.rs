@@ -134,7 +134,9 @@ pub struct CacheModel {
 /// lands on depends on the model's own token count (its chat template, its rendering of the
 /// tools), which these o200k counts of the JSON miss by more than a step; so the remainder is
 /// billed at its expectation, half a step, not at the value the estimate happens to give (a
-/// few tokens more or less in a prefix then moved a request's bill by up to 127 tokens).
+/// few tokens more or less in a prefix then moved a request's bill by up to 127 tokens). The
+/// 1,024-token minimum is applied to the estimate as it is (near it, a prefix is read whole or
+/// not at all).
 fn openai_cached(shared: u64) -> u64 {
     if shared >= MIN_PREFIX {
         MIN_PREFIX.max(shared - STEP / 2)
@@ -188,21 +190,23 @@ impl CacheModel {
                 let retention = self.retention;
                 self.sent
                     .retain(|_, used| now.saturating_sub(*used) < retention.most);
-                let age = |s: &Segment| self.sent.get(&s.prefix_hash).map(|u| now - u);
-                // The longest prefix that may still be kept, and the longest surely kept.
-                let common = segments.iter().take_while(|s| age(s).is_some()).count();
-                let sure = segments
-                    .iter()
-                    .take_while(|s| age(s).is_some_and(|a| a <= retention.sure))
-                    .count();
-                let kept = common
-                    .checked_sub(1)
-                    .and_then(|i| segments.get(i))
-                    .and_then(age)
-                    .map_or(1.0, |a| retention.kept(a));
-                let hit = openai_cached(prefix_tokens(segments, common));
-                let miss = openai_cached(prefix_tokens(segments, sure));
-                let cached = (kept * hit as f64 + (1.0 - kept) * miss as f64).round() as u64;
+                // A prefix is never idle longer than a longer one (a request refreshes every
+                // prefix it holds), so under one clearing time the prefixes kept are the
+                // shortest ones: the expected read is each step's tokens times the chance that
+                // the prefix ending with it is kept.
+                let mut expected = 0.0;
+                let (mut shared, mut below) = (0u64, 0u64);
+                for segment in segments {
+                    let Some(used) = self.sent.get(&segment.prefix_hash) else {
+                        break;
+                    };
+                    shared += segment.tokens;
+                    let read = openai_cached(shared);
+                    let kept = retention.kept(now.saturating_sub(*used));
+                    expected += kept * read.saturating_sub(below) as f64;
+                    below = read;
+                }
+                let cached = (expected.round() as u64).min(total);
                 self.sent
                     .extend(segments.iter().map(|s| (s.prefix_hash, now)));
                 UsageRecord {
@@ -510,6 +514,22 @@ mod tests {
             "11 minutes idle: gone"
         );
         assert_eq!(extended.account(&s, &[]).cache_read, 1136);
+    }
+
+    #[test]
+    fn openai_bills_each_prefix_by_its_own_idle_time() {
+        let (a, b, c) = (1100, 100, 100);
+        let mut memory = CacheModel::new(Semantics::OpenAi);
+        let all = segs(&[a, b, c]);
+        memory.account(&all, &[]);
+        memory.now = 100;
+        memory.account(&all[..2], &[]);
+        memory.now = 400;
+        memory.account(&all[..1], &[]);
+        // At 500 s the prefixes are idle 100 s (kept), 400 s (kept at ⅔) and 500 s (⅓):
+        // 1,036 + ⅔ × 100 + ⅓ × 100.
+        memory.now = 500;
+        assert_eq!(memory.account(&all, &[]).cache_read, 1136);
     }
 
     #[test]

@@ -92,8 +92,7 @@ impl PausePolicy {
     }
 
     /// The lifetime a request sent `idle` seconds after the last one would get, without
-    /// sending it: what the entries are written with again when the cache lapsed in a pause
-    /// (a keep-warm ping weighs itself against that write, `agent::keepwarm`).
+    /// sending it.
     pub fn after_idle(&self, idle: u64) -> Lifetime {
         match self.setting {
             CacheTtl::FiveMinutes => Lifetime::Short,
@@ -101,6 +100,14 @@ impl PausePolicy {
             CacheTtl::Auto if self.longest_idle.max(idle) > PAUSE_SECS => Lifetime::Long,
             CacheTtl::Auto => Lifetime::Short,
         }
+    }
+
+    /// What the last request's entries are written with again if they lapse: the lifetime of a
+    /// request sent after an idle time as long as theirs (a keep-warm ping weighs itself against
+    /// that write, `agent::keepwarm`). `None` before any request.
+    pub fn after_lapse(&self) -> Option<Lifetime> {
+        self.current
+            .map(|lifetime| self.after_idle(lifetime.anthropic_secs()))
     }
 
     /// The lifetime the last request's entries got, if a request was sent; a keep-warm ping
@@ -174,8 +181,9 @@ mod tests {
         // A minute and a half: still a tool loop's rhythm, or a quick reply.
         assert_eq!(p.lifetime(600 + 90), Lifetime::Short);
         // What a request after a lapse would get, asked without sending one.
-        assert_eq!(p.after_idle(300), Lifetime::Long);
+        assert_eq!(p.after_lapse(), Some(Lifetime::Long));
         assert_eq!(p.after_idle(60), Lifetime::Short);
+        assert_eq!(PausePolicy::new(CacheTtl::Auto).after_lapse(), None);
         // Four minutes idle: the user pauses; from now on 1 hour.
         assert_eq!(p.lifetime(690 + 240), Lifetime::Long);
         assert_eq!(p.lifetime(930 + 12), Lifetime::Long);

@@ -405,8 +405,9 @@ async fn an_expiry_after_a_pause_is_named_with_its_idle_time_and_cost() {
 
 /// Each caching provider names how long its entries live (the status bar's timer and keep-warm
 /// read it): Anthropic the lifetime its last request's markers asked for and nothing with cache
-/// hints off (and after a lapse the lifetime its policy would ask for), Bedrock 5 minutes, OpenAI 24 hours where that retention is asked and offered and
-/// else the 5-minute low end of its in-memory retention; a wire with no clock of its own, nothing.
+/// hints off (and after a lapse the lifetime its policy would ask for), Bedrock 5 minutes,
+/// OpenAI 24 hours where that retention is asked and offered and else the 5-minute low end of
+/// its in-memory retention; a wire with no clock of its own, nothing.
 #[tokio::test]
 async fn caching_providers_name_their_cache_lifetime() {
     use chatcli::provider::Provider;
