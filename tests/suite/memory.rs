@@ -280,6 +280,47 @@ async fn a_follow_up_on_a_new_topic_recalls_the_new_topic() {
     assert!(newest.contains("Pull requests stay small"), "{newest}");
 }
 
+/// A follow-up with no words of its own ("and why?") still recalls the topic of the answer it
+/// follows, through the embedding the last answer leans.
+#[tokio::test]
+async fn a_follow_up_without_words_of_its_own_recalls_the_last_topic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seed(dir.path());
+    // Among 200 other facts.
+    let mut store = Store::open(&dir.path().join("memory")).expect("open");
+    for i in 0..200 {
+        store
+            .add(NewFact {
+                content: format!(
+                    "Note{i} about component{} and service{}",
+                    i * 7 % 211,
+                    i % 97
+                ),
+                category: "project".into(),
+                tags: vec![format!("area{}", i % 9)],
+                source: "test".into(),
+            })
+            .expect("add");
+    }
+    let script = vec![
+        respond("Every Monday, via Vault.", &[]),
+        respond("Because the auditors ask for it.", &[]),
+    ];
+    let provider = Scripted::new(script, Duration::ZERO);
+    let mut handle = agent::spawn(
+        provider.clone(),
+        memory_options(dir.path(), dir.path(), MemoryMode::Index, true),
+    );
+    submit(&mut handle, "when does the staging password rotate?").await;
+    submit(&mut handle, "and why?").await;
+    let requests = provider.requests();
+    let newest = requests[1].messages.last().expect("message").text();
+    assert!(
+        newest.contains("rotates every Monday via Vault"),
+        "{newest}"
+    );
+}
+
 #[tokio::test]
 async fn full_mode_puts_retrieval_in_the_newest_user_turn() {
     let dir = tempfile::tempdir().expect("tempdir");
