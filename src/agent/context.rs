@@ -311,8 +311,10 @@ impl Agent {
             message: format!("compacting: summarising {cut} earlier messages (one extra request)"),
         });
         // A one-off request: its prefix is copied so the prompt can merge into its last message.
-        let mut prefix: Vec<Message> = self.render_messages()[..cut]
+        let mut prefix: Vec<Message> = self
+            .render_messages()
             .iter()
+            .take(cut)
             .map(|m| Message::clone(m))
             .collect();
         push_user_text(&mut prefix, summary::SUMMARY_REQUEST.to_string());
